@@ -1,0 +1,125 @@
+# cyclescope build.  make | make test | make asan | make tsan | make valgrind
+#                    make lint | make fuzz | make bench | make demo | make clean
+# Knobs: SAN=address,undefined  O=-O0  BUILD=dir  CC=clang  WERROR=1  V=1
+CC      ?= cc
+O       ?= -O2
+BUILD   ?= build
+STD     := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wundef -Wnull-dereference \
+           -Wdouble-promotion -Wno-unused-parameter
+ifdef WERROR
+WARN    += -Werror
+endif
+PKGS    := sqlite3 libzstd
+INC     := -Istore -Isim-bridge -Iweb -Idaemon
+CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
+           $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
+LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread
+ifdef SAN
+CFLAGS  += -fsanitize=$(SAN) -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SAN)
+endif
+Q       := $(if $(V),,@)
+
+STORE_SRC := $(filter-out store/series_ext.c,$(wildcard store/*.c))
+LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
+             $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c
+EXT_OBJ   := $(EXT_SRC:%.c=$(BUILD)/ext/%.o)
+TEST_SRC  := $(wildcard tests/unit/test_*.c)
+TESTS     := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH     := $(BUILD)/tests/bench_store
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+
+all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/ext/%.o: %.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC [ext] $<")
+	$(Q)$(CC) $(CFLAGS) -DCS_SQLITE_EXT -MMD -MP -c $< -o $@
+
+$(BUILD)/libcyclescope.a: $(LIB_OBJ)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(BUILD)/cyclescope: $(BUILD)/daemon/main.o $(BUILD)/libcyclescope.a
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The sqlite3 shell loads this; it links zstd but not SQLite itself.
+$(BUILD)/cyclescope_series.so: $(EXT_OBJ)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared $^ $(shell pkg-config --libs libzstd) -lm -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $< $(BUILD)/libcyclescope.a \
+		$(LDLIBS) -lcmocka -o $@
+
+$(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
+
+# Every test binary, then the CLI end-to-end script. Prints one
+# "N passed, N failed" line at the end.
+test: all $(TESTS)
+	@CS_BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
+
+check: test
+
+asan:
+	$(MAKE) BUILD=build-asan SAN=address,undefined O=-O1 test
+
+tsan:
+	$(MAKE) BUILD=build-tsan SAN=thread O=-O1 test
+
+valgrind:
+	$(MAKE) BUILD=build-vg O=-O0 all $(TESTS:$(BUILD)/%=build-vg/%)
+	@CS_BUILD=build-vg CS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
+
+bench: $(BENCH) all
+	$(BENCH) $(BENCH_ARGS)
+
+demo: all
+	@sh tests/demo.sh $(BUILD)
+
+lint:
+	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
+		--inline-suppr --suppress=missingIncludeSystem $(INC) \
+		store sim-bridge web daemon
+	clang-tidy --quiet $(LIB_SRC) daemon/main.c -- $(STD) $(INC) \
+		$(shell pkg-config --cflags $(PKGS))
+
+# libFuzzer targets (clang). FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 30
+fuzz:
+	@mkdir -p build-fuzz
+	@set -e; for f in $(FUZZ_SRC); do \
+		n=$$(basename $$f .c); \
+		clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(INC) \
+			$$f $(STORE_SRC) $(wildcard sim-bridge/*.c) \
+			$$(pkg-config --cflags --libs $(PKGS)) -lm -lpthread -o build-fuzz/$$n; \
+		mkdir -p build-fuzz/corpus-$$n; \
+		echo "== $$n ($(FUZZ_SECONDS)s)"; \
+		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+			build-fuzz/corpus-$$n tests/fuzz/corpus/$$n; \
+	done
+
+format:
+	clang-format -i $(wildcard */*.[ch] tests/*/*.[ch])
+
+clean:
+	rm -rf build build-* cyclescope.db cyclescope.db-wal cyclescope.db-shm
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+.PHONY: all test check asan tsan valgrind bench demo lint fuzz format clean
+.SECONDARY:

@@ -1,0 +1,75 @@
+/*
+ * cli.h - what every subcommand shares (cs_cli_*): the option parser, the
+ * database path rule, opening the store, number parsing and stdout as a
+ * CSV sink. Each subcommand lives in its own cmd_*.c behind the command
+ * table in main.c.
+ *
+ * Exit codes: 0 success, 1 the command failed, 2 the command line is wrong.
+ */
+#ifndef CS_CLI_H
+#define CS_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+#define CS_VERSION "0.1.0"
+
+enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
+
+/* cs_cli_parse printed --help: the command ends with CS_EXIT_OK. */
+#define CS_CLI_HELP (-1)
+#define CS_CLI_EXIT(rc) ((rc) == CS_CLI_HELP ? CS_EXIT_OK : (rc))
+
+/* One option: --name VALUE (or --name=VALUE) stores VALUE in *str;
+ * a flag (str == NULL) sets *flag to 1. */
+typedef struct cs_opt {
+	const char *name;
+	const char **str;
+	int *flag;
+} cs_opt;
+
+/* A subcommand. */
+typedef struct cs_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *usage; /* full --help text */
+} cs_cmd;
+
+/* Parses argv[1..argc) (argv[0] is the command name) against opts,
+ * collecting up to maxpos positional arguments in pos. "--" ends options.
+ * Returns 0 to go on; otherwise the command returns CS_CLI_EXIT(rc):
+ * CS_CLI_HELP after printing --help, CS_EXIT_USAGE after a usage error. */
+int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
+		 const char **pos, int maxpos, int *npos);
+
+/* Prints "cyclescope CMD: message" and a hint to stderr; returns
+ * CS_EXIT_USAGE. */
+int cs_cli_usage_error(const cs_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints "cyclescope CMD: message" to stderr; returns CS_EXIT_FAIL. */
+int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --db, else $CYCLESCOPE_DB, else ./cyclescope.db. Borrowed. */
+const char *cs_cli_db_path(const char *opt);
+
+enum cs_cli_access { CS_CLI_READ, CS_CLI_WRITE };
+
+/* Opens the store: CS_CLI_WRITE creates it when missing; CS_CLI_READ opens
+ * an existing file read-write when it may (so runs of dead writers are
+ * marked incomplete), read-only otherwise. NULL after printing why. */
+cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
+		      enum cs_cli_access mode);
+
+/* Parses a non-negative integer option; on error prints and returns -1. */
+int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text,
+	       uint64_t *out);
+
+/* A cs_csv sink writing to stdout. */
+int cs_cli_stdout_sink(void *ctx, const void *p, size_t n);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * cmd_import.c - `cyclescope import FORMAT FILE`: turns a file into a run.
+ * The formats themselves live in sim-bridge/.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "buf.h"
+#include "import_csv.h"
+
+static int run_import(int argc, char **argv);
+
+const cs_cmd cs_cmd_import = {
+	"import", run_import, "import simulator or CSV statistics as a run",
+	"usage: cyclescope import FORMAT FILE [--db F] [--name NAME]\n"
+	"                         [--time-unit ns|cycle] [--kind hw|sim] [--clock-mhz MHZ]\n\n"
+	"Imports FILE ('-' for standard input) as one new run.\n\n"
+	"Formats:\n"
+	"  csv   wide CSV: header t0,t1[,device],<metric>,...; one row per sample\n"
+	"        (what 'cyclescope export' writes; see docs/import-formats.md)\n\n"
+	"Options:\n"
+	"  --db F          database file (default $CYCLESCOPE_DB or ./cyclescope.db)\n"
+	"  --name NAME     run name (default: the file's name)\n"
+	"  --time-unit U   unit of t0/t1: ns (default) or cycle\n"
+	"  --kind K        hw or sim (default: hw for ns, sim for cycle)\n"
+	"  --clock-mhz MHZ clock of the time axis, recorded with the run\n\n"
+	"A file with an error is not imported at all: the message names the file,\n"
+	"line and column.\n",
+};
+
+/* A file's bytes: mapped, or read whole for pipes. */
+typedef struct input {
+	char *data;
+	size_t len;
+	int mapped;
+} input;
+
+static int read_input(const char *path, input *in, char *err, size_t errlen)
+{
+	memset(in, 0, sizeof *in);
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > 0) {
+			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (p == MAP_FAILED) {
+				rc = -errno;
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			} else {
+				in->data = p;
+				in->len = (size_t)st.st_size;
+				in->mapped = 1;
+			}
+		}
+	} else if (S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+		snprintf(err, errlen, "%s: is a directory", path);
+	} else {
+		cs_buf b = CS_BUF_INIT;
+		for (;;) {
+			if (cs_buf_reserve(&b, 1 << 16)) {
+				rc = -ENOMEM;
+				break;
+			}
+			ssize_t n = read(fd, b.data + b.len, b.cap - b.len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = -errno;
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+				break;
+			}
+			if (n == 0)
+				break;
+			b.len += (size_t)n;
+		}
+		in->data = (char *)b.data;
+		in->len = b.len;
+		if (rc)
+			cs_buf_free(&b);
+	}
+	if (fd > 0)
+		close(fd);
+	return rc;
+}
+
+static void free_input(input *in)
+{
+	if (in->mapped)
+		munmap(in->data, in->len);
+	else
+		free(in->data);
+}
+
+typedef int (*import_fn)(cs_store *s, const char *buf, size_t len,
+			 const cs_import_opts *opts, int64_t *run, char *err,
+			 size_t errlen);
+
+static const struct {
+	const char *name;
+	import_fn fn;
+} formats[] = {
+	{"csv", cs_import_csv},
+};
+
+static int run_import(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_import;
+	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
+	const cs_opt opts[] = {
+		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
+		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {NULL, NULL, NULL},
+	};
+	const char *pos[2];
+	int npos;
+	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 2, &npos);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	if (npos != 2)
+		return cs_cli_usage_error(cmd, "expected FORMAT and FILE");
+	import_fn fn = NULL;
+	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
+		if (!strcmp(formats[i].name, pos[0]))
+			fn = formats[i].fn;
+	if (!fn)
+		return cs_cli_usage_error(cmd, "unknown format '%s' (known: csv)", pos[0]);
+	if (unit && strcmp(unit, "ns") && strcmp(unit, "cycle"))
+		return cs_cli_usage_error(cmd, "--time-unit must be ns or cycle, not '%s'", unit);
+	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
+		return cs_cli_usage_error(cmd, "--kind must be hw or sim, not '%s'", kind);
+	double clock_hz = 0;
+	if (mhz) {
+		char *end;
+		clock_hz = strtod(mhz, &end) * 1e6;
+		if (*end || !(clock_hz > 0 && clock_hz < 1e12))
+			return cs_cli_usage_error(cmd, "--clock-mhz: expected a positive "
+						       "number, got '%s'", mhz);
+	}
+	char err[1024];
+	input in;
+	if (read_input(pos[1], &in, err, sizeof err))
+		return cs_cli_fail(cmd, "%s", err);
+	const char *path = cs_cli_db_path(db);
+	cs_store *s = cs_cli_open(cmd, path, CS_CLI_WRITE);
+	if (!s) {
+		free_input(&in);
+		return CS_EXIT_FAIL;
+	}
+	cs_import_opts io = {
+		.label = strcmp(pos[1], "-") ? pos[1] : "stdin",
+		.name = name,
+		.time_unit = unit,
+		.kind = kind,
+		.clock_hz = clock_hz,
+	};
+	int64_t run = 0;
+	rc = fn(s, in.data, in.len, &io, &run, err, sizeof err);
+	if (rc) {
+		rc = cs_cli_fail(cmd, "%s (nothing was imported)", err);
+	} else {
+		sqlite3_stmt *st = NULL;
+		sqlite3_prepare_v2(cs_store_db(s),
+				   "SELECT name, samples, (SELECT count(*) FROM metrics"
+				   " WHERE run = ?1), (SELECT count(*) FROM devices"
+				   " WHERE run = ?1) FROM runs WHERE id = ?1",
+				   -1, &st, NULL);
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			printf("imported run %lld '%s': %lld samples x %lld metrics on %lld "
+			       "device(s) into %s\n",
+			       (long long)run, (const char *)sqlite3_column_text(st, 0),
+			       (long long)sqlite3_column_int64(st, 1),
+			       (long long)sqlite3_column_int64(st, 2),
+			       (long long)sqlite3_column_int64(st, 3), path);
+		sqlite3_finalize(st);
+		rc = CS_EXIT_OK;
+	}
+	cs_store_close(s);
+	free_input(&in);
+	return rc;
+}

@@ -1,0 +1,12 @@
+/* cmds.h - the subcommands behind main.c's command table. */
+#ifndef CS_CMDS_H
+#define CS_CMDS_H
+
+#include "cli.h"
+
+extern const cs_cmd cs_cmd_import;
+extern const cs_cmd cs_cmd_runs;
+extern const cs_cmd cs_cmd_export;
+extern const cs_cmd cs_cmd_query;
+
+#endif

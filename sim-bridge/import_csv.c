@@ -1,0 +1,425 @@
+/* import_csv.c - the generic wide CSV importer; see import_csv.h. */
+#include "import_csv.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "csv_reader.h"
+
+#define MAX_COLUMNS 4096
+#define MAX_DEVICES 1024
+#define BATCH 4096
+
+enum col_role { COL_METRIC, COL_T0, COL_T1, COL_DEVICE };
+
+typedef struct parser {
+	const char *label;
+	char *err;
+	size_t errlen;
+	cs_csvr r;
+	uint32_t ncols;
+	uint8_t role[MAX_COLUMNS];
+	uint32_t metric_of[MAX_COLUMNS];
+	uint32_t m;
+	char **names;
+	double *values;
+} parser;
+
+static int perr(parser *p, uint32_t column, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int perr(parser *p, uint32_t column, const char *fmt, ...)
+{
+	int n = column ? snprintf(p->err, p->errlen, "%s:%llu:%u: ", p->label,
+				  (unsigned long long)p->r.line, column)
+		       : snprintf(p->err, p->errlen, "%s:%llu: ", p->label,
+				  (unsigned long long)p->r.line);
+	if (n > 0 && (size_t)n < p->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Copies a field for messages, shortened and without control bytes. */
+static const char *show(const char *f, size_t len, char *out, size_t outlen)
+{
+	size_t n = len < outlen - 4 ? len : outlen - 4;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (unsigned char)f[i] < 0x20 ? '?' : f[i];
+	if (n < len)
+		memcpy(out + n, "...", 3), n += 3;
+	out[n] = 0;
+	return out;
+}
+
+static int parse_u64(const char *f, size_t len, uint64_t *v)
+{
+	if (!len || len > 19)
+		return -1;
+	uint64_t x = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (f[i] < '0' || f[i] > '9')
+			return -1;
+		x = x * 10 + (uint64_t)(f[i] - '0');
+	}
+	if (x > INT64_MAX)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_value(const char *f, size_t len, double *v)
+{
+	char tmp[64];
+	if (!len) {
+		*v = NAN;
+		return 0;
+	}
+	if (len >= sizeof tmp)
+		return -1;
+	memcpy(tmp, f, len);
+	tmp[len] = 0;
+	if (!strcasecmp(tmp, "nan") || !strcasecmp(tmp, "-nan")) {
+		*v = NAN;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double d = strtod(tmp, &end);
+	if (end != tmp + len || end == tmp || (errno == ERANGE && isinf(d) == 0 && d != 0))
+		return -1;
+	*v = d;
+	return 0;
+}
+
+static int read_header(parser *p, const cs_csv_sink *sink)
+{
+	const char *f;
+	size_t len;
+	int rc, have_t0 = 0, have_t1 = 0, have_dev = 0;
+	char shown[80];
+	p->names = calloc(MAX_COLUMNS, sizeof *p->names);
+	if (!p->names)
+		return perr(p, 0, "out of memory");
+	do {
+		rc = cs_csvr_field(&p->r, &f, &len, p->err, p->errlen);
+		if (rc == CS_CSVR_EOF)
+			return perr(p, 0, "empty file: expected a header row "
+					  "t0,t1,<metric>,...");
+		if (rc == CS_CSVR_ERROR) {
+			char why[200];
+			snprintf(why, sizeof why, "%s", p->err);
+			return perr(p, 0, "%s", why);
+		}
+		uint32_t col = p->ncols;
+		if (col == MAX_COLUMNS)
+			return perr(p, col + 1, "more than %d columns", MAX_COLUMNS);
+		char name[512];
+		if (len >= sizeof name)
+			return perr(p, col + 1, "column name longer than %zu bytes",
+				    sizeof name - 1);
+		memcpy(name, f, len);
+		name[len] = 0;
+		/* trim surrounding blanks, which spreadsheets like to add */
+		char *nm = name;
+		while (*nm == ' ')
+			nm++;
+		for (size_t e = strlen(nm); e && nm[e - 1] == ' '; e--)
+			nm[e - 1] = 0;
+		if (!strcmp(nm, "t0")) {
+			if (have_t0++)
+				return perr(p, col + 1, "second t0 column");
+			p->role[col] = COL_T0;
+		} else if (!strcmp(nm, "t1")) {
+			if (have_t1++)
+				return perr(p, col + 1, "second t1 column");
+			p->role[col] = COL_T1;
+		} else if (!strcmp(nm, "device")) {
+			if (have_dev++)
+				return perr(p, col + 1, "second device column");
+			p->role[col] = COL_DEVICE;
+		} else {
+			if (!*nm)
+				return perr(p, col + 1, "empty column name in the header");
+			double d;
+			uint64_t u;
+			if (!parse_u64(nm, strlen(nm), &u) || !parse_value(nm, strlen(nm), &d))
+				return perr(p, col + 1,
+					    "expected a header row naming t0, t1 and the "
+					    "metrics, found the number '%s'",
+					    show(nm, strlen(nm), shown, sizeof shown));
+			for (uint32_t k = 0; k < p->m; k++)
+				if (!strcmp(p->names[k], nm))
+					return perr(p, col + 1, "metric '%s' appears twice",
+						    show(nm, strlen(nm), shown, sizeof shown));
+			p->names[p->m] = strdup(nm);
+			if (!p->names[p->m])
+				return perr(p, 0, "out of memory");
+			p->role[col] = COL_METRIC;
+			p->metric_of[col] = p->m++;
+		}
+		p->ncols++;
+	} while (rc == CS_CSVR_FIELD);
+	if (!have_t0 || !have_t1)
+		return perr(p, 0, "header must name both t0 and t1 (it names %s%s)",
+			    have_t0 ? "t0 only" : have_t1 ? "t1 only" : "neither",
+			    have_t0 || have_t1 ? "" : "; is the header row missing?");
+	if (!p->m)
+		return perr(p, 0, "header names no metric column");
+	p->values = malloc(p->m * sizeof *p->values);
+	if (!p->values)
+		return perr(p, 0, "out of memory");
+	return sink->header ? sink->header(sink->ctx, p->m, (const char *const *)p->names) : 0;
+}
+
+int cs_csv_parse(const char *buf, size_t len, const char *label,
+		 const cs_csv_sink *sink, char *err, size_t errlen)
+{
+	parser p;
+	memset(&p, 0, sizeof p);
+	p.label = label ? label : "csv";
+	p.err = err;
+	p.errlen = errlen;
+	cs_csvr_init(&p.r, buf, len);
+	uint64_t *last_t0 = calloc(MAX_DEVICES, sizeof *last_t0);
+	uint8_t *seen = calloc(MAX_DEVICES, 1);
+	int rc = last_t0 && seen ? read_header(&p, sink) : perr(&p, 0, "out of memory");
+	char shown[80];
+	while (!rc) {
+		const char *f;
+		size_t flen;
+		uint64_t t0 = 0, t1 = 0, dev = 0;
+		uint32_t col = 0;
+		int r;
+		do {
+			r = cs_csvr_field(&p.r, &f, &flen, err, errlen);
+			if (r == CS_CSVR_EOF && col == 0)
+				goto done;
+			if (r == CS_CSVR_ERROR) {
+				char why[200];
+				snprintf(why, sizeof why, "%s", err);
+				rc = perr(&p, 0, "%s", why);
+				goto done;
+			}
+			if (col >= p.ncols) {
+				rc = perr(&p, col + 1, "expected %u fields as in the header, "
+						       "found more",
+					  p.ncols);
+				goto done;
+			}
+			switch (p.role[col]) {
+			case COL_T0:
+			case COL_T1: {
+				uint64_t *t = p.role[col] == COL_T0 ? &t0 : &t1;
+				if (parse_u64(f, flen, t)) {
+					rc = perr(&p, col + 1,
+						  "%s: expected a non-negative integer time "
+						  "below 2^63, found '%s'",
+						  p.role[col] == COL_T0 ? "t0" : "t1",
+						  show(f, flen, shown, sizeof shown));
+					goto done;
+				}
+				break;
+			}
+			case COL_DEVICE:
+				if (parse_u64(f, flen, &dev) || dev >= MAX_DEVICES) {
+					rc = perr(&p, col + 1,
+						  "device: expected an integer 0..%d, found '%s'",
+						  MAX_DEVICES - 1, show(f, flen, shown, sizeof shown));
+					goto done;
+				}
+				break;
+			default:
+				if (parse_value(f, flen, &p.values[p.metric_of[col]])) {
+					rc = perr(&p, col + 1,
+						  "metric '%s': expected a number or an empty "
+						  "field, found '%s'",
+						  p.names[p.metric_of[col]],
+						  show(f, flen, shown, sizeof shown));
+					goto done;
+				}
+				break;
+			}
+			col++;
+		} while (r == CS_CSVR_FIELD);
+		if (col != p.ncols) {
+			rc = perr(&p, 0, "expected %u fields as in the header, found %u",
+				  p.ncols, col);
+			break;
+		}
+		if (t1 < t0) {
+			rc = perr(&p, 0, "t1 %llu is before t0 %llu", (unsigned long long)t1,
+				  (unsigned long long)t0);
+			break;
+		}
+		if (seen[dev] && t0 <= last_t0[dev]) {
+			rc = perr(&p, 0,
+				  "t0 %llu does not increase (the previous row of device "
+				  "%llu has t0 %llu)",
+				  (unsigned long long)t0, (unsigned long long)dev,
+				  (unsigned long long)last_t0[dev]);
+			break;
+		}
+		seen[dev] = 1;
+		last_t0[dev] = t0;
+		if (sink->row)
+			rc = sink->row(sink->ctx, (uint32_t)dev, t0, t1, p.values);
+	}
+done:
+	for (uint32_t k = 0; p.names && k < p.m; k++)
+		free(p.names[k]);
+	free(p.names);
+	free(p.values);
+	free(last_t0);
+	free(seen);
+	cs_csvr_free(&p.r);
+	return rc;
+}
+
+/* ---- the importer: a sink that batches rows per device into a writer ---- */
+
+typedef struct dev_batch {
+	uint32_t index;
+	uint64_t next_seq;
+	uint32_t n;
+	uint64_t t0[BATCH], t1[BATCH];
+	double *values; /* BATCH * m */
+} dev_batch;
+
+typedef struct importer {
+	cs_store *s;
+	cs_writer *w;
+	uint32_t m;
+	uint32_t *ids;
+	dev_batch *devs[MAX_DEVICES];
+	char *err;
+	size_t errlen;
+	const char *label;
+} importer;
+
+static int imp_header(void *ctx, uint32_t m, const char *const *names)
+{
+	importer *im = ctx;
+	im->m = m;
+	im->ids = malloc(m * sizeof *im->ids);
+	if (!im->ids)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < m; k++) {
+		cs_metric_info mi = {.name = names[k]};
+		int rc = cs_writer_add_metric(im->w, &mi, &im->ids[k]);
+		if (rc) {
+			snprintf(im->err, im->errlen, "%s: %s", im->label,
+				 cs_store_errmsg(im->s));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int flush_dev(importer *im, dev_batch *d)
+{
+	if (!d->n)
+		return 0;
+	cs_batch b = {d->index, d->next_seq, d->n, im->m, im->ids, d->t0, d->t1, d->values};
+	int rc = cs_writer_append(im->w, &b);
+	if (rc) {
+		snprintf(im->err, im->errlen, "%s: %s", im->label, cs_store_errmsg(im->s));
+		return rc;
+	}
+	d->next_seq += d->n;
+	d->n = 0;
+	return 0;
+}
+
+static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
+		   const double *values)
+{
+	importer *im = ctx;
+	dev_batch *d = im->devs[device];
+	if (!d) {
+		d = calloc(1, sizeof *d);
+		if (!d || !(d->values = malloc((size_t)BATCH * im->m * sizeof(double)))) {
+			free(d);
+			snprintf(im->err, im->errlen, "out of memory");
+			return -ENOMEM;
+		}
+		d->index = device;
+		im->devs[device] = d;
+	}
+	d->t0[d->n] = t0;
+	d->t1[d->n] = t1;
+	memcpy(d->values + (size_t)d->n * im->m, values, im->m * sizeof(double));
+	if (++d->n == BATCH)
+		return flush_dev(im, d);
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+int cs_import_csv(cs_store *s, const char *buf, size_t len,
+		  const cs_import_opts *opts, int64_t *run, char *err,
+		  size_t errlen)
+{
+	const char *label = opts->label ? opts->label : "csv";
+	const char *unit = opts->time_unit ? opts->time_unit : "ns";
+	const char *kind = opts->kind ? opts->kind : strcmp(unit, "cycle") ? "hw" : "sim";
+	char meta[600];
+	char esc[400];
+	/* JSON-escape the file name for the metadata. */
+	size_t o = 0;
+	for (const char *c = label; *c && o < sizeof esc - 8; c++) {
+		if (*c == '"' || *c == '\\')
+			esc[o++] = '\\';
+		esc[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
+	}
+	esc[o] = 0;
+	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"csv\"}", esc);
+	cs_run_info info = {
+		.kind = kind,
+		.source = "csv",
+		.name = opts->name ? opts->name : base_name(label),
+		.time_unit = unit,
+		.meta = meta,
+		.clock_hz = opts->clock_hz,
+	};
+	importer im;
+	memset(&im, 0, sizeof im);
+	im.s = s;
+	im.err = err;
+	im.errlen = errlen;
+	im.label = label;
+	im.w = cs_writer_begin(s, &info, err, errlen);
+	if (!im.w)
+		return -EINVAL;
+	cs_csv_sink sink = {&im, imp_header, imp_row};
+	int rc = cs_csv_parse(buf, len, label, &sink, err, errlen);
+	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
+		if (im.devs[d])
+			rc = flush_dev(&im, im.devs[d]);
+	if (!rc) {
+		*run = cs_writer_run(im.w);
+		rc = cs_writer_end(im.w, "complete", NULL);
+		if (rc)
+			snprintf(err, errlen, "%s: %s", label, cs_store_errmsg(s));
+	} else {
+		cs_writer_discard(im.w);
+	}
+	for (uint32_t d = 0; d < MAX_DEVICES; d++) {
+		if (im.devs[d])
+			free(im.devs[d]->values);
+		free(im.devs[d]);
+	}
+	free(im.ids);
+	return rc;
+}

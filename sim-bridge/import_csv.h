@@ -1,0 +1,50 @@
+/*
+ * import_csv.h - the generic wide CSV importer (cs_import_csv).
+ *
+ * Format (docs/import-formats.md): a header row naming t0, t1, optionally
+ * device, and one column per metric, in any order; then one row per sample.
+ * t0/t1 are non-negative integers in the run's time unit, t0 strictly
+ * increasing per device; values are numbers, and an empty field (or nan)
+ * means absent. This is exactly what `cyclescope export` writes, so the two
+ * round-trip.
+ *
+ * The importer streams into a cs_writer; on any error the half-written run
+ * is deleted and err names the file, line, column and what was expected.
+ */
+#ifndef CS_IMPORT_CSV_H
+#define CS_IMPORT_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+typedef struct cs_import_opts {
+	const char *label;     /* the file name used in messages and metadata */
+	const char *name;      /* run name; NULL = the file's base name */
+	const char *time_unit; /* "ns" or "cycle"; NULL = "ns" */
+	const char *kind;      /* "hw" or "sim"; NULL = hw for ns, sim for cycle */
+	double clock_hz;       /* 0 = unknown */
+} cs_import_opts;
+
+/* Imports buf[0..len) (borrowed for the call) as one new run. Returns 0
+ * and the run id in *run, or a negative errno with the reason in err. */
+int cs_import_csv(cs_store *s, const char *buf, size_t len,
+		  const cs_import_opts *opts, int64_t *run, char *err,
+		  size_t errlen);
+
+/* The same parser without a store: validates the file and calls back per
+ * header and row. Used by the importer and the fuzz target. */
+typedef struct cs_csv_sink {
+	void *ctx;
+	/* names[0..m) of the metric columns, borrowed for the call */
+	int (*header)(void *ctx, uint32_t m, const char *const *names);
+	/* values[0..m), NaN = absent; borrowed for the call */
+	int (*row)(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
+		   const double *values);
+} cs_csv_sink;
+
+int cs_csv_parse(const char *buf, size_t len, const char *label,
+		 const cs_csv_sink *sink, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * chunk.h - the chunk codec (cs_values_*, cs_timeline_*).
+ *
+ * A value chunk holds up to CS_CHUNK_MAX doubles of one (run, device, metric)
+ * in blocks of CS_BLOCK_SAMPLES. Each block is stored either as integers in
+ * frame-of-reference bit packing (counter-like data: every present value an
+ * exact integer) or as byte-shuffled IEEE doubles, and carries its own
+ * count/min/max/sum in a block directory, so readers can aggregate whole
+ * blocks without unpacking them and unpack single blocks without touching
+ * the rest. When zstd shrinks the packed payload by at least 1/8 it is
+ * stored compressed. NaN means "absent": it is never stored as a value, only
+ * as a cleared bit in the block's presence bitmap. Every other double,
+ * -0.0 and infinities included, round-trips bit-exactly.
+ *
+ * A timeline chunk holds the t0[]/t1[] arrays of the same samples:
+ * delta-of-delta varints for t0 (a regular sampling interval costs one byte
+ * per sample or less), delta varints for the durations t1 - t0, then zstd.
+ *
+ * The exact byte layout is in docs/schema.md. Decoders validate every byte:
+ * a corrupt blob gives -EBADMSG and a message, never a crash.
+ *
+ * Threads: a cs_codec is used by one thread at a time.
+ */
+#ifndef CS_CHUNK_H
+#define CS_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define CS_BLOCK_SAMPLES 128u
+#define CS_CHUNK_MAX 65536u
+#define CS_CHUNK_MAX_BLOCKS (CS_CHUNK_MAX / CS_BLOCK_SAMPLES)
+
+/* Count, min, max and sum of the present values of a block or chunk.
+ * min/max are meaningless when count == 0. */
+typedef struct cs_agg {
+	uint64_t count;
+	double min;
+	double max;
+	double sum;
+} cs_agg;
+
+/* Folds b into a. */
+void cs_agg_merge(cs_agg *a, const cs_agg *b);
+
+/* Scratch memory and zstd contexts, reused across calls. */
+typedef struct cs_codec cs_codec;
+
+/* Returns a new codec, or NULL when out of memory. Free with cs_codec_free. */
+cs_codec *cs_codec_new(void);
+void cs_codec_free(cs_codec *c);
+
+/* Encodes v[0..n) (NaN = absent; 1 <= n <= CS_CHUNK_MAX) and appends the
+ * blob to out. Fills *agg with the chunk's aggregate. Returns 0, -EINVAL or
+ * -ENOMEM. */
+int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
+		     cs_agg *agg);
+
+/* A parsed value chunk. It borrows the blob and, when the payload was
+ * compressed, the codec's scratch memory: valid until the blob is released
+ * or the codec opens another chunk. */
+typedef struct cs_values_view {
+	uint32_t n;
+	uint32_t nblocks;
+	const uint8_t *dir;
+	const uint8_t *payload;
+	size_t payload_len;
+	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
+} cs_values_view;
+
+/* Parses and validates a value chunk blob. Returns 0, or -EBADMSG with a
+ * reason in err. */
+int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
+		   size_t len, char *err, size_t errlen);
+
+/* Samples in block b (CS_BLOCK_SAMPLES except maybe the last). */
+uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b);
+
+/* The aggregate of block b, from the directory, without unpacking. */
+void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg);
+
+/* Unpacks block b into out[0..block_len), NaN where absent. */
+void cs_values_block_decode(const cs_values_view *view, uint32_t b,
+			    double *out);
+
+/* Unpacks the whole chunk into out[0..n). */
+void cs_values_decode(const cs_values_view *view, double *out);
+
+/* Encodes the timeline t0[0..n), t1[0..n) (t0 non-decreasing, t1 >= t0,
+ * 1 <= n <= CS_CHUNK_MAX) and appends the blob to out. Returns 0, -EINVAL
+ * or -ENOMEM. */
+int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
+		       uint32_t n, cs_buf *out);
+
+/* Decodes a timeline blob into t0[0..n), t1[0..n); n must match the blob.
+ * Returns 0 or -EBADMSG with a reason in err. */
+int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
+		       uint32_t n, uint64_t *t0, uint64_t *t1, char *err,
+		       size_t errlen);
+
+#endif

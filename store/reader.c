@@ -1,0 +1,525 @@
+/*
+ * reader.c - raw and bucketed scans over chunks; see reader.h.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+#define fail cs_store_fail_
+#define fail_sql cs_store_fail_sql_
+
+/* Statements and buffers of one scan. */
+typedef struct scan_ctx {
+	cs_store *s;
+	const cs_scan *q;
+	sqlite3_stmt *tl;
+	sqlite3_stmt **ck; /* one per metric */
+	int *ck_row;       /* ck[k] is positioned on a row */
+	int ck_bound;
+	uint64_t *t0, *t1;
+	double **vals; /* per metric, CS_CHUNK_MAX */
+	double *row;   /* m values of one sample */
+	cs_values_view view;
+} scan_ctx;
+
+static const char tl_sql[] =
+	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
+	" WHERE run = ?1 AND device = ?2 AND t0_last >= ?3 AND t0_first < ?4"
+	" ORDER BY seq0";
+static const char ck_sql[] =
+	"SELECT seq0, n, count, vmin, vmax, vsum, data FROM chunks"
+	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
+	" ORDER BY seq0";
+
+static void scan_close(scan_ctx *c)
+{
+	sqlite3_finalize(c->tl);
+	for (uint32_t k = 0; c->ck && k < c->q->m; k++) {
+		sqlite3_finalize(c->ck[k]);
+		if (c->vals)
+			free(c->vals[k]);
+	}
+	free(c->ck);
+	free(c->ck_row);
+	free(c->vals);
+	free(c->t0);
+	free(c->t1);
+	free(c->row);
+}
+
+static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
+{
+	memset(c, 0, sizeof *c);
+	c->s = s;
+	c->q = q;
+	sqlite3 *db = cs_store_db(s);
+	uint32_t m = q->m;
+	c->ck = calloc(m ? m : 1, sizeof *c->ck);
+	c->ck_row = calloc(m ? m : 1, sizeof *c->ck_row);
+	c->vals = calloc(m ? m : 1, sizeof *c->vals);
+	c->t0 = malloc(CS_CHUNK_MAX * sizeof *c->t0);
+	c->t1 = malloc(CS_CHUNK_MAX * sizeof *c->t1);
+	c->row = malloc((m ? m : 1) * sizeof *c->row);
+	if (!c->ck || !c->ck_row || !c->vals || !c->t0 || !c->t1 || !c->row)
+		return fail(s, -ENOMEM, "out of memory");
+	int rc = sqlite3_prepare_v2(db, tl_sql, -1, &c->tl, NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(s, rc, "reading timelines");
+	sqlite3_bind_int64(c->tl, 1, q->run);
+	sqlite3_bind_int64(c->tl, 2, q->device);
+	sqlite3_bind_int64(c->tl, 3, q->from > INT64_MAX ? INT64_MAX : (int64_t)q->from);
+	sqlite3_bind_int64(c->tl, 4, q->to > INT64_MAX ? INT64_MAX : (int64_t)q->to);
+	for (uint32_t k = 0; k < m; k++) {
+		rc = sqlite3_prepare_v2(db, ck_sql, -1, &c->ck[k], NULL);
+		if (rc != SQLITE_OK)
+			return fail_sql(s, rc, "reading chunks");
+		sqlite3_bind_int64(c->ck[k], 1, q->run);
+		sqlite3_bind_int64(c->ck[k], 2, q->metrics[k]);
+		sqlite3_bind_int64(c->ck[k], 3, q->device);
+		if (raw) {
+			c->vals[k] = malloc(CS_CHUNK_MAX * sizeof(double));
+			if (!c->vals[k])
+				return fail(s, -ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* Positions every chunk statement on the chunk starting at seq0, if any.
+ * Returns 0 or an error; c->ck_row[k] says whether metric k has one. */
+static int scan_align(scan_ctx *c, int64_t seq0)
+{
+	for (uint32_t k = 0; k < c->q->m; k++) {
+		sqlite3_stmt *st = c->ck[k];
+		if (!c->ck_bound) {
+			sqlite3_bind_int64(st, 4, seq0);
+			c->ck_row[k] = -1; /* not stepped yet */
+		}
+		for (;;) {
+			if (c->ck_row[k] != 0 && (c->ck_row[k] == -1 ||
+						  sqlite3_column_int64(st, 0) < seq0)) {
+				int rc = sqlite3_step(st);
+				if (rc == SQLITE_DONE) {
+					c->ck_row[k] = 0;
+					break;
+				}
+				if (rc != SQLITE_ROW)
+					return fail_sql(c->s, rc, "reading chunks");
+				c->ck_row[k] = 1;
+				continue;
+			}
+			break;
+		}
+	}
+	c->ck_bound = 1;
+	return 0;
+}
+
+static int has_chunk(scan_ctx *c, uint32_t k, int64_t seq0)
+{
+	return c->ck_row[k] == 1 && sqlite3_column_int64(c->ck[k], 0) == seq0;
+}
+
+static int open_values(scan_ctx *c, uint32_t k, uint32_t n)
+{
+	sqlite3_stmt *st = c->ck[k];
+	char err[128];
+	const void *blob = sqlite3_column_blob(st, 6);
+	int len = sqlite3_column_bytes(st, 6);
+	int rc = cs_values_open(cs_store_codec_(c->s), &c->view, blob,
+				(size_t)len, err, sizeof err);
+	if (!rc && c->view.n != n)
+		snprintf(err, sizeof err, "chunk and timeline sample counts differ"),
+			rc = -EBADMSG;
+	if (rc)
+		return fail(c->s, rc, "run %lld metric %u seq %lld: corrupt chunk: %s",
+			    (long long)c->q->run, c->q->metrics[k],
+			    (long long)sqlite3_column_int64(st, 0), err);
+	return 0;
+}
+
+static int decode_timeline(scan_ctx *c, uint32_t n)
+{
+	char err[128];
+	const void *blob = sqlite3_column_blob(c->tl, 4);
+	int len = sqlite3_column_bytes(c->tl, 4);
+	int rc = cs_timeline_decode(cs_store_codec_(c->s), blob, (size_t)len, n,
+				    c->t0, c->t1, err, sizeof err);
+	if (rc)
+		return fail(c->s, rc, "run %lld device %u seq %lld: corrupt timeline: %s",
+			    (long long)c->q->run, c->q->device,
+			    (long long)sqlite3_column_int64(c->tl, 0), err);
+	return 0;
+}
+
+/* Reads the next timeline row: 1 = row, 0 = done, < 0 = error. */
+static int next_timeline(scan_ctx *c, int64_t *seq0, uint32_t *n)
+{
+	int rc = sqlite3_step(c->tl);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return fail_sql(c->s, rc, "reading timelines");
+	*seq0 = sqlite3_column_int64(c->tl, 0);
+	int64_t nn = sqlite3_column_int64(c->tl, 1);
+	if (nn <= 0 || nn > (int64_t)CS_CHUNK_MAX)
+		return fail(c->s, -EBADMSG, "run %lld: timeline with %lld samples",
+			    (long long)c->q->run, (long long)nn);
+	*n = (uint32_t)nn;
+	rc = scan_align(c, *seq0);
+	return rc ? rc : 1;
+}
+
+/* First index with t0 >= t in the decoded timeline. */
+static uint32_t lower_bound(const uint64_t *t0, uint32_t n, uint64_t t)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t0[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx)
+{
+	scan_ctx c;
+	int rc = scan_open(&c, s, q, 1);
+	int64_t seq0;
+	uint32_t n;
+	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
+		rc = decode_timeline(&c, n);
+		uint32_t i0 = rc ? 0 : lower_bound(c.t0, n, q->from);
+		uint32_t i1 = rc ? 0 : lower_bound(c.t0, n, q->to);
+		for (uint32_t k = 0; !rc && k < q->m; k++) {
+			if (!has_chunk(&c, k, seq0)) {
+				for (uint32_t i = i0; i < i1; i++)
+					c.vals[k][i] = NAN;
+				continue;
+			}
+			rc = open_values(&c, k, n);
+			if (rc)
+				break;
+			uint32_t b0 = i0 / CS_BLOCK_SAMPLES;
+			for (uint32_t b = b0; b * CS_BLOCK_SAMPLES < i1; b++)
+				cs_values_block_decode(
+					&c.view, b, c.vals[k] + (size_t)b * CS_BLOCK_SAMPLES);
+		}
+		for (uint32_t i = i0; !rc && i < i1; i++) {
+			for (uint32_t k = 0; k < q->m; k++)
+				c.row[k] = c.vals[k][i];
+			rc = fn(ctx, (uint64_t)seq0 + i, c.t0[i], c.t1[i], c.row);
+		}
+	}
+	scan_close(&c);
+	return rc;
+}
+
+/* Bucket arithmetic over [from, from + width) in n buckets, exact in
+ * 128 bits. */
+typedef struct bucketing {
+	uint64_t from, width;
+	uint32_t n;
+} bucketing;
+
+static uint64_t bucket_start(const bucketing *bk, uint64_t i)
+{
+	__extension__ unsigned __int128 x =
+		(unsigned __int128)i * bk->width + bk->n - 1;
+	return bk->from + (uint64_t)(x / bk->n);
+}
+
+static uint32_t bucket_of(const bucketing *bk, uint64_t t)
+{
+	__extension__ unsigned __int128 x =
+		(unsigned __int128)(t - bk->from) * bk->n;
+	return (uint32_t)(x / bk->width);
+}
+
+static void add_value(cs_agg *a, double v)
+{
+	if (isnan(v))
+		return;
+	cs_agg one = {1, v, v, v};
+	cs_agg_merge(a, &one);
+}
+
+/* Adds the samples [i0, i1) of a decoded block to their buckets. */
+static void add_samples(const bucketing *bk, cs_agg *aggs, uint32_t m,
+			uint32_t k, const uint64_t *t0, const double *v,
+			uint32_t i0, uint32_t i1)
+{
+	if (i0 >= i1)
+		return;
+	uint32_t b = bucket_of(bk, t0[i0]);
+	uint64_t next = bucket_start(bk, (uint64_t)b + 1);
+	for (uint32_t i = i0; i < i1; i++) {
+		while (t0[i] >= next) {
+			b++;
+			next = bucket_start(bk, (uint64_t)b + 1);
+		}
+		add_value(&aggs[(size_t)b * m + k], v[i - i0]);
+	}
+}
+
+static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
+{
+	uint64_t end = bk->from + bk->width;
+	return a >= bk->from && b < end && bucket_of(bk, a) == bucket_of(bk, b);
+}
+
+/* Aggregates one metric's chunk whose timeline is decoded in c->t0. */
+static void bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
+			 uint32_t k, uint32_t n, cs_read_stats *st)
+{
+	const uint64_t *t0 = c->t0;
+	uint64_t end = bk->from + bk->width;
+	uint32_t m = c->q->m;
+	double vals[CS_BLOCK_SAMPLES];
+	for (uint32_t b = 0; b < c->view.nblocks; b++) {
+		uint32_t j0 = b * CS_BLOCK_SAMPLES;
+		uint32_t j1 = j0 + cs_values_block_len(&c->view, b) - 1;
+		if (t0[j1] < bk->from || t0[j0] >= end)
+			continue;
+		if (in_one_bucket(bk, t0[j0], t0[j1])) {
+			cs_agg a;
+			cs_values_block_agg(&c->view, b, &a);
+			cs_agg_merge(&aggs[(size_t)bucket_of(bk, t0[j0]) * m + k], &a);
+			st->blocks_whole++;
+			continue;
+		}
+		cs_values_block_decode(&c->view, b, vals);
+		st->blocks_decoded++;
+		st->values_decoded += j1 - j0 + 1;
+		uint32_t i0 = lower_bound(t0 + j0, j1 - j0 + 1, bk->from) + j0;
+		uint32_t i1 = lower_bound(t0 + j0, j1 - j0 + 1, end) + j0;
+		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), 0, i1 - i0);
+	}
+	(void)n;
+}
+
+int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
+		    cs_bucket_fn fn, void *ctx, cs_read_stats *stats)
+{
+	cs_read_stats local = {0};
+	cs_read_stats *st = stats ? stats : &local;
+	if (!nbuckets || q->to <= q->from || q->to == UINT64_MAX)
+		return fail(s, -EINVAL,
+			    "bucketed read needs a finite window with to > from "
+			    "and at least one bucket");
+	bucketing bk = {q->from, q->to - q->from, nbuckets};
+	uint32_t m = q->m;
+	cs_agg *aggs = calloc((size_t)nbuckets * (m ? m : 1), sizeof *aggs);
+	if (!aggs)
+		return fail(s, -ENOMEM, "out of memory for %u buckets", nbuckets);
+	scan_ctx c;
+	int rc = scan_open(&c, s, q, 0);
+	int64_t seq0;
+	uint32_t n;
+	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
+		rc = 0;
+		uint64_t tf = (uint64_t)sqlite3_column_int64(c.tl, 2);
+		uint64_t tl = (uint64_t)sqlite3_column_int64(c.tl, 3);
+		if (in_one_bucket(&bk, tf, tl)) {
+			uint32_t b = bucket_of(&bk, tf);
+			for (uint32_t k = 0; k < m; k++) {
+				if (!has_chunk(&c, k, seq0))
+					continue;
+				sqlite3_stmt *ck = c.ck[k];
+				cs_agg a = {(uint64_t)sqlite3_column_int64(ck, 2),
+					    sqlite3_column_double(ck, 3),
+					    sqlite3_column_double(ck, 4),
+					    sqlite3_column_double(ck, 5)};
+				cs_agg_merge(&aggs[(size_t)b * m + k], &a);
+				st->chunks_whole++;
+			}
+			continue;
+		}
+		int decoded = 0;
+		for (uint32_t k = 0; !rc && k < m; k++) {
+			if (!has_chunk(&c, k, seq0))
+				continue;
+			if (!decoded) {
+				rc = decode_timeline(&c, n);
+				st->timelines_decoded++;
+				decoded = 1;
+			}
+			if (!rc)
+				rc = open_values(&c, k, n);
+			if (!rc)
+				bucket_chunk(&c, &bk, aggs, k, n, st);
+		}
+	}
+	for (uint32_t b = 0; !rc && b < nbuckets; b++)
+		rc = fn(ctx, b, bucket_start(&bk, b), bucket_start(&bk, (uint64_t)b + 1),
+			aggs + (size_t)b * m);
+	scan_close(&c);
+	free(aggs);
+	return rc;
+}
+
+static int prepare1(cs_store *s, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : fail_sql(s, rc, "preparing a look-up");
+}
+
+int cs_read_metric_id(cs_store *s, int64_t run, const char *name, uint32_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare1(s, "SELECT id FROM metrics WHERE run = ?1 AND name = ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW) {
+		*id = (uint32_t)sqlite3_column_int64(st, 0);
+	} else if (src == SQLITE_DONE) {
+		sqlite3_finalize(st);
+		st = NULL;
+		char list[256] = "";
+		if (!prepare1(s, "SELECT group_concat(name, ', ') FROM"
+				 " (SELECT name FROM metrics WHERE run = ?1"
+				 " ORDER BY id LIMIT 8)", &st)) {
+			sqlite3_bind_int64(st, 1, run);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_text(st, 0))
+				snprintf(list, sizeof list, "%s",
+					 (const char *)sqlite3_column_text(st, 0));
+		}
+		rc = fail(s, -ENOENT, "run %lld has no metric '%s' (it has: %s)",
+			  (long long)run, name, *list ? list : "none");
+	} else {
+		rc = fail_sql(s, src, "looking up a metric");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int read_u32_list(cs_store *s, const char *sql, int64_t run,
+			 uint32_t **out, uint32_t *count)
+{
+	sqlite3_stmt *st = NULL;
+	uint32_t *v = NULL, n = 0, cap = 0;
+	int rc = prepare1(s, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			uint32_t *nv = realloc(v, cap * sizeof *v);
+			if (!nv) {
+				rc = fail(s, -ENOMEM, "out of memory");
+				goto out;
+			}
+			v = nv;
+		}
+		v[n++] = (uint32_t)sqlite3_column_int64(st, 0);
+	}
+	if (src != SQLITE_DONE)
+		rc = fail_sql(s, src, "reading a list");
+out:
+	sqlite3_finalize(st);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+int cs_read_metric_ids(cs_store *s, int64_t run, uint32_t **ids, uint32_t *count)
+{
+	return read_u32_list(s, "SELECT id FROM metrics WHERE run = ?1 ORDER BY id",
+			     run, ids, count);
+}
+
+int cs_read_devices(cs_store *s, int64_t run, uint32_t **devs, uint32_t *count)
+{
+	return read_u32_list(s,
+			     "SELECT DISTINCT device FROM timelines WHERE run = ?1"
+			     " ORDER BY device",
+			     run, devs, count);
+}
+
+int cs_read_metric_name(cs_store *s, int64_t run, uint32_t id, char *out,
+			size_t outlen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare1(s, "SELECT name FROM metrics WHERE run = ?1 AND id = ?2", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_int64(st, 2, id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
+	else
+		rc = fail(s, -ENOENT, "run %lld has no metric id %u", (long long)run, id);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_read_run_span(cs_store *s, int64_t run, uint64_t *t_min, uint64_t *t_max)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare1(s,
+			  "SELECT (SELECT min(t0_first) FROM timelines WHERE run = ?1),"
+			  " (SELECT max(t0_last) FROM timelines WHERE run = ?1),"
+			  " EXISTS(SELECT 1 FROM runs WHERE id = ?1)",
+			  &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	int src = sqlite3_step(st);
+	if (src != SQLITE_ROW)
+		rc = fail_sql(s, src, "reading run span");
+	else if (!sqlite3_column_int(st, 2))
+		rc = fail(s, -ENOENT, "no run %lld", (long long)run);
+	else if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		rc = fail(s, -ENODATA, "run %lld has no samples", (long long)run);
+	else {
+		*t_min = (uint64_t)sqlite3_column_int64(st, 0);
+		*t_max = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_read_find_run(cs_store *s, const char *spec, int64_t *run)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare1(s,
+			  "SELECT id FROM runs WHERE id = CAST(?1 AS INTEGER)"
+			  " AND CAST(CAST(?1 AS INTEGER) AS TEXT) = ?1"
+			  " UNION ALL SELECT * FROM (SELECT id FROM runs"
+			  " WHERE name = ?1 OR uuid = ?1 ORDER BY id DESC LIMIT 1)",
+			  &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, spec, -1, SQLITE_STATIC);
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		*run = sqlite3_column_int64(st, 0);
+	else if (src == SQLITE_DONE)
+		rc = fail(s, -ENOENT,
+			  "no run '%s' (give a run id, name or uuid; "
+			  "'cyclescope runs' lists them)",
+			  spec);
+	else
+		rc = fail_sql(s, src, "finding run");
+	sqlite3_finalize(st);
+	return rc;
+}

@@ -1,0 +1,1026 @@
+/*
+ * store.c - opening, schema, migrations and the batch writer; see store.h.
+ */
+#define _GNU_SOURCE
+#include "store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chunk.h"
+#include "log.h"
+#include "schema.sql.h"
+#include "store_int.h"
+#include "series.h"
+
+#define DEFAULT_COMMIT_VALUES (4u << 20)
+#define PAGE_SIZE_BYTES 16384
+
+enum {
+	ST_INS_TIMELINE,
+	ST_INS_CHUNK,
+	ST_INS_RANGE,
+	ST_INS_METRIC,
+	ST_INS_DEVICE,
+	ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_INS_TIMELINE] = "INSERT OR REPLACE INTO timelines(run, device, seq0, n,"
+			    " t0_first, t0_last, t1_last, data)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+	[ST_INS_CHUNK] = "INSERT OR REPLACE INTO chunks(run, device, metric, seq0,"
+			 " n, t0_first, t0_last, count, vmin, vmax, vsum, data)"
+			 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+	[ST_INS_RANGE] = "INSERT INTO ranges(run, kind, name, t0, t1, device,"
+			 " stream, correlation_id, pid, tid, bytes)"
+			 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+	[ST_INS_METRIC] = "INSERT INTO metrics(run, id, name, unit, kind, cumulative)"
+			  " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_INS_DEVICE] = "INSERT INTO devices(run, idx, name, chip, uuid, sm_count,"
+			  " clock_hz, mem_clock_hz) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+};
+
+/* The open chunk of one device. */
+typedef struct dev_buf {
+	uint32_t index;
+	int have_seq;
+	uint64_t next_seq;
+	uint64_t seq0; /* seq of t0[0] */
+	uint32_t n;    /* buffered samples */
+	int dirty;     /* samples added since the last write of this chunk */
+	uint64_t t0[CS_CHUNK_SAMPLES];
+	uint64_t t1[CS_CHUNK_SAMPLES];
+	double **vals; /* [nvals] arrays of CS_CHUNK_SAMPLES; NULL = untouched */
+	uint32_t nvals;
+} dev_buf;
+
+struct cs_writer {
+	cs_store *s;
+	int64_t run;
+	cs_writer *next;
+	dev_buf **devs;
+	uint32_t ndevs;
+	uint32_t nmetrics;
+	uint8_t *seen; /* scratch for duplicate detection, nmetrics bytes */
+	uint64_t samples;
+	uint64_t t_min, t_max;
+	int have_t;
+};
+
+struct cs_store {
+	sqlite3 *db;
+	int readonly;
+	int in_tx;
+	uint64_t pending_values;
+	uint64_t commit_values;
+	sqlite3_stmt *st[ST_COUNT];
+	cs_writer *writers;
+	cs_codec *codec;
+	cs_buf blob;
+	char host[256];
+	char errmsg[512];
+};
+
+int cs_store_rc(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EPERM;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EBADMSG;
+	case SQLITE_INTERRUPT:
+		return -EINTR;
+	case SQLITE_TOOBIG:
+	case SQLITE_RANGE:
+	case SQLITE_MISMATCH:
+		return -EINVAL;
+	default:
+		return -EIO;
+	}
+}
+
+#define fail cs_store_fail_
+#define fail_sql cs_store_fail_sql_
+
+int cs_store_fail_(cs_store *s, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* Records SQLite's message for a failed call and returns the errno. */
+int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what)
+{
+	return fail(s, cs_store_rc(sqlite_rc) ? cs_store_rc(sqlite_rc) : -EIO,
+		    "%s: %s", what, sqlite3_errmsg(s->db));
+}
+
+const char *cs_store_errmsg(const cs_store *s) { return s->errmsg; }
+cs_codec *cs_store_codec_(cs_store *s) { return s->codec; }
+sqlite3 *cs_store_db(cs_store *s) { return s->db; }
+
+void cs_store_set_commit_values(cs_store *s, uint64_t values)
+{
+	s->commit_values = values;
+}
+
+static int exec(cs_store *s, const char *sql)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : fail_sql(s, rc, sql);
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			*out = sqlite3_column_int64(st, 0);
+			rc = SQLITE_OK;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* Process start time (clock ticks since boot), to tell a live writer from
+ * a recycled pid. Returns 0 when the process does not exist. */
+static int64_t proc_start_time(int64_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%lld/stat", (long long)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* Fields after the command: state is field 3, starttime field 22. */
+	p++;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoll(p + 1, NULL, 10) : 0;
+}
+
+/* Marks as incomplete the runs whose writer on this host is gone. */
+static int sweep_dead_writers(cs_store *s)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int rc = sqlite3_prepare_v2(
+		s->db,
+		"SELECT id, writer_pid, writer_start FROM runs"
+		" WHERE status = 'running' AND writer_host = ?1",
+		-1, &sel, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(s->db,
+					"UPDATE runs SET status = 'incomplete'"
+					" WHERE id = ?1 AND status = 'running'",
+					-1, &upd, NULL);
+	if (rc != SQLITE_OK) {
+		rc = fail_sql(s, rc, "sweeping dead writers");
+		goto out;
+	}
+	sqlite3_bind_text(sel, 1, s->host, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(sel)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(sel, 0);
+		int64_t pid = sqlite3_column_int64(sel, 1);
+		int64_t start = sqlite3_column_int64(sel, 2);
+		if (pid > 0 && proc_start_time(pid) == start)
+			continue;
+		sqlite3_bind_int64(upd, 1, id);
+		if (sqlite3_step(upd) != SQLITE_DONE) {
+			rc = fail_sql(s, sqlite3_errcode(s->db), "marking run");
+			goto out;
+		}
+		sqlite3_reset(upd);
+		cs_log(CS_LOG_INFO, "run %lld: writer %lld is gone, marked incomplete",
+		       (long long)id, (long long)pid);
+	}
+	rc = rc == SQLITE_DONE ? 0 : fail_sql(s, rc, "sweeping dead writers");
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return rc;
+}
+
+/* Migrations: migrate[v] takes a file from version v to v + 1. */
+static int migrate_0_to_1(cs_store *s)
+{
+	char sql[64];
+	snprintf(sql, sizeof sql, "PRAGMA page_size = %d", PAGE_SIZE_BYTES);
+	int rc = exec(s, sql);
+	if (!rc)
+		rc = exec(s, "BEGIN IMMEDIATE");
+	if (!rc)
+		rc = exec(s, cs_schema_v1);
+	if (!rc) {
+		snprintf(sql, sizeof sql, "PRAGMA application_id = %d",
+			 CS_APPLICATION_ID);
+		rc = exec(s, sql);
+	}
+	if (!rc)
+		rc = exec(s, "PRAGMA user_version = 1");
+	if (!rc)
+		rc = exec(s, "COMMIT");
+	else
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
+	migrate_0_to_1,
+};
+
+static int check_and_migrate(cs_store *s, const char *path, int flags)
+{
+	int64_t app_id = 0, version = 0, objects = 0;
+	int rc = pragma_int(s->db, "PRAGMA application_id", &app_id);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(s->db, "PRAGMA user_version", &version);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_master",
+				&objects);
+	if (rc == SQLITE_NOTADB)
+		return fail(s, -EBADMSG, "%s: not a SQLite database", path);
+	if (rc != SQLITE_OK)
+		return fail(s, cs_store_rc(rc), "%s: %s", path,
+			    sqlite3_errmsg(s->db));
+	int fresh = app_id == 0 && version == 0 && objects == 0;
+	if (fresh && !(flags & CS_OPEN_CREATE))
+		return fail(s, -ENOENT,
+			    "%s: empty file, not a cyclescope database yet "
+			    "(import or record a run into it first)",
+			    path);
+	if (!fresh && app_id != CS_APPLICATION_ID)
+		return fail(s, -EBADMSG,
+			    "%s: a SQLite database but not a cyclescope one "
+			    "(application_id 0x%llx, expected 0x%x)",
+			    path, (unsigned long long)app_id, CS_APPLICATION_ID);
+	if (version > CS_SCHEMA_VERSION)
+		return fail(s, -EPROTONOSUPPORT,
+			    "%s: schema version %lld is newer than this cyclescope "
+			    "understands (%d): upgrade cyclescope to read it",
+			    path, (long long)version, CS_SCHEMA_VERSION);
+	if (version < CS_SCHEMA_VERSION && s->readonly)
+		return fail(s, -EROFS,
+			    "%s: schema version %lld needs migrating to %d; "
+			    "open it read-write once",
+			    path, (long long)version, CS_SCHEMA_VERSION);
+	for (int64_t v = version; v < CS_SCHEMA_VERSION; v++) {
+		rc = migrate[v](s);
+		if (rc)
+			return fail(s, rc, "%s: migrating schema %lld to %lld: %.400s",
+				    path, (long long)v, (long long)v + 1,
+				    s->errmsg);
+		if (v > 0)
+			cs_log(CS_LOG_INFO, "%s: migrated schema %lld to %lld",
+			       path, (long long)v, (long long)v + 1);
+	}
+	return 0;
+}
+
+cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
+{
+	cs_store *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	s->readonly = !!(flags & CS_OPEN_READONLY);
+	s->commit_values = DEFAULT_COMMIT_VALUES;
+	if (gethostname(s->host, sizeof s->host - 1))
+		snprintf(s->host, sizeof s->host, "localhost");
+	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+	if (!s->readonly && (flags & CS_OPEN_CREATE))
+		oflags |= SQLITE_OPEN_CREATE;
+	int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot open: %s", path,
+			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	sqlite3_extended_result_codes(s->db, 0);
+	sqlite3_busy_timeout(s->db, 10000);
+	if (check_and_migrate(s, path, flags)) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		goto fail;
+	}
+	if (!s->readonly && (exec(s, "PRAGMA journal_mode = WAL") ||
+			     exec(s, "PRAGMA synchronous = NORMAL"))) {
+		snprintf(err, errlen, "%s: %s", path, s->errmsg);
+		goto fail;
+	}
+	sqlite3_exec(s->db,
+		     "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;"
+		     " PRAGMA temp_store = MEMORY",
+		     NULL, NULL, NULL);
+	rc = cs_series_register(s->db, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: registering series: %s", path,
+			 sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	s->codec = cs_codec_new();
+	if (!s->codec) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto fail;
+	}
+	if (!s->readonly) {
+		for (int i = 0; i < ST_COUNT; i++) {
+			rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
+						SQLITE_PREPARE_PERSISTENT,
+						&s->st[i], NULL);
+			if (rc != SQLITE_OK) {
+				snprintf(err, errlen, "%s: %s", path,
+					 sqlite3_errmsg(s->db));
+				goto fail;
+			}
+		}
+		if (sweep_dead_writers(s)) {
+			snprintf(err, errlen, "%s: %s", path, s->errmsg);
+			goto fail;
+		}
+	}
+	return s;
+fail:
+	cs_store_close(s);
+	return NULL;
+}
+
+static void writer_free(cs_writer *w);
+
+void cs_store_close(cs_store *s)
+{
+	if (!s)
+		return;
+	while (s->writers)
+		cs_writer_end(s->writers, "incomplete", NULL);
+	if (s->in_tx)
+		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+	cs_codec_free(s->codec);
+	cs_buf_free(&s->blob);
+	free(s);
+}
+
+static int begin_tx(cs_store *s)
+{
+	if (s->in_tx)
+		return 0;
+	int rc = exec(s, "BEGIN IMMEDIATE");
+	if (!rc)
+		s->in_tx = 1;
+	return rc;
+}
+
+/* Runs a prepared insert whose parameters are bound. */
+static int step_reset(cs_store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : fail_sql(s, rc, what);
+}
+
+static void bind_opt_int(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/* Writes the device's open chunk (timeline and every touched metric). */
+static int write_chunk(cs_writer *w, dev_buf *d)
+{
+	cs_store *s = w->s;
+	if (!d->n || !d->dirty)
+		return 0;
+	int rc = begin_tx(s);
+	if (rc)
+		return rc;
+	cs_buf_reset(&s->blob);
+	rc = cs_timeline_encode(s->codec, d->t0, d->t1, d->n, &s->blob);
+	if (rc)
+		return fail(s, rc, "run %lld device %u: encoding timeline",
+			    (long long)w->run, d->index);
+	sqlite3_stmt *st = s->st[ST_INS_TIMELINE];
+	sqlite3_bind_int64(st, 1, w->run);
+	sqlite3_bind_int64(st, 2, d->index);
+	sqlite3_bind_int64(st, 3, (int64_t)d->seq0);
+	sqlite3_bind_int64(st, 4, d->n);
+	sqlite3_bind_int64(st, 5, (int64_t)d->t0[0]);
+	sqlite3_bind_int64(st, 6, (int64_t)d->t0[d->n - 1]);
+	sqlite3_bind_int64(st, 7, (int64_t)d->t1[d->n - 1]);
+	sqlite3_bind_blob(st, 8, s->blob.data, (int)s->blob.len, SQLITE_STATIC);
+	rc = step_reset(s, st, "writing timeline");
+	if (rc)
+		return rc;
+	st = s->st[ST_INS_CHUNK];
+	for (uint32_t k = 0; k < d->nvals; k++) {
+		if (!d->vals[k])
+			continue;
+		cs_agg agg;
+		cs_buf_reset(&s->blob);
+		rc = cs_values_encode(s->codec, d->vals[k], d->n, &s->blob, &agg);
+		if (rc)
+			return fail(s, rc, "run %lld: encoding chunk",
+				    (long long)w->run);
+		if (!agg.count)
+			continue;
+		sqlite3_bind_int64(st, 1, w->run);
+		sqlite3_bind_int64(st, 2, d->index);
+		sqlite3_bind_int64(st, 3, k);
+		sqlite3_bind_int64(st, 4, (int64_t)d->seq0);
+		sqlite3_bind_int64(st, 5, d->n);
+		sqlite3_bind_int64(st, 6, (int64_t)d->t0[0]);
+		sqlite3_bind_int64(st, 7, (int64_t)d->t0[d->n - 1]);
+		sqlite3_bind_int64(st, 8, (int64_t)agg.count);
+		sqlite3_bind_double(st, 9, agg.min);
+		sqlite3_bind_double(st, 10, agg.max);
+		sqlite3_bind_double(st, 11, agg.sum);
+		sqlite3_bind_blob(st, 12, s->blob.data, (int)s->blob.len,
+				  SQLITE_STATIC);
+		rc = step_reset(s, st, "writing chunk");
+		if (rc)
+			return rc;
+	}
+	d->dirty = 0;
+	return 0;
+}
+
+static void reset_chunk(dev_buf *d)
+{
+	d->seq0 += d->n;
+	d->n = 0;
+	for (uint32_t k = 0; k < d->nvals; k++) {
+		if (!d->vals[k])
+			continue;
+		for (uint32_t i = 0; i < CS_CHUNK_SAMPLES; i++)
+			d->vals[k][i] = NAN;
+	}
+}
+
+static int update_run_stats(cs_writer *w)
+{
+	char sql[256];
+	if (!w->have_t)
+		return 0;
+	snprintf(sql, sizeof sql,
+		 "UPDATE runs SET samples = %llu, t_min = %llu, t_max = %llu"
+		 " WHERE id = %lld",
+		 (unsigned long long)w->samples, (unsigned long long)w->t_min,
+		 (unsigned long long)w->t_max, (long long)w->run);
+	return exec(w->s, sql);
+}
+
+int cs_store_commit(cs_store *s)
+{
+	int rc = 0;
+	for (cs_writer *w = s->writers; w && !rc; w = w->next) {
+		for (uint32_t i = 0; i < w->ndevs && !rc; i++)
+			rc = write_chunk(w, w->devs[i]);
+		if (!rc && s->in_tx)
+			rc = update_run_stats(w);
+	}
+	if (!rc && s->in_tx) {
+		rc = exec(s, "COMMIT");
+		if (!rc)
+			s->in_tx = 0;
+	}
+	if (!rc)
+		s->pending_values = 0;
+	return rc;
+}
+
+void cs_range_init(cs_range *r, const char *kind, const char *name,
+		   uint64_t t0, uint64_t t1)
+{
+	r->kind = kind;
+	r->name = name;
+	r->t0 = t0;
+	r->t1 = t1;
+	r->device = r->stream = r->correlation_id = -1;
+	r->pid = r->tid = r->bytes = -1;
+}
+
+static void make_uuid(char out[37])
+{
+	uint8_t b[16];
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+			     ((uint64_t)getpid() << 12);
+		for (int i = 0; i < 16; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			b[i] = (uint8_t)(x >> 56);
+		}
+	}
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
+			   size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	cs_writer *w = NULL;
+	char uuid[37];
+	if (s->readonly) {
+		snprintf(err, errlen, "database opened read-only");
+		return NULL;
+	}
+	if (!info->kind || (strcmp(info->kind, "hw") && strcmp(info->kind, "sim"))) {
+		snprintf(err, errlen, "run kind must be 'hw' or 'sim'");
+		return NULL;
+	}
+	if (!info->time_unit ||
+	    (strcmp(info->time_unit, "ns") && strcmp(info->time_unit, "cycle"))) {
+		snprintf(err, errlen, "time unit must be 'ns' or 'cycle'");
+		return NULL;
+	}
+	if (!info->source || !*info->source) {
+		snprintf(err, errlen, "run source is required");
+		return NULL;
+	}
+	w = calloc(1, sizeof *w);
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->s = s;
+	if (!info->uuid)
+		make_uuid(uuid);
+	int rc = sqlite3_prepare_v2(
+		s->db,
+		"INSERT INTO runs(uuid, kind, source, name, host, pid, cmdline,"
+		" start_ns, status, time_unit, clock_hz, meta, writer_host,"
+		" writer_pid, writer_start)"
+		" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running', ?9, ?10, ?11,"
+		" ?12, ?13, ?14)",
+		-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, info->uuid ? info->uuid : uuid, -1,
+				  SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, info->kind, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, info->source, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, info->name ? info->name : info->source,
+				  -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, info->host ? info->host : s->host, -1,
+				  SQLITE_STATIC);
+		bind_opt_int(st, 6, info->pid > 0 ? info->pid : -1);
+		bind_opt_text(st, 7, info->cmdline);
+		sqlite3_bind_int64(st, 8,
+				   (int64_t)(info->start_ns ? info->start_ns
+							    : wall_ns()));
+		sqlite3_bind_text(st, 9, info->time_unit, -1, SQLITE_STATIC);
+		if (info->clock_hz > 0)
+			sqlite3_bind_double(st, 10, info->clock_hz);
+		sqlite3_bind_text(st, 11, info->meta ? info->meta : "{}", -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_text(st, 12, s->host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 13, getpid());
+		sqlite3_bind_int64(st, 14, proc_start_time(getpid()));
+		rc = begin_tx(s);
+		if (!rc) {
+			int src = sqlite3_step(st);
+			rc = src == SQLITE_DONE ? 0 : fail_sql(s, src, "creating run");
+		}
+	} else {
+		rc = fail_sql(s, rc, "creating run");
+	}
+	sqlite3_finalize(st);
+	if (rc) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		free(w);
+		return NULL;
+	}
+	w->run = sqlite3_last_insert_rowid(s->db);
+	w->next = s->writers;
+	s->writers = w;
+	if (cs_store_commit(s)) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		cs_writer_discard(w);
+		return NULL;
+	}
+	return w;
+}
+
+int64_t cs_writer_run(const cs_writer *w) { return w->run; }
+
+static dev_buf *find_dev(cs_writer *w, uint32_t index)
+{
+	for (uint32_t i = 0; i < w->ndevs; i++)
+		if (w->devs[i]->index == index)
+			return w->devs[i];
+	return NULL;
+}
+
+static int insert_device(cs_writer *w, const cs_device_info *d)
+{
+	cs_store *s = w->s;
+	int rc = begin_tx(s);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = s->st[ST_INS_DEVICE];
+	sqlite3_bind_int64(st, 1, w->run);
+	sqlite3_bind_int64(st, 2, d->index);
+	bind_opt_text(st, 3, d->name);
+	bind_opt_text(st, 4, d->chip);
+	bind_opt_text(st, 5, d->uuid);
+	if (d->sm_count)
+		sqlite3_bind_int64(st, 6, d->sm_count);
+	if (d->clock_hz > 0)
+		sqlite3_bind_double(st, 7, d->clock_hz);
+	if (d->mem_clock_hz > 0)
+		sqlite3_bind_double(st, 8, d->mem_clock_hz);
+	return step_reset(s, st, "writing device");
+}
+
+static dev_buf *new_dev(cs_writer *w, uint32_t index)
+{
+	dev_buf **devs = realloc(w->devs, (w->ndevs + 1) * sizeof *devs);
+	if (!devs)
+		return NULL;
+	w->devs = devs;
+	dev_buf *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	d->index = index;
+	w->devs[w->ndevs++] = d;
+	return d;
+}
+
+int cs_writer_add_device(cs_writer *w, const cs_device_info *d)
+{
+	if (find_dev(w, d->index))
+		return fail(w->s, -EEXIST, "run %lld: device %u declared twice",
+			    (long long)w->run, d->index);
+	int rc = insert_device(w, d);
+	if (rc)
+		return rc;
+	return new_dev(w, d->index) ? 0 : fail(w->s, -ENOMEM, "out of memory");
+}
+
+int cs_writer_add_metric(cs_writer *w, const cs_metric_info *m, uint32_t *id)
+{
+	cs_store *s = w->s;
+	static const char *const kinds[] = {"counter", "ratio", "throughput",
+					    "gauge"};
+	const char *kind = m->kind ? m->kind : "counter";
+	int known = 0;
+	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+		known |= !strcmp(kind, kinds[i]);
+	if (!m->name || !*m->name)
+		return fail(s, -EINVAL, "metric name is empty");
+	if (!known)
+		return fail(s, -EINVAL,
+			    "metric %s: kind '%s' is not one of counter, ratio, "
+			    "throughput, gauge",
+			    m->name, kind);
+	uint8_t *seen = realloc(w->seen, w->nmetrics + 1);
+	if (!seen)
+		return fail(s, -ENOMEM, "out of memory");
+	w->seen = seen;
+	int rc = begin_tx(s);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = s->st[ST_INS_METRIC];
+	sqlite3_bind_int64(st, 1, w->run);
+	sqlite3_bind_int64(st, 2, w->nmetrics);
+	sqlite3_bind_text(st, 3, m->name, -1, SQLITE_STATIC);
+	bind_opt_text(st, 4, m->unit);
+	sqlite3_bind_text(st, 5, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 6, !!m->cumulative);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc == SQLITE_CONSTRAINT)
+		return fail(s, -EEXIST, "metric %s declared twice", m->name);
+	if (rc != SQLITE_DONE)
+		return fail_sql(s, rc, "writing metric");
+	w->seen[w->nmetrics] = 0;
+	*id = w->nmetrics++;
+	return 0;
+}
+
+static int ensure_vals(cs_store *s, dev_buf *d, uint32_t k)
+{
+	if (k >= d->nvals) {
+		double **v = realloc(d->vals, (k + 1) * sizeof *v);
+		if (!v)
+			return fail(s, -ENOMEM, "out of memory");
+		for (uint32_t i = d->nvals; i <= k; i++)
+			v[i] = NULL;
+		d->vals = v;
+		d->nvals = k + 1;
+	}
+	if (!d->vals[k]) {
+		d->vals[k] = malloc(CS_CHUNK_SAMPLES * sizeof(double));
+		if (!d->vals[k])
+			return fail(s, -ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < CS_CHUNK_SAMPLES; i++)
+			d->vals[k][i] = NAN;
+	}
+	return 0;
+}
+
+static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
+{
+	cs_store *s = w->s;
+	long long run = (long long)w->run;
+	if (b->m && (!b->metrics || !b->values))
+		return fail(s, -EINVAL, "run %lld: batch without metric ids or values", run);
+	if (!b->t0 || !b->t1)
+		return fail(s, -EINVAL, "run %lld: batch without timestamps", run);
+	if (d && d->have_seq && b->seq0 != d->next_seq)
+		return fail(s, -EINVAL,
+			    "run %lld device %u: batch starts at seq %llu, "
+			    "expected %llu",
+			    run, b->device, (unsigned long long)b->seq0,
+			    (unsigned long long)d->next_seq);
+	if (b->seq0 > (uint64_t)INT64_MAX - b->n)
+		return fail(s, -EINVAL, "run %lld: seq out of range", run);
+	memset(w->seen, 0, w->nmetrics);
+	for (uint32_t k = 0; k < b->m; k++) {
+		uint32_t id = b->metrics[k];
+		if (id >= w->nmetrics)
+			return fail(s, -EINVAL,
+				    "run %lld: batch column %u names metric id %u, "
+				    "but only %u are declared",
+				    run, k, id, w->nmetrics);
+		if (w->seen[id]++)
+			return fail(s, -EINVAL,
+				    "run %lld: metric id %u appears twice in a batch",
+				    run, id);
+	}
+	uint64_t prev = d && d->n ? d->t0[d->n - 1] : 0;
+	if (d && !d->n && d->have_seq)
+		prev = d->t0[CS_CHUNK_SAMPLES - 1];
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint64_t seq = b->seq0 + i;
+		if (b->t0[i] > INT64_MAX || b->t1[i] > INT64_MAX)
+			return fail(s, -EINVAL,
+				    "run %lld seq %llu: time beyond 2^63-1", run,
+				    (unsigned long long)seq);
+		if (b->t1[i] < b->t0[i])
+			return fail(s, -EINVAL,
+				    "run %lld seq %llu: t1 %llu is before t0 %llu",
+				    run, (unsigned long long)seq,
+				    (unsigned long long)b->t1[i],
+				    (unsigned long long)b->t0[i]);
+		if ((i || (d && d->have_seq)) && b->t0[i] < prev)
+			return fail(s, -EINVAL,
+				    "run %lld seq %llu: t0 %llu is before the "
+				    "previous sample's t0 %llu",
+				    run, (unsigned long long)seq,
+				    (unsigned long long)b->t0[i],
+				    (unsigned long long)prev);
+		prev = b->t0[i];
+	}
+	return 0;
+}
+
+int cs_writer_append(cs_writer *w, const cs_batch *b)
+{
+	cs_store *s = w->s;
+	if (!b->n)
+		return 0;
+	dev_buf *d = find_dev(w, b->device);
+	int rc = check_batch(w, b, d);
+	if (rc)
+		return rc;
+	if (!d) {
+		cs_device_info info = {.index = b->device};
+		rc = insert_device(w, &info);
+		if (rc)
+			return rc;
+		d = new_dev(w, b->device);
+		if (!d)
+			return fail(s, -ENOMEM, "out of memory");
+	}
+	if (!d->have_seq) {
+		d->have_seq = 1;
+		d->seq0 = d->next_seq = b->seq0;
+	}
+	for (uint32_t k = 0; k < b->m; k++) {
+		rc = ensure_vals(s, d, b->metrics[k]);
+		if (rc)
+			return rc;
+	}
+	uint32_t done = 0;
+	while (done < b->n) {
+		uint32_t take = CS_CHUNK_SAMPLES - d->n;
+		if (take > b->n - done)
+			take = b->n - done;
+		memcpy(d->t0 + d->n, b->t0 + done, take * sizeof(uint64_t));
+		memcpy(d->t1 + d->n, b->t1 + done, take * sizeof(uint64_t));
+		for (uint32_t k = 0; k < b->m; k++) {
+			double *dst = d->vals[b->metrics[k]] + d->n;
+			const double *src = b->values + (size_t)done * b->m + k;
+			for (uint32_t i = 0; i < take; i++)
+				dst[i] = src[(size_t)i * b->m];
+		}
+		d->n += take;
+		d->dirty = 1;
+		done += take;
+		if (d->n == CS_CHUNK_SAMPLES) {
+			rc = write_chunk(w, d);
+			if (rc)
+				return rc;
+			reset_chunk(d);
+		}
+	}
+	d->next_seq += b->n;
+	w->samples += b->n;
+	if (!w->have_t || b->t0[0] < w->t_min)
+		w->t_min = b->t0[0];
+	for (uint32_t i = 0; i < b->n; i++)
+		if (!w->have_t || b->t1[i] > w->t_max)
+			w->t_max = b->t1[i];
+	w->have_t = 1;
+	s->pending_values += (uint64_t)b->n * (b->m ? b->m : 1);
+	if (s->commit_values && s->pending_values >= s->commit_values)
+		return cs_store_commit(s);
+	return 0;
+}
+
+int cs_writer_add_range(cs_writer *w, const cs_range *r)
+{
+	cs_store *s = w->s;
+	if (!r->kind || !*r->kind || !r->name)
+		return fail(s, -EINVAL, "run %lld: range without kind or name",
+			    (long long)w->run);
+	if (r->t1 < r->t0 || r->t1 > INT64_MAX)
+		return fail(s, -EINVAL,
+			    "run %lld: range %s [%llu, %llu] is inverted or out "
+			    "of range",
+			    (long long)w->run, r->name, (unsigned long long)r->t0,
+			    (unsigned long long)r->t1);
+	int rc = begin_tx(s);
+	if (rc)
+		return rc;
+	sqlite3_stmt *st = s->st[ST_INS_RANGE];
+	sqlite3_bind_int64(st, 1, w->run);
+	sqlite3_bind_text(st, 2, r->kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, r->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)r->t0);
+	sqlite3_bind_int64(st, 5, (int64_t)r->t1);
+	bind_opt_int(st, 6, r->device);
+	bind_opt_int(st, 7, r->stream);
+	bind_opt_int(st, 8, r->correlation_id);
+	bind_opt_int(st, 9, r->pid);
+	bind_opt_int(st, 10, r->tid);
+	bind_opt_int(st, 11, r->bytes);
+	return step_reset(s, st, "writing range");
+}
+
+static void unlink_writer(cs_writer *w)
+{
+	for (cs_writer **p = &w->s->writers; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	}
+}
+
+static void writer_free(cs_writer *w)
+{
+	for (uint32_t i = 0; i < w->ndevs; i++) {
+		dev_buf *d = w->devs[i];
+		for (uint32_t k = 0; k < d->nvals; k++)
+			free(d->vals[k]);
+		free(d->vals);
+		free(d);
+	}
+	free(w->devs);
+	free(w->seen);
+	free(w);
+}
+
+int cs_writer_end(cs_writer *w, const char *status,
+		  const cs_run_counters *counters)
+{
+	cs_store *s = w->s;
+	sqlite3_stmt *st = NULL;
+	int incomplete = !status || strcmp(status, "complete");
+	int rc = cs_store_commit(s);
+	if (!rc)
+		rc = begin_tx(s);
+	if (!rc) {
+		int src = sqlite3_prepare_v2(
+			s->db,
+			"UPDATE runs SET status = ?2, end_ns = ?3, dropped = ?4,"
+			" overflows = ?5 WHERE id = ?1",
+			-1, &st, NULL);
+		if (src == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, w->run);
+			sqlite3_bind_text(st, 2, incomplete ? "incomplete" : "complete",
+					  -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 3, (int64_t)wall_ns());
+			sqlite3_bind_int64(st, 4, counters ? (int64_t)counters->dropped : 0);
+			sqlite3_bind_int64(st, 5,
+					   counters ? (int64_t)counters->overflows : 0);
+			src = sqlite3_step(st);
+		}
+		if (src != SQLITE_DONE)
+			rc = fail_sql(s, src, "ending run");
+		sqlite3_finalize(st);
+	}
+	unlink_writer(w);
+	writer_free(w);
+	if (!rc)
+		rc = cs_store_commit(s);
+	return rc;
+}
+
+int cs_store_delete_run(cs_store *s, int64_t run)
+{
+	static const char *const tables[] = {"chunks", "timelines", "ranges",
+					     "metrics", "devices", "runs"};
+	int rc = begin_tx(s);
+	for (size_t i = 0; !rc && i < sizeof tables / sizeof *tables; i++) {
+		char sql[96];
+		snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s = %lld",
+			 tables[i], strcmp(tables[i], "runs") ? "run" : "id",
+			 (long long)run);
+		rc = exec(s, sql);
+	}
+	if (!rc) {
+		rc = exec(s, "COMMIT");
+		s->in_tx = 0;
+	}
+	return rc;
+}
+
+void cs_writer_discard(cs_writer *w)
+{
+	if (!w)
+		return;
+	cs_store *s = w->s;
+	int64_t run = w->run;
+	unlink_writer(w);
+	writer_free(w);
+	if (cs_store_delete_run(s, run))
+		cs_log(CS_LOG_ERROR, "run %lld: could not delete: %s",
+		       (long long)run, s->errmsg);
+}

@@ -1,0 +1,21 @@
+/*
+ * store_int.h - helpers shared by the store's own files (store.c,
+ * reader.c); not part of the public API.
+ */
+#ifndef CS_STORE_INT_H
+#define CS_STORE_INT_H
+
+#include "chunk.h"
+#include "store.h"
+
+/* Records a message on s and returns rc. */
+int cs_store_fail_(cs_store *s, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Records SQLite's current message with a prefix and maps the code. */
+int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what);
+
+/* The store's codec, for readers on the store's thread. */
+cs_codec *cs_store_codec_(cs_store *s);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+ * wire.h - the framed binary form of store records (cs_wire_*), which
+ * collectors and importers send to the daemon. docs/protocol.md is the
+ * contract; this is its one implementation.
+ *
+ * A frame is a 12-byte little-endian header {magic "CSCP", version 1, type,
+ * flags 0, payload length} and a payload of at most CS_WIRE_MAX_PAYLOAD
+ * bytes. cs_wire_encode() appends one frame to a buffer; cs_wire_decode()
+ * parses one frame from the front of a byte stream and says how many bytes
+ * it used, asks for more bytes, or rejects the frame with the reason and
+ * the offset of the offending field. It validates every length and count
+ * before use and does no I/O.
+ *
+ * Threads: stateless; any thread.
+ */
+#ifndef CS_WIRE_H
+#define CS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define CS_WIRE_MAGIC 0x50435343u /* "CSCP" */
+#define CS_WIRE_VERSION 1
+#define CS_WIRE_HEADER_LEN 12
+#define CS_WIRE_MAX_PAYLOAD (64u << 20)
+#define CS_WIRE_MAX_STRING (1u << 20)
+#define CS_WIRE_MAX_SAMPLES (1u << 20) /* per SAMPLES frame */
+#define CS_WIRE_MAX_METRICS 4096u      /* per SAMPLES frame and per run */
+
+enum cs_wire_type {
+	CS_WIRE_HELLO = 1,
+	CS_WIRE_RUN_BEGIN = 2,
+	CS_WIRE_DEVICE = 3,
+	CS_WIRE_METRICS = 4,
+	CS_WIRE_SAMPLES = 5,
+	CS_WIRE_RANGES = 6,
+	CS_WIRE_RUN_END = 7,
+	CS_WIRE_CONFIG = 16,  /* daemon -> producer */
+	CS_WIRE_TRIGGER = 17, /* daemon -> producer */
+};
+
+enum cs_wire_kind { CS_WIRE_KIND_HW = 1, CS_WIRE_KIND_SIM = 2 };
+enum cs_wire_unit { CS_WIRE_UNIT_NS = 1, CS_WIRE_UNIT_CYCLE = 2 };
+enum cs_wire_status { CS_WIRE_COMPLETE = 1, CS_WIRE_INCOMPLETE = 2 };
+enum cs_wire_trigger_action { CS_WIRE_TRIGGER_START = 1, CS_WIRE_TRIGGER_STOP = 2 };
+
+/* Strings are NUL-terminated copies owned by the message (decode) or
+ * borrowed from the caller (encode); NULL encodes as "". */
+typedef struct cs_wire_hello {
+	uint32_t pid;
+	char *host;
+	char *cmdline;
+	char *version;
+} cs_wire_hello;
+
+typedef struct cs_wire_run_begin {
+	uint8_t kind;      /* cs_wire_kind */
+	uint8_t time_unit; /* cs_wire_unit */
+	uint64_t start_ns;
+	double clock_hz;
+	char *uuid;
+	char *source;
+	char *name;
+	char *meta; /* JSON object text */
+} cs_wire_run_begin;
+
+typedef struct cs_wire_device {
+	uint32_t index;
+	uint32_t sm_count;
+	double clock_hz;
+	double mem_clock_hz;
+	char *name;
+	char *chip;
+	char *uuid;
+} cs_wire_device;
+
+typedef struct cs_wire_metric {
+	uint32_t id;        /* producer-chosen, unique within the run */
+	uint8_t kind;       /* 0 counter, 1 ratio, 2 throughput, 3 gauge */
+	uint8_t cumulative; /* 0 or 1 */
+	char *name;
+	char *unit;
+} cs_wire_metric;
+
+typedef struct cs_wire_metrics {
+	uint32_t count;
+	cs_wire_metric *v;
+} cs_wire_metrics;
+
+typedef struct cs_wire_samples {
+	uint32_t device;
+	uint32_t m;
+	uint32_t n;
+	uint64_t seq0;
+	uint32_t *metrics; /* m producer metric ids */
+	uint64_t *t0;      /* n */
+	uint64_t *t1;      /* n */
+	double *values;    /* n * m, sample-major, NaN = absent */
+} cs_wire_samples;
+
+enum cs_wire_range_kind {
+	CS_RANGE_API = 1,
+	CS_RANGE_KERNEL,
+	CS_RANGE_MEMCPY,
+	CS_RANGE_MEMSET,
+	CS_RANGE_GRAPH,
+	CS_RANGE_NVTX,
+	CS_RANGE_WINDOW,
+	CS_RANGE_SIM_KERNEL,
+	CS_RANGE_PHASE,
+	CS_RANGE_KIND_MAX = CS_RANGE_PHASE
+};
+
+typedef struct cs_wire_range {
+	uint8_t kind; /* cs_wire_range_kind */
+	uint64_t t0, t1;
+	int64_t device, stream, correlation_id, pid, tid, bytes; /* -1 = none */
+	char *name;
+} cs_wire_range;
+
+typedef struct cs_wire_ranges {
+	uint32_t count;
+	cs_wire_range *v;
+} cs_wire_ranges;
+
+typedef struct cs_wire_run_end {
+	uint8_t status; /* cs_wire_status */
+	uint64_t end_ns;
+	uint64_t samples;
+	uint64_t dropped;
+	uint64_t overflows;
+} cs_wire_run_end;
+
+typedef struct cs_wire_config {
+	char *text; /* "key = value" lines */
+} cs_wire_config;
+
+typedef struct cs_wire_trigger {
+	uint8_t action; /* cs_wire_trigger_action */
+	uint64_t duration_ns; /* 0 = until STOP */
+	char *reason;
+} cs_wire_trigger;
+
+typedef struct cs_wire_msg {
+	uint8_t type; /* cs_wire_type */
+	union {
+		cs_wire_hello hello;
+		cs_wire_run_begin run_begin;
+		cs_wire_device device;
+		cs_wire_metrics metrics;
+		cs_wire_samples samples;
+		cs_wire_ranges ranges;
+		cs_wire_run_end run_end;
+		cs_wire_config config;
+		cs_wire_trigger trigger;
+	} u;
+} cs_wire_msg;
+
+/* Appends one frame for msg to out. Returns 0, -EINVAL (a count over the
+ * limits, a string too long or holding NUL, an unknown type) or -ENOMEM.
+ * On error out is left as it was. */
+int cs_wire_encode(cs_buf *out, const cs_wire_msg *msg);
+
+/* Decodes the frame at the front of buf[0..len).
+ *   0        *msg filled (free with cs_wire_msg_free), *used = frame bytes
+ *   -EAGAIN  the frame is not complete yet; *used = bytes still needed
+ *            in total (header length or whole frame), 0 if unknown
+ *   -EBADMSG malformed; err names the field and its byte offset
+ *   -ENOMEM  out of memory
+ * Nothing is allocated unless 0 is returned. */
+int cs_wire_decode(const uint8_t *buf, size_t len, cs_wire_msg *msg,
+		   size_t *used, char *err, size_t errlen);
+
+/* Frees what cs_wire_decode allocated in msg; accepts a zeroed msg. */
+void cs_wire_msg_free(cs_wire_msg *msg);
+
+/* "HELLO", "SAMPLES", ...; "?" for an unknown type. */
+const char *cs_wire_type_name(unsigned type);
+
+/* "api", "kernel", ... as stored in ranges.kind; NULL when unknown. */
+const char *cs_wire_range_kind_name(unsigned kind);
+
+/* The range kind for a name, or 0 when unknown. */
+unsigned cs_wire_range_kind_from_name(const char *name);
+
+#endif

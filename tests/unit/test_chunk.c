@@ -1,0 +1,247 @@
+/* test_chunk.c - the chunk codec: round trips, block access, corruption. */
+#include <math.h>
+
+#include "chunk.h"
+#include "testutil.h"
+
+static void roundtrip(cs_codec *c, const double *v, uint32_t n)
+{
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, n, &b, &agg), 0);
+	cs_values_view view;
+	char err[128];
+	int rc = cs_values_open(c, &view, b.data, b.len, err, sizeof err);
+	if (rc)
+		fail_msg("open: %s", err);
+	assert_int_equal(view.n, n);
+	double *out = malloc(n * sizeof *out);
+	cs_values_decode(&view, out);
+	cs_agg check = {0, 0, 0, 0};
+	for (uint32_t i = 0; i < n; i++) {
+		if (isnan(v[i])) {
+			assert_true(isnan(out[i]));
+			continue;
+		}
+		assert_true(tu_same_bits(v[i], out[i]));
+		cs_agg one = {1, v[i], v[i], v[i]};
+		cs_agg_merge(&check, &one);
+	}
+	assert_int_equal(agg.count, check.count);
+	if (check.count) {
+		assert_true(agg.min == check.min);
+		assert_true(agg.max == check.max);
+	}
+	/* Block aggregates add up to the chunk's. */
+	cs_agg sum = {0, 0, 0, 0};
+	for (uint32_t bl = 0; bl < view.nblocks; bl++) {
+		cs_agg a;
+		cs_values_block_agg(&view, bl, &a);
+		cs_agg_merge(&sum, &a);
+	}
+	assert_int_equal(sum.count, agg.count);
+	free(out);
+	cs_buf_free(&b);
+}
+
+static void test_counters_odd_sizes(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	uint64_t seed = 42;
+	static const uint32_t sizes[] = {1, 2, 7, 127, 128, 129, 1000, 4095, 4096, 65536};
+	double *v = malloc(CS_CHUNK_MAX * sizeof *v);
+	for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+		for (uint32_t i = 0; i < sizes[s]; i++)
+			v[i] = (double)(20000 + tu_rand(&seed) % 5000);
+		roundtrip(c, v, sizes[s]);
+	}
+	free(v);
+	cs_codec_free(c);
+}
+
+static void test_special_values(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[300];
+	uint64_t seed = 7;
+	for (int i = 0; i < 300; i++) {
+		switch (i % 9) {
+		case 0: v[i] = -0.0; break;
+		case 1: v[i] = INFINITY; break;
+		case 2: v[i] = -INFINITY; break;
+		case 3: v[i] = NAN; break;
+		case 4: v[i] = 9007199254740992.0; break; /* 2^53 */
+		case 5: v[i] = -9007199254740992.0; break;
+		case 6: v[i] = 1e300; break;
+		case 7: v[i] = 4.9e-324; break;
+		default: v[i] = (double)(tu_rand(&seed) % 1000) / 7.0; break;
+		}
+	}
+	roundtrip(c, v, 300);
+	/* Mixed: some blocks integer, one float, one all-absent, one constant. */
+	for (int i = 0; i < 300; i++)
+		v[i] = i < 128 ? (double)(i * 3 - 100) : i < 256 ? (double)NAN : 5.0;
+	v[200] = 0.5;
+	roundtrip(c, v, 300);
+	for (int i = 0; i < 300; i++)
+		v[i] = NAN;
+	roundtrip(c, v, 300);
+	/* Large negative and positive integers in one block: width 54. */
+	for (int i = 0; i < 128; i++)
+		v[i] = i & 1 ? 9007199254740992.0 : -9007199254740992.0;
+	roundtrip(c, v, 128);
+	cs_codec_free(c);
+}
+
+static void test_sparse_presence(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[4096];
+	uint64_t seed = 99;
+	for (int i = 0; i < 4096; i++)
+		v[i] = tu_rand(&seed) % 3 ? (double)(tu_rand(&seed) % 100000) : (double)NAN;
+	roundtrip(c, v, 4096);
+	cs_codec_free(c);
+}
+
+static void test_block_decode(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[1000], out[CS_BLOCK_SAMPLES];
+	for (int i = 0; i < 1000; i++)
+		v[i] = (double)(i * i);
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 1000, &b, &agg), 0);
+	cs_values_view view;
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, NULL, 0), 0);
+	assert_int_equal(view.nblocks, 8);
+	assert_int_equal(cs_values_block_len(&view, 7), 1000 - 7 * 128);
+	cs_values_block_decode(&view, 3, out);
+	for (int i = 0; i < 128; i++)
+		assert_true(out[i] == v[3 * 128 + i]);
+	cs_agg a;
+	cs_values_block_agg(&view, 3, &a);
+	assert_int_equal(a.count, 128);
+	assert_true(a.min == v[384] && a.max == v[511]);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+static void test_compression_ratio(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[4096];
+	uint64_t seed = 3;
+	for (int i = 0; i < 4096; i++)
+		v[i] = (double)(1000 + tu_rand(&seed) % 256); /* 8 bits of noise */
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	/* 1 byte a value plus the block directory. */
+	assert_true(b.len < 4096 * 1.3);
+	cs_buf_reset(&b);
+	for (int i = 0; i < 4096; i++)
+		v[i] = 0;
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_true(b.len < 1200);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+static void test_timeline(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	uint64_t t0[4096], t1[4096], o0[4096], o1[4096];
+	uint64_t seed = 5, t = 1700000000000000000ull;
+	for (int i = 0; i < 4096; i++) {
+		t0[i] = t;
+		t1[i] = t + 10000 + (i % 17 == 0 ? tu_rand(&seed) % 50 : 0);
+		t = t1[i] + (i % 100 == 0 ? 1000 : 0);
+	}
+	cs_buf b = CS_BUF_INIT;
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), 0);
+	assert_true(b.len < 4096); /* well under a byte per sample pair */
+	char err[128];
+	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4096, o0, o1, err, sizeof err), 0);
+	assert_memory_equal(t0, o0, sizeof t0);
+	assert_memory_equal(t1, o1, sizeof t1);
+	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4095, o0, o1, err, sizeof err),
+			 -EBADMSG);
+	/* Invalid input is refused. */
+	t0[10] = t0[9] - 1;
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), -EINVAL);
+	t0[10] = t0[9];
+	t1[5] = t0[5] - 1;
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), -EINVAL);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+/* Every single-byte corruption and truncation of a blob either decodes or
+ * fails cleanly; never reads out of bounds (ASan checks that). */
+static void test_corruption(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[300], out[300];
+	uint64_t t0[300], t1[300];
+	for (int i = 0; i < 300; i++) {
+		v[i] = i % 5 ? (double)(i * 7) : (i % 10 ? 0.25 : (double)NAN);
+		t0[i] = 1000u + (uint64_t)i * 10;
+		t1[i] = t0[i] + 9;
+	}
+	cs_buf b = CS_BUF_INIT, tb = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 300, &b, &agg), 0);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 300, &tb), 0);
+	uint8_t *copy = malloc(b.len > tb.len ? b.len : tb.len);
+	char err[128];
+	int rejected = 0;
+	for (size_t len = 0; len < b.len; len++) {
+		cs_values_view view;
+		assert_int_equal(cs_values_open(c, &view, b.data, len, err, sizeof err), -EBADMSG);
+	}
+	for (size_t pos = 0; pos < b.len; pos++) {
+		for (int flip = 1; flip < 256; flip <<= 2) {
+			memcpy(copy, b.data, b.len);
+			copy[pos] ^= (uint8_t)flip;
+			cs_values_view view;
+			if (cs_values_open(c, &view, copy, b.len, err, sizeof err) == 0)
+				cs_values_decode(&view, out);
+			else
+				rejected++;
+		}
+	}
+	assert_true(rejected > 0);
+	for (size_t pos = 0; pos < tb.len; pos++) {
+		memcpy(copy, tb.data, tb.len);
+		copy[pos] ^= 0x41;
+		(void)cs_timeline_decode(c, copy, tb.len, 300, t0, t1, err, sizeof err);
+	}
+	free(copy);
+	cs_buf_free(&b);
+	cs_buf_free(&tb);
+	cs_codec_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counters_odd_sizes),
+		cmocka_unit_test(test_special_values),
+		cmocka_unit_test(test_sparse_presence),
+		cmocka_unit_test(test_block_decode),
+		cmocka_unit_test(test_compression_ratio),
+		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_corruption),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

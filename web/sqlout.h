@@ -1,0 +1,28 @@
+/*
+ * sqlout.h - streaming a prepared statement's rows out as CSV or JSON
+ * (cs_sqlout_*), for `cyclescope query` and the HTTP query endpoint.
+ *
+ * CSV: a header row of column names, then one row per result row; NULL is
+ * an empty field, blobs are written as hex. JSON: an array of objects keyed
+ * by column name. Both step the statement to the end (or to max_rows) and
+ * hand bytes to the sink as they go.
+ */
+#ifndef CS_SQLOUT_H
+#define CS_SQLOUT_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "csv.h"
+
+/* Returns the number of rows written (>= 0), or a negative errno / sink
+ * error; a SQLite step error is -EIO with its message in
+ * sqlite3_errmsg(db). max_rows 0 = no limit; *truncated is set when the
+ * limit cut the output (may be NULL). */
+int64_t cs_sqlout_csv(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
+		      uint64_t max_rows, int *truncated);
+int64_t cs_sqlout_json(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
+		       uint64_t max_rows, int *truncated);
+
+#endif
