@@ -245,29 +245,37 @@ static uint32_t bucket_of(const bucketing *bk, uint64_t t)
 	return (uint32_t)(x / bk->width);
 }
 
-static void add_value(cs_agg *a, double v)
+/* Folds v[0..n) (NaN = absent) into *a with one tight loop. */
+static void add_values(cs_agg *a, const double *v, uint32_t n)
 {
-	if (isnan(v))
-		return;
-	cs_agg one = {1, v, v, v};
-	cs_agg_merge(a, &one);
+	cs_agg seg = {0, INFINITY, -INFINITY, 0};
+	for (uint32_t i = 0; i < n; i++) {
+		double x = v[i];
+		if (x != x)
+			continue;
+		seg.count++;
+		seg.sum += x;
+		seg.min = x < seg.min ? x : seg.min;
+		seg.max = x > seg.max ? x : seg.max;
+	}
+	cs_agg_merge(a, &seg);
 }
 
-/* Adds the samples [i0, i1) of a decoded block to their buckets. */
+/* Adds samples [0, n) of a decoded block (t0 sorted) to their buckets, one
+ * bucket-sized segment at a time. */
 static void add_samples(const bucketing *bk, cs_agg *aggs, uint32_t m,
 			uint32_t k, const uint64_t *t0, const double *v,
-			uint32_t i0, uint32_t i1)
+			uint32_t n)
 {
-	if (i0 >= i1)
-		return;
-	uint32_t b = bucket_of(bk, t0[i0]);
-	uint64_t next = bucket_start(bk, (uint64_t)b + 1);
-	for (uint32_t i = i0; i < i1; i++) {
-		while (t0[i] >= next) {
-			b++;
-			next = bucket_start(bk, (uint64_t)b + 1);
-		}
-		add_value(&aggs[(size_t)b * m + k], v[i - i0]);
+	uint32_t i = 0;
+	while (i < n) {
+		uint32_t b = bucket_of(bk, t0[i]);
+		uint64_t next = bucket_start(bk, (uint64_t)b + 1);
+		uint32_t j = i + 1;
+		while (j < n && t0[j] < next)
+			j++;
+		add_values(&aggs[(size_t)b * m + k], v + i, j - i);
+		i = j;
 	}
 }
 
@@ -302,7 +310,7 @@ static void bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		st->values_decoded += j1 - j0 + 1;
 		uint32_t i0 = lower_bound(t0 + j0, j1 - j0 + 1, bk->from) + j0;
 		uint32_t i1 = lower_bound(t0 + j0, j1 - j0 + 1, end) + j0;
-		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), 0, i1 - i0);
+		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
 	}
 	(void)n;
 }

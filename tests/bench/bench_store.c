@@ -1,0 +1,334 @@
+/*
+ * bench_store.c - `make bench`: the store against the obvious baseline.
+ *
+ * Data: M metrics x N samples (default 20 x 1,000,000) of counter-like
+ * values, described in the output. Each figure is printed beside the same
+ * measurement on a one-row-per-value SQLite table (run, metric, t0, t1,
+ * value) with a clustered primary key, filled with one prepared statement
+ * inside large transactions, all measured in this run on this machine.
+ *
+ *   bench_store [--samples N] [--metrics M] [--cli PATH] [--dir DIR]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reader.h"
+#include "store.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+	uint64_t x = rng_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * 2685821657736338717ull;
+}
+static double unif(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+static double gauss(void)
+{
+	double u = unif() + 1e-300, v = unif();
+	return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* Bursty counter-like data: the run moves through phases of 200 to 20,000
+ * samples (idle, copy, compute, collective); each metric has a base rate per
+ * phase spread over four decades, and each sample is that rate times
+ * (1 + 5% Gaussian noise), rounded to a non-negative integer. */
+static void generate(double *values, uint64_t *t0, uint64_t *t1, uint32_t n, uint32_t m)
+{
+	double rate[4][64];
+	for (int p = 0; p < 4; p++)
+		for (uint32_t k = 0; k < m; k++)
+			rate[p][k] = p == 0 ? 10 * unif() : pow(10, 2 + 4 * unif());
+	uint32_t left = 0;
+	int phase = 0;
+	uint64_t t = 1000000;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!left) {
+			phase = (int)(rnd() % 4);
+			left = 200 + (uint32_t)(rnd() % 19800);
+		}
+		left--;
+		t0[i] = t;
+		t1[i] = t + 10000;
+		t += 10000 + (rnd() % 16 == 0 ? rnd() % 40 : 0); /* sampling jitter */
+		for (uint32_t k = 0; k < m; k++) {
+			double v = rate[phase][k] * (1 + 0.05 * gauss());
+			values[(size_t)i * m + k] = v < 0 ? 0 : floor(v + 0.5);
+		}
+	}
+}
+
+static double file_size(const char *path)
+{
+	struct stat st;
+	char p[600];
+	double total = 0;
+	const char *suffix[] = {"", "-wal"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+		if (stat(p, &st) == 0)
+			total += (double)st.st_size;
+	}
+	return total;
+}
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "bench: %s: %s\n", what, why);
+	exit(1);
+}
+
+static int count_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	(void)i, (void)t0, (void)t1;
+	*(double *)ctx += a[0].sum;
+	return 0;
+}
+
+static double bench_baseline_ingest(sqlite3 *db, const double *values, const uint64_t *t0,
+				    const uint64_t *t1, uint32_t n, uint32_t m)
+{
+	sqlite3_exec(db,
+		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+		     "CREATE TABLE base(run INTEGER, metric INTEGER, t0 INTEGER, t1 INTEGER,"
+		     " value REAL, PRIMARY KEY(run, metric, t0)) WITHOUT ROWID;",
+		     NULL, NULL, NULL);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "INSERT INTO base VALUES(1, ?1, ?2, ?3, ?4)", -1, &st,
+			       NULL) != SQLITE_OK)
+		die("baseline", sqlite3_errmsg(db));
+	double start = now_s();
+	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t k = 0; k < m; k++) {
+			sqlite3_bind_int(st, 1, (int)k);
+			sqlite3_bind_int64(st, 2, (int64_t)t0[i]);
+			sqlite3_bind_int64(st, 3, (int64_t)t1[i]);
+			sqlite3_bind_double(st, 4, values[(size_t)i * m + k]);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				die("baseline insert", sqlite3_errmsg(db));
+			sqlite3_reset(st);
+		}
+		if (i % 50000 == 49999) {
+			sqlite3_exec(db, "COMMIT; BEGIN", NULL, NULL, NULL);
+		}
+	}
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	double el = now_s() - start;
+	sqlite3_finalize(st);
+	sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	return el;
+}
+
+static double run_cmd(const char *cmd)
+{
+	double start = now_s();
+	if (system(cmd) != 0)
+		die("command failed", cmd);
+	return now_s() - start;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t n = 1000000, m = 20;
+	const char *cli = "build/cyclescope", *dir = NULL;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--samples"))
+			n = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--metrics"))
+			m = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--cli"))
+			cli = argv[i + 1];
+		else if (!strcmp(argv[i], "--dir"))
+			dir = argv[i + 1];
+	}
+	if (m < 1 || m > 64 || n < 1000)
+		die("arguments", "--metrics 1..64, --samples >= 1000");
+	char tmpl[] = "/tmp/csbench.XXXXXX";
+	if (!dir && !(dir = mkdtemp(tmpl)))
+		die("mkdtemp", strerror(errno));
+	char ours[512], base[512], cmd[2048], out1[512], out2[512];
+	snprintf(ours, sizeof ours, "%s/ours.db", dir);
+	snprintf(base, sizeof base, "%s/baseline.db", dir);
+	snprintf(out1, sizeof out1, "%s/ours.csv", dir);
+	snprintf(out2, sizeof out2, "%s/baseline.csv", dir);
+	unlink(ours);
+	unlink(base);
+	uint64_t values_total = (uint64_t)n * m;
+
+	double *values = malloc(values_total * sizeof *values);
+	uint64_t *t0 = malloc(n * sizeof *t0), *t1 = malloc(n * sizeof *t1);
+	if (!values || !t0 || !t1)
+		die("malloc", "out of memory");
+	generate(values, t0, t1, n, m);
+	printf("cyclescope store benchmark\n");
+	printf("data: %u metrics x %u samples = %llu values. Counter-like: phases of\n"
+	       "  200..20000 samples (idle/copy/compute/collective) with per-metric base\n"
+	       "  rates spread over 1e2..1e6 (idle under 10), times (1 + 5%% Gaussian\n"
+	       "  noise), rounded to non-negative integers; 10 us intervals with jitter.\n",
+	       m, n, (unsigned long long)values_total);
+	printf("baseline: table (run, metric, t0, t1, value) WITHOUT ROWID, primary key\n"
+	       "  (run, metric, t0), one prepared INSERT per value, 50k samples per\n"
+	       "  transaction, WAL, synchronous=NORMAL.\n\n");
+	fflush(stdout);
+
+	/* --- ingest --- */
+	char err[512];
+	cs_store *s = cs_store_open(ours, CS_OPEN_CREATE, err, sizeof err);
+	if (!s)
+		die(ours, err);
+	cs_run_info info = {.kind = "hw", .source = "bench", .name = "bench", .time_unit = "ns"};
+	double start = now_s();
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	if (!w)
+		die("begin", err);
+	uint32_t ids[64];
+	for (uint32_t k = 0; k < m; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "metric_%02u.sum", k);
+		cs_metric_info mi = {.name = name};
+		if (cs_writer_add_metric(w, &mi, &ids[k]))
+			die("metric", cs_store_errmsg(s));
+	}
+	const uint32_t batch = 1000;
+	for (uint32_t i = 0; i < n; i += batch) {
+		uint32_t nb = n - i < batch ? n - i : batch;
+		cs_batch b = {0, i, nb, m, ids, t0 + i, t1 + i, values + (size_t)i * m};
+		if (cs_writer_append(w, &b))
+			die("append", cs_store_errmsg(s));
+	}
+	if (cs_writer_end(w, "complete", NULL))
+		die("end", cs_store_errmsg(s));
+	double ours_ingest = now_s() - start;
+	sqlite3_exec(cs_store_db(s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	cs_store_close(s);
+	double ours_bytes = file_size(ours);
+
+	sqlite3 *bdb;
+	if (sqlite3_open(base, &bdb) != SQLITE_OK)
+		die(base, "cannot open");
+	double base_ingest = bench_baseline_ingest(bdb, values, t0, t1, n, m);
+	double base_bytes = file_size(base);
+
+	double ours_rate = (double)values_total / ours_ingest;
+	double base_rate = (double)values_total / base_ingest;
+	printf("ingest (writer API, batches of %u samples):\n", batch);
+	printf("  cyclescope %8.2f M values/s  (%.2f s)\n", ours_rate / 1e6, ours_ingest);
+	printf("  baseline   %8.2f M values/s  (%.2f s)\n", base_rate / 1e6, base_ingest);
+	printf("  ratio      %8.1fx            (target >= 15x)\n\n", ours_rate / base_rate);
+	printf("on-disk size:\n");
+	printf("  cyclescope %8.3f bytes/value  (%.1f MB)  (target <= 4)\n",
+	       ours_bytes / (double)values_total, ours_bytes / 1e6);
+	printf("  baseline   %8.3f bytes/value  (%.1f MB)\n", base_bytes / (double)values_total,
+	       base_bytes / 1e6);
+	printf("  ratio      %8.1fx smaller\n\n", base_bytes / ours_bytes);
+	fflush(stdout);
+
+	/* --- 1000-bucket query over every value --- */
+	s = cs_store_open(ours, CS_OPEN_READONLY, err, sizeof err);
+	if (!s)
+		die(ours, err);
+	uint64_t from = t0[0], to = t0[n - 1] + 1;
+	cs_scan q = {1, 0, m, ids, from, to};
+	double best = 1e9, check = 0;
+	cs_read_stats stats = {0};
+	for (int rep = 0; rep < 5; rep++) {
+		check = 0;
+		memset(&stats, 0, sizeof stats);
+		start = now_s();
+		if (cs_read_buckets(s, &q, 1000, count_bucket, &check, &stats))
+			die("buckets", cs_store_errmsg(s));
+		double el = now_s() - start;
+		best = el < best ? el : best;
+	}
+	sqlite3_stmt *st;
+	char sql[512];
+	snprintf(sql, sizeof sql,
+		 "SELECT metric, (t0 - %llu) * 1000 / %llu AS b, min(value), max(value),"
+		 " avg(value), sum(value), count(*) FROM base WHERE run = 1"
+		 " GROUP BY metric, b",
+		 (unsigned long long)from, (unsigned long long)(to - from));
+	if (sqlite3_prepare_v2(bdb, sql, -1, &st, NULL) != SQLITE_OK)
+		die("baseline query", sqlite3_errmsg(bdb));
+	double base_best = 1e9, base_check = 0;
+	for (int rep = 0; rep < 2; rep++) {
+		base_check = 0;
+		start = now_s();
+		while (sqlite3_step(st) == SQLITE_ROW)
+			if (sqlite3_column_int(st, 0) == 0)
+				base_check += sqlite3_column_double(st, 5);
+		sqlite3_reset(st);
+		double el = now_s() - start;
+		base_best = el < base_best ? el : base_best;
+	}
+	sqlite3_finalize(st);
+	printf("1000-bucket min/max/mean/sum/count over all %llu values (best of 5 / 2):\n",
+	       (unsigned long long)values_total);
+	printf("  cyclescope %8.1f ms  (target < 50 ms)\n", best * 1e3);
+	printf("  baseline   %8.1f ms  (GROUP BY over the baseline table)\n", base_best * 1e3);
+	printf("  ratio      %8.1fx faster; metric 0 sums agree: %s\n", base_best / best,
+	       fabs(check - base_check) <= 1e-9 * fabs(base_check) ? "yes" : "NO");
+	printf("  work: %llu chunk aggregates, %llu block aggregates, %llu blocks unpacked"
+	       " (%llu of %llu values, %.1f%%), %llu timelines decoded\n\n",
+	       (unsigned long long)stats.chunks_whole, (unsigned long long)stats.blocks_whole,
+	       (unsigned long long)stats.blocks_decoded,
+	       (unsigned long long)stats.values_decoded, (unsigned long long)values_total,
+	       100.0 * (double)stats.values_decoded / (double)values_total,
+	       (unsigned long long)stats.timelines_decoded);
+	cs_store_close(s);
+	sqlite3_close(bdb);
+	fflush(stdout);
+
+	/* --- export of one metric to CSV, both through their command-line tools --- */
+	snprintf(cmd, sizeof cmd, "%s export 1 --db %s --metric metric_00.sum > %s", cli, ours,
+		 out1);
+	double e1 = 1e9, e2 = 1e9;
+	for (int rep = 0; rep < 3; rep++) {
+		double el = run_cmd(cmd);
+		e1 = el < e1 ? el : e1;
+	}
+	snprintf(cmd, sizeof cmd,
+		 "sqlite3 -csv -header %s 'SELECT t0, t1, value FROM base"
+		 " WHERE run = 1 AND metric = 0' > %s",
+		 base, out2);
+	for (int rep = 0; rep < 3; rep++) {
+		double el = run_cmd(cmd);
+		e2 = el < e2 ? el : e2;
+	}
+	double b1 = file_size(out1), b2 = file_size(out2);
+	printf("export of one metric's %u samples to CSV (best of 3):\n", n);
+	printf("  cyclescope %8.1f MB/s  (%.1f MB in %.3f s: cyclescope export)\n", b1 / e1 / 1e6,
+	       b1 / 1e6, e1);
+	printf("  baseline   %8.1f MB/s  (%.1f MB in %.3f s: sqlite3 -csv)\n", b2 / e2 / 1e6,
+	       b2 / 1e6, e2);
+	printf("  ratio      %8.1fx (rows/s: %.1fx)\n", (b1 / e1) / (b2 / e2), e2 / e1);
+
+	unlink(out1);
+	unlink(out2);
+	if (dir == tmpl || !strncmp(dir, "/tmp/csbench.", 13)) {
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "bench: could not remove %s\n", dir);
+	}
+	free(values);
+	free(t0);
+	free(t1);
+	return 0;
+}

@@ -1,0 +1,458 @@
+/* test_store.c - schema, migration refusal, the batch writer, dead writers. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reader.h"
+#include "store.h"
+#include "testutil.h"
+
+static cs_store *open_new(const char *name)
+{
+	char err[512];
+	unlink(tu_path(name));
+	cs_store *s = cs_store_open(tu_path(name), CS_OPEN_CREATE, err, sizeof err);
+	if (!s)
+		fail_msg("open %s: %s", name, err);
+	return s;
+}
+
+static int64_t sql_int(cs_store *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static const cs_run_info run_info = {.kind = "hw", .source = "test", .name = "t", .time_unit = "ns"};
+
+static void test_schema_created(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("schema.db");
+	assert_int_equal(sql_int(s, "PRAGMA user_version"), CS_SCHEMA_VERSION);
+	assert_int_equal(sql_int(s, "PRAGMA application_id"), CS_APPLICATION_ID);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+				    " AND name IN ('runs','devices','metrics','ranges',"
+				    "'timelines','chunks')"),
+			 6);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), "PRAGMA journal_mode", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "wal");
+	sqlite3_finalize(st);
+	cs_store_close(s);
+	char err[512];
+	s = cs_store_open(tu_path("schema.db"), CS_OPEN_READONLY, err, sizeof err);
+	assert_non_null(s);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM runs"), 0);
+	cs_store_close(s);
+	cs_store_close(NULL);
+}
+
+static void expect_refusal(const char *path, int flags, const char *needle)
+{
+	char err[512] = "";
+	cs_store *s = cs_store_open(path, flags, err, sizeof err);
+	if (s)
+		fail_msg("%s opened, expected refusal with '%s'", path, needle);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+}
+
+static void test_refuses_foreign_and_newer(void **state)
+{
+	(void)state;
+	tu_write_file(tu_path("text.db"), "this is not a database at all, just some text\n");
+	expect_refusal(tu_path("text.db"), CS_OPEN_CREATE, "not a SQLite database");
+
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(tu_path("other.db"), &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	expect_refusal(tu_path("other.db"), CS_OPEN_CREATE, "not a cyclescope");
+
+	cs_store *s = open_new("newer.db");
+	cs_store_close(s);
+	assert_int_equal(sqlite3_open(tu_path("newer.db"), &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	expect_refusal(tu_path("newer.db"), CS_OPEN_CREATE, "newer than this cyclescope");
+	expect_refusal(tu_path("newer.db"), CS_OPEN_READONLY, "upgrade cyclescope");
+
+	tu_write_file(tu_path("empty.db"), "");
+	expect_refusal(tu_path("empty.db"), CS_OPEN_READONLY, "not a cyclescope database yet");
+	expect_refusal(tu_path("missing-dir/x.db"), CS_OPEN_CREATE, "cannot open");
+	/* The refused files are untouched. */
+	assert_int_equal(sqlite3_open(tu_path("other.db"), &db), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM t", -1, &st, NULL), SQLITE_OK);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+typedef struct collected {
+	uint32_t m;
+	uint64_t n;
+	uint64_t *seq, *t0, *t1;
+	double *v;
+} collected;
+
+static int collect(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	collected *c = ctx;
+	c->seq[c->n] = seq;
+	c->t0[c->n] = t0;
+	c->t1[c->n] = t1;
+	memcpy(c->v + c->n * c->m, v, c->m * sizeof *v);
+	c->n++;
+	return 0;
+}
+
+#define N_ODD 13000
+#define M_ODD 3
+
+static void test_odd_batches_roundtrip(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("odd.db");
+	char err[256];
+	cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+	assert_non_null(w);
+	uint32_t ids[M_ODD];
+	const char *names[M_ODD] = {"lts__t_sectors.sum", "sm__cycles_active.avg", "ratio.pct"};
+	for (int k = 0; k < M_ODD; k++) {
+		cs_metric_info mi = {.name = names[k], .kind = k == 2 ? "ratio" : NULL};
+		assert_int_equal(cs_writer_add_metric(w, &mi, &ids[k]), 0);
+		assert_int_equal(ids[k], (uint32_t)k);
+	}
+	static uint64_t t0[N_ODD], t1[N_ODD];
+	static double v[N_ODD * M_ODD], expect[N_ODD * M_ODD];
+	uint64_t seed = 11, t = 5000;
+	for (int i = 0; i < N_ODD; i++) {
+		t0[i] = t;
+		t1[i] = t + 100 + (uint64_t)(i % 3);
+		t += (i % 500 == 0) ? 0 : 100 + tu_rand(&seed) % 7; /* equal t0s allowed */
+		v[i * M_ODD + 0] = (double)(tu_rand(&seed) % 1000000);
+		v[i * M_ODD + 1] = (double)(tu_rand(&seed) % 1000) / 3.0;
+		v[i * M_ODD + 2] = i % 11 == 0 ? (double)NAN : (i % 13 == 0 ? -0.0 : (double)i);
+	}
+	memcpy(expect, v, sizeof v);
+	static const uint32_t sizes[] = {1, 7, 4095, 4097, 333, 1, 128, 129, 2000};
+	uint32_t done = 0, si = 0, batch_no = 0;
+	while (done < N_ODD) {
+		uint32_t n = sizes[si++ % 9];
+		if (n > N_ODD - done)
+			n = N_ODD - done;
+		if (batch_no++ % 4 == 3) {
+			/* This batch carries metrics 2 and 0 only, in that order. */
+			static double sub[4097 * 2];
+			uint32_t sub_ids[2] = {ids[2], ids[0]};
+			for (uint32_t i = 0; i < n; i++) {
+				sub[i * 2] = v[(done + i) * M_ODD + 2];
+				sub[i * 2 + 1] = v[(done + i) * M_ODD + 0];
+				expect[(done + i) * M_ODD + 1] = NAN;
+			}
+			cs_batch b = {0, done, n, 2, sub_ids, t0 + done, t1 + done, sub};
+			assert_int_equal(cs_writer_append(w, &b), 0);
+		} else {
+			cs_batch b = {0, done, n, M_ODD, ids, t0 + done, t1 + done, v + (size_t)done * M_ODD};
+			assert_int_equal(cs_writer_append(w, &b), 0);
+		}
+		done += n;
+		if (si == 4)
+			assert_int_equal(cs_store_commit(s), 0); /* partial chunk, rewritten later */
+	}
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM timelines"), (N_ODD + 4095) / 4096);
+	assert_int_equal(sql_int(s, "SELECT sum(n) FROM timelines"), N_ODD);
+	assert_int_equal(sql_int(s, "SELECT samples FROM runs"), N_ODD);
+	assert_int_equal(sql_int(s, "SELECT status = 'complete' FROM runs"), 1);
+	cs_store_close(s);
+
+	s = cs_store_open(tu_path("odd.db"), CS_OPEN_READONLY, err, sizeof err);
+	assert_non_null(s);
+	collected c = {M_ODD, 0, malloc(N_ODD * 8), malloc(N_ODD * 8), malloc(N_ODD * 8),
+		       malloc(N_ODD * M_ODD * 8)};
+	cs_scan q = {1, 0, M_ODD, ids, 0, UINT64_MAX};
+	assert_int_equal(cs_read_raw(s, &q, collect, &c), 0);
+	assert_int_equal(c.n, N_ODD);
+	for (int i = 0; i < N_ODD; i++) {
+		assert_int_equal(c.seq[i], (uint64_t)i);
+		assert_int_equal(c.t0[i], t0[i]);
+		assert_int_equal(c.t1[i], t1[i]);
+		for (int k = 0; k < M_ODD; k++) {
+			double e = expect[i * M_ODD + k], got = c.v[i * M_ODD + k];
+			if (isnan(e))
+				assert_true(isnan(got));
+			else if (!tu_same_bits(e, got))
+				fail_msg("sample %d metric %d: %.17g != %.17g", i, k, got, e);
+		}
+	}
+	/* NaN is stored as absent, never 0: the chunk aggregates count only
+	 * present values. */
+	int64_t absent = 0;
+	for (int i = 0; i < N_ODD; i++)
+		absent += isnan(expect[i * M_ODD + 2]);
+	assert_int_equal(sql_int(s, "SELECT sum(count) FROM chunks WHERE metric = 2"), N_ODD - absent);
+	/* A window of the raw scan. */
+	c.n = 0;
+	cs_scan win = {1, 0, M_ODD, ids, t0[5000], t0[9000]};
+	assert_int_equal(cs_read_raw(s, &win, collect, &c), 0);
+	uint64_t want = 0;
+	for (int i = 0; i < N_ODD; i++)
+		want += t0[i] >= t0[5000] && t0[i] < t0[9000];
+	assert_int_equal(c.n, want);
+	free(c.seq);
+	free(c.t0);
+	free(c.t1);
+	free(c.v);
+	cs_store_close(s);
+}
+
+static void expect_einval(cs_store *s, cs_writer *w, const cs_batch *b, const char *needle)
+{
+	assert_int_equal(cs_writer_append(w, b), -EINVAL);
+	if (!strstr(cs_store_errmsg(s), needle))
+		fail_msg("'%s' lacks '%s'", cs_store_errmsg(s), needle);
+}
+
+static void test_writer_validation(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("valid.db");
+	char err[256];
+	cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+	uint32_t a, b2;
+	cs_metric_info ma = {.name = "a"}, mb = {.name = "b"};
+	assert_int_equal(cs_writer_add_metric(w, &ma, &a), 0);
+	assert_int_equal(cs_writer_add_metric(w, &ma, &b2), -EEXIST);
+	cs_metric_info bad = {.name = "x", .kind = "weird"};
+	assert_int_equal(cs_writer_add_metric(w, &bad, &b2), -EINVAL);
+	assert_int_equal(cs_writer_add_metric(w, &mb, &b2), 0);
+	uint64_t t0[3] = {10, 20, 30}, t1[3] = {20, 30, 40};
+	double v[6] = {1, 2, 3, 4, 5, 6};
+	uint32_t ids[2] = {a, b2};
+	cs_batch ok = {0, 0, 3, 2, ids, t0, t1, v};
+	assert_int_equal(cs_writer_append(w, &ok), 0);
+	cs_batch gap = ok;
+	gap.seq0 = 5;
+	expect_einval(s, w, &gap, "expected 3");
+	uint64_t back[3] = {25, 26, 27}, back1[3] = {26, 27, 28};
+	cs_batch dec = {0, 3, 3, 2, ids, back, back1, v};
+	expect_einval(s, w, &dec, "before the previous sample");
+	uint64_t f0[3] = {40, 50, 60}, f1[3] = {41, 49, 61};
+	cs_batch inv = {0, 3, 3, 2, ids, f0, f1, v};
+	expect_einval(s, w, &inv, "is before t0");
+	uint32_t unknown[2] = {a, 7};
+	cs_batch unk = {0, 3, 3, 2, unknown, f0, f0, v};
+	expect_einval(s, w, &unk, "only 2 are declared");
+	uint32_t dup[2] = {a, a};
+	cs_batch dp = {0, 3, 3, 2, dup, f0, f0, v};
+	expect_einval(s, w, &dp, "appears twice");
+	/* After all that, the writer still works and nothing bad was stored. */
+	cs_batch next = {0, 3, 3, 2, ids, f0, f0, v};
+	assert_int_equal(cs_writer_append(w, &next), 0);
+	cs_range r;
+	cs_range_init(&r, "api", "cudaMemcpy", 15, 35);
+	r.bytes = 4096;
+	assert_int_equal(cs_writer_add_range(w, &r), 0);
+	cs_range_init(&r, "kernel", "gemm", 50, 40);
+	assert_int_equal(cs_writer_add_range(w, &r), -EINVAL);
+	cs_device_info d = {.index = 1, .name = "NVIDIA H200", .chip = "GH100", .sm_count = 132};
+	assert_int_equal(cs_writer_add_device(w, &d), 0);
+	assert_int_equal(cs_writer_add_device(w, &d), -EEXIST);
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	assert_int_equal(sql_int(s, "SELECT samples FROM runs"), 6);
+	assert_int_equal(sql_int(s, "SELECT bytes FROM ranges WHERE name = 'cudaMemcpy'"), 4096);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM ranges"), 1);
+	assert_int_equal(sql_int(s, "SELECT sm_count FROM devices WHERE idx = 1"), 132);
+	cs_run_info badrun = run_info;
+	badrun.kind = "gpu";
+	assert_null(cs_writer_begin(s, &badrun, err, sizeof err));
+	assert_non_null(strstr(err, "'hw' or 'sim'"));
+	cs_store_close(s);
+}
+
+static void test_discard_removes_run(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("discard.db");
+	char err[256];
+	cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+	uint32_t id;
+	cs_metric_info mi = {.name = "a"};
+	assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+	uint64_t t[5000];
+	double v[5000];
+	for (int i = 0; i < 5000; i++)
+		t[i] = (uint64_t)i, v[i] = i;
+	cs_batch b = {0, 0, 5000, 1, &id, t, t, v};
+	assert_int_equal(cs_writer_append(w, &b), 0);
+	cs_writer_discard(w);
+	assert_int_equal(sql_int(s, "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM"
+				    " chunks) + (SELECT count(*) FROM timelines) + (SELECT"
+				    " count(*) FROM metrics)"),
+			 0);
+	cs_store_close(s);
+}
+
+/* Writes `runs` complete runs of n samples, values i * (run + 1). */
+static void write_runs(cs_store *s, int runs, uint32_t n)
+{
+	char err[256];
+	for (int r = 0; r < runs; r++) {
+		cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+		assert_non_null(w);
+		uint32_t id;
+		cs_metric_info mi = {.name = "a"};
+		assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+		for (uint32_t i = 0; i < n; i += 1000) {
+			uint64_t t[1000];
+			double v[1000];
+			for (uint32_t j = 0; j < 1000; j++)
+				t[j] = i + j, v[j] = (double)(i + j) * (r + 1);
+			cs_batch b = {0, i, 1000, 1, &id, t, t, v};
+			assert_int_equal(cs_writer_append(w, &b), 0);
+		}
+		assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	}
+}
+
+static int sum_rows(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)seq, (void)t0, (void)t1;
+	*(double *)ctx += v[0];
+	return 0;
+}
+
+static void check_runs_intact(cs_store *s, int runs, uint32_t n)
+{
+	for (int r = 1; r <= runs; r++) {
+		uint32_t id = 0;
+		double sum = 0;
+		cs_scan q = {r, 0, 1, &id, 0, UINT64_MAX};
+		assert_int_equal(cs_read_raw(s, &q, sum_rows, &sum), 0);
+		double want = (double)n * (n - 1) / 2 * r;
+		if (sum != want)
+			fail_msg("run %d: sum %.0f, expected %.0f", r, sum, want);
+	}
+}
+
+static void test_dead_writer_marked_incomplete(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("dead.db");
+	cs_store_close(s);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		cs_store *cs = cs_store_open(tu_path("dead.db"), 0, err, sizeof err);
+		cs_writer *w = cs_writer_begin(cs, &run_info, err, sizeof err);
+		uint32_t id;
+		cs_metric_info mi = {.name = "a"};
+		cs_writer_add_metric(w, &mi, &id);
+		uint64_t t[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+		double v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+		cs_batch b = {0, 0, 10, 1, &id, t, t, v};
+		cs_writer_append(w, &b);
+		cs_store_commit(cs);
+		_exit(0); /* dies without ending the run */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	char err[256];
+	/* A read-only open does not change the file... */
+	s = cs_store_open(tu_path("dead.db"), CS_OPEN_READONLY, err, sizeof err);
+	assert_int_equal(sql_int(s, "SELECT status = 'running' FROM runs"), 1);
+	cs_store_close(s);
+	/* ...a read-write one marks the run, keeping what was committed. */
+	s = cs_store_open(tu_path("dead.db"), 0, err, sizeof err);
+	assert_non_null(s);
+	assert_int_equal(sql_int(s, "SELECT status = 'incomplete' FROM runs"), 1);
+	assert_int_equal(sql_int(s, "SELECT sum(count) FROM chunks"), 10);
+	cs_store_close(s);
+}
+
+static void test_sigkill_mid_import(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("kill.db");
+	cs_store_close(s);
+	int pipefd[2];
+	assert_int_equal(pipe(pipefd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		close(pipefd[0]);
+		cs_store *cs = cs_store_open(tu_path("kill.db"), 0, err, sizeof err);
+		write_runs(cs, 3, 20000);
+		cs_store_set_commit_values(cs, 5000);
+		cs_writer *w = cs_writer_begin(cs, &run_info, err, sizeof err);
+		uint32_t id;
+		cs_metric_info mi = {.name = "a"};
+		cs_writer_add_metric(w, &mi, &id);
+		if (write(pipefd[1], "go", 2) != 2)
+			_exit(1);
+		for (uint64_t i = 0;; i += 1000) {
+			uint64_t t[1000];
+			double v[1000];
+			for (int j = 0; j < 1000; j++)
+				t[j] = i + (uint64_t)j, v[j] = (double)j;
+			cs_batch b = {0, i, 1000, 1, &id, t, t, v};
+			if (cs_writer_append(w, &b))
+				_exit(2);
+		}
+	}
+	close(pipefd[1]);
+	char buf[2];
+	assert_int_equal(read(pipefd[0], buf, 2), 2);
+	close(pipefd[0]);
+	struct timespec pause = {0, 200 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	kill(pid, SIGKILL);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	char err[512];
+	s = cs_store_open(tu_path("kill.db"), 0, err, sizeof err);
+	if (!s)
+		fail_msg("reopen after SIGKILL: %s", err);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), "PRAGMA integrity_check", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM runs WHERE status = 'complete'"), 3);
+	assert_int_equal(sql_int(s, "SELECT status = 'incomplete' FROM runs WHERE id = 4"), 1);
+	check_runs_intact(s, 3, 20000);
+	/* What the killed writer had committed reads back cleanly. */
+	double sum = 0;
+	uint32_t id = 0;
+	cs_scan q = {4, 0, 1, &id, 0, UINT64_MAX};
+	assert_int_equal(cs_read_raw(s, &q, sum_rows, &sum), 0);
+	assert_true(sql_int(s, "SELECT count(*) FROM timelines WHERE run = 4") > 0);
+	cs_store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schema_created),
+		cmocka_unit_test(test_refuses_foreign_and_newer),
+		cmocka_unit_test(test_odd_batches_roundtrip),
+		cmocka_unit_test(test_writer_validation),
+		cmocka_unit_test(test_discard_removes_run),
+		cmocka_unit_test(test_dead_writer_marked_incomplete),
+		cmocka_unit_test(test_sigkill_mid_import),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	tu_cleanup();
+	return rc;
+}
