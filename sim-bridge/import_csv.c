@@ -191,6 +191,8 @@ int cs_csv_parse(const char *buf, size_t len, const char *label,
 	uint64_t *last_t0 = calloc(MAX_DEVICES, sizeof *last_t0);
 	uint8_t *seen = calloc(MAX_DEVICES, 1);
 	int rc = last_t0 && seen ? read_header(&p, sink) : perr(&p, 0, "out of memory");
+	if (!last_t0 || !seen)
+		goto done;
 	char shown[80];
 	while (!rc) {
 		const char *f;
@@ -345,7 +347,7 @@ static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
 	dev_batch *d = im->devs[device];
 	if (!d) {
 		d = calloc(1, sizeof *d);
-		if (!d || !(d->values = malloc((size_t)BATCH * im->m * sizeof(double)))) {
+		if (!d || !(d->values = malloc((size_t)BATCH * (im->m ? im->m : 1) * sizeof(double)))) {
 			free(d);
 			snprintf(im->err, im->errlen, "out of memory");
 			return -ENOMEM;
@@ -353,7 +355,7 @@ static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
 		d->index = device;
 		im->devs[device] = d;
 	}
-	d->t0[d->n] = t0;
+	d->t0[d->n] = t0; /* NOLINT(clang-analyzer-unix.Malloc): owned by im->devs */
 	d->t1[d->n] = t1;
 	memcpy(d->values + (size_t)d->n * im->m, values, im->m * sizeof(double));
 	if (++d->n == BATCH)

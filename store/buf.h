@@ -57,7 +57,7 @@ static inline uint32_t cs_get_u32(const uint8_t *p)
 static inline uint64_t cs_get_u64(const uint8_t *p)
 {
 	uint64_t v;
-	memcpy(&v, p, sizeof v);
+	memcpy(&v, p, sizeof v); /* NOLINT(clang-analyzer-core.NonNullParamChecker) */
 	return v;
 }
 static inline double cs_get_f64(const uint8_t *p)
@@ -73,7 +73,7 @@ int cs_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
 
 static inline uint64_t cs_zigzag(int64_t v)
 {
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
 }
 static inline int64_t cs_unzigzag(uint64_t v)
 {

@@ -194,8 +194,8 @@ int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx)
 {
 	scan_ctx c;
 	int rc = scan_open(&c, s, q, 1);
-	int64_t seq0;
-	uint32_t n;
+	int64_t seq0 = 0;
+	uint32_t n = 0;
 	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
 		rc = decode_timeline(&c, n);
 		uint32_t i0 = rc ? 0 : lower_bound(c.t0, n, q->from);
@@ -331,8 +331,8 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 		return fail(s, -ENOMEM, "out of memory for %u buckets", nbuckets);
 	scan_ctx c;
 	int rc = scan_open(&c, s, q, 0);
-	int64_t seq0;
-	uint32_t n;
+	int64_t seq0 = 0;
+	uint32_t n = 0;
 	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
 		rc = 0;
 		uint64_t tf = (uint64_t)sqlite3_column_int64(c.tl, 2);

@@ -874,7 +874,7 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 		memcpy(d->t0 + d->n, b->t0 + done, take * sizeof(uint64_t));
 		memcpy(d->t1 + d->n, b->t1 + done, take * sizeof(uint64_t));
 		for (uint32_t k = 0; k < b->m; k++) {
-			double *dst = d->vals[b->metrics[k]] + d->n;
+			double *dst = d->vals[b->metrics[k]] + d->n; /* NOLINT(clang-analyzer-core.NullDereference): ensure_vals above */
 			const double *src = b->values + (size_t)done * b->m + k;
 			for (uint32_t i = 0; i < take; i++)
 				dst[i] = src[(size_t)i * b->m];

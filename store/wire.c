@@ -385,7 +385,7 @@ static int decode_metrics(reader *r, cs_wire_metrics *m)
 			rc = bad(r, "metric.cumulative", "%llu is not 0 or 1 (metric %llu)", (unsigned long long)(x->cumulative), (unsigned long long)(i));
 		rc = rc ? rc : rd_str(r, "metric.name", &x->name);
 		rc = rc ? rc : rd_str(r, "metric.unit", &x->unit);
-		if (!rc && !*x->name)
+		if (!rc && x->name && !*x->name)
 			rc = bad(r, "metric.name", "metric %llu has an empty name", (unsigned long long)(i));
 	}
 	return rc;
@@ -526,7 +526,7 @@ int cs_wire_decode(const uint8_t *buf, size_t len, cs_wire_msg *msg,
 	}
 	if (buf[4] != CS_WIRE_VERSION) {
 		snprintf(err, errlen, "frame header at offset 4: version %u, this build speaks %u",
-			 buf[4], CS_WIRE_VERSION);
+			 buf[4], (unsigned)CS_WIRE_VERSION);
 		return -EBADMSG;
 	}
 	if (!strcmp(cs_wire_type_name(type), "?")) {

@@ -1,26 +1,41 @@
 #!/bin/sh
-# Runs each test binary given (optionally under $CS_WRAP, e.g. valgrind) and
-# then the end-to-end CLI script; prints one "N passed, N failed" line.
-# cmocka prints its own per-binary summary above it.
+# Runs each cmocka test binary given (under $CS_WRAP, e.g. valgrind, when
+# set), then the end-to-end CLI checks (tests/cli.sh), and ends with one
+# line "tests: N passed, N failed" counting every test case.
 passed=0
 failed=0
+broken=""
+log=$(mktemp)
 for t in "$@"; do
 	echo "== $t"
-	if $CS_WRAP "$t"; then
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $t"
+	$CS_WRAP "$t" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$log" | tail -n 1)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test(s), listed below:/\1/p' "$log" | tail -n 1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	if [ "$rc" -ne 0 ] && [ -z "$f" ]; then
+		# crashed or died before cmocka could report
 		failed=$((failed + 1))
 	fi
+	[ "$rc" -ne 0 ] && broken="$broken $t"
 done
 if [ -z "$CS_SKIP_CLI" ]; then
 	echo "== tests/cli.sh"
-	if sh tests/cli.sh "${CS_BUILD:-build}"; then
-		passed=$((passed + 1))
-	else
-		echo "FAILED: tests/cli.sh"
-		failed=$((failed + 1))
+	sh tests/cli.sh "${CS_BUILD:-build}" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$rc" -ne 0 ]; then
+		[ "$f" -eq 0 ] && failed=$((failed + 1))
+		broken="$broken tests/cli.sh"
 	fi
 fi
-echo "test binaries: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+rm -f "$log"
+[ -n "$broken" ] && echo "failing:$broken"
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ -z "$broken" ]

@@ -1,0 +1,103 @@
+#!/bin/sh
+# End-to-end checks of the cyclescope command line on a real database file,
+# including the loadable extension in the real sqlite3 shell. TAP-style
+# output: one "ok N - ..." or "not ok N - ..." line per check.
+#   sh tests/cli.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+EX=docs/examples/h100-l2-overlap.csv
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+DB="$T/cli.db"
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && sed 's/^/#   /' "$2"; }
+# check DESC CMD...: passes when CMD exits 0
+check() { d=$1; shift; if "$@" >"$T/out" 2>&1; then ok "$d"; else no "$d" "$T/out"; fi; }
+# fails DESC NEEDLE CODE CMD...: passes when CMD exits CODE and prints NEEDLE
+fails() {
+	d=$1 needle=$2 code=$3; shift 3
+	"$@" >"$T/out" 2>&1; rc=$?
+	if [ "$rc" -eq "$code" ] && grep -qF -- "$needle" "$T/out"; then ok "$d"; else
+		echo "exit $rc, wanted $code and '$needle'" >>"$T/out"; no "$d" "$T/out"; fi
+}
+
+check "import the example CSV" "$CS" import csv "$EX" --db "$DB" --name example
+grep -q "imported run 1 'example': 4000 samples x 6 metrics" "$T/out" && ok "import reports what it stored" || no "import reports what it stored" "$T/out"
+check "runs lists it" "$CS" runs --db "$DB"
+grep -q "complete.*4000.*40 ms.*example" "$T/out" && ok "runs shows status, samples, span" || no "runs shows status, samples, span" "$T/out"
+check "runs --json" "$CS" runs --db "$DB" --json
+grep -q '"name":"example".*"status":"complete".*"samples":4000.*"metrics":6.*"meta":{"file"' "$T/out" && ok "runs --json carries the run" || no "runs --json carries the run" "$T/out"
+
+"$CS" export example --db "$DB" >"$T/export.csv" 2>"$T/err"
+tr -d '\r' <"$T/export.csv" | cmp -s - "$EX" && ok "export reproduces the imported file byte for byte" || no "export reproduces the imported file" "$T/err"
+check "re-import the export" "$CS" import csv "$T/export.csv" --db "$DB" --name again
+"$CS" export again --db "$DB" | cmp -s - "$T/export.csv" && ok "export -> import -> export is exact" || no "export -> import -> export is exact"
+
+"$CS" export 1 --db "$DB" --buckets 40 --metric lts__t_sectors.sum >"$T/b.csv" 2>"$T/err"
+[ "$(wc -l <"$T/b.csv")" -eq 41 ] && head -n 1 "$T/b.csv" | grep -q '^t0,t1,lts__t_sectors.sum:min,lts__t_sectors.sum:max,lts__t_sectors.sum:mean,lts__t_sectors.sum:sum,lts__t_sectors.sum:count' && ok "bucketed export: header and 40 rows" || no "bucketed export" "$T/b.csv"
+total=$(awk -F, 'NR > 1 { s += $6 } END { printf "%.0f", s }' "$T/b.csv")
+want=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.0f", s }' "$EX")
+[ "$total" = "$want" ] && ok "bucket sums add up to the file's total ($want)" || { echo "$total != $want" >"$T/err"; no "bucket sums add up" "$T/err"; }
+"$CS" export 1 --db "$DB" --from 5000000 --to 5100000 --metric nvlrx__bytes.sum >"$T/w.csv"
+[ "$(wc -l <"$T/w.csv")" -eq 11 ] && ok "export --from/--to selects 10 samples" || no "export window" "$T/w.csv"
+
+"$CS" query --db "$DB" "SELECT count(*) AS n FROM series WHERE run = 1" >"$T/q.csv"
+[ "$(tr -d '\r' <"$T/q.csv" | tail -n 1)" = "24000" ] && ok "query over the series table" || no "query over the series table" "$T/q.csv"
+"$CS" query --db "$DB" --json "SELECT metric, sum(value) AS s FROM series WHERE run = 1 AND metric = 'nvlrx__bytes.sum' GROUP BY metric" >"$T/q.json"
+grep -q '^\[{"metric":"nvlrx__bytes.sum","s":[0-9]' "$T/q.json" && ok "query --json" || no "query --json" "$T/q.json"
+fails "query refuses writes" "only read-only statements" 1 "$CS" query --db "$DB" "DELETE FROM runs"
+fails "query refuses two statements" "one statement at a time" 2 "$CS" query --db "$DB" "SELECT 1; SELECT 2"
+fails "query reports SQL errors" "no such table: nope" 1 "$CS" query --db "$DB" "SELECT * FROM nope"
+
+# An ASan build of the extension needs the ASan runtime preloaded into the shell.
+asan_rt=$(ldd "$B/cyclescope_series.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+if command -v sqlite3 >/dev/null; then
+	r=$(LD_PRELOAD="$asan_rt" ASAN_OPTIONS=detect_leaks=0 sqlite3 "$DB" ".load $B/cyclescope_series" "SELECT count(*), sum(value) FROM series WHERE run = 1 AND metric = 'lts__t_sectors.sum' AND t0 BETWEEN 1000000 AND 1990000" 2>&1)
+	want=$(awk -F, 'NR > 1 && $1 <= 1990000 { n++; s += $5 } END { printf "%d|%d.0", n, s }' "$EX")
+	[ "$r" = "$want" ] && ok "sqlite3 shell loads the extension ($r)" || { echo "$r != $want" >"$T/err"; no "sqlite3 .load" "$T/err"; }
+else
+	no "sqlite3 shell is installed (apt-get install sqlite3)"
+fi
+
+printf 't0,t1,a,b\n0,10,1,2\n10,20,3,x7\n' >"$T/bad.csv"
+fails "bad CSV names file, line and column" "$T/bad.csv:3:4: metric 'b': expected a number" 1 "$CS" import csv "$T/bad.csv" --db "$DB"
+[ "$("$CS" runs --db "$DB" | wc -l)" -eq 3 ] && ok "a failed import leaves no run behind" || no "failed import left a run"
+fails "missing database" "no such database" 1 "$CS" runs --db "$T/none.db"
+printf 'not sqlite at all................................................................................\n' >"$T/junk.db"
+fails "not a database" "not a SQLite database" 1 "$CS" runs --db "$T/junk.db"
+fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
+fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
+fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"
+fails "unknown run" "no run 'nosuch'" 1 "$CS" export nosuch --db "$DB"
+fails "unknown metric" "has no metric 'nope'" 1 "$CS" export 1 --metric nope --db "$DB"
+fails "bad number" "--buckets: expected a non-negative integer" 2 "$CS" export 1 --buckets ten --db "$DB"
+check "help" "$CS" --help
+grep -q "import" "$T/out" && ok "help lists the commands" || no "help lists the commands" "$T/out"
+CYCLESCOPE_DB="$DB" "$CS" runs >"$T/out" 2>&1 && grep -q example "$T/out" && ok "\$CYCLESCOPE_DB picks the database" || no "\$CYCLESCOPE_DB" "$T/out"
+
+# A writer killed with SIGKILL mid-import: the file opens, earlier runs are
+# intact, the killed run shows as incomplete.
+awk 'BEGIN { print "t0,t1,a,b,c,d"; for (i = 0; i < 3000000; i++) printf "%d,%d,%d,%d,%d,%d\n", i*10, i*10+10, i%977, i%13, i, 7 }' >"$T/big.csv"
+"$CS" import csv "$T/big.csv" --db "$DB" --name killed >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 100 ]; do
+	sleep 0.05
+	"$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = 'killed' AND samples > 0" 2>/dev/null | tail -n 1 | grep -q 1 && break
+	i=$((i + 1))
+done
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+"$CS" runs --db "$DB" >"$T/out" 2>&1
+grep -q "incomplete.*killed" "$T/out" && ok "SIGKILLed import shows as incomplete" || no "SIGKILLed import shows as incomplete" "$T/out"
+"$CS" export example --db "$DB" | tr -d '\r' | cmp -s - "$EX" && ok "earlier runs intact after SIGKILL" || no "earlier runs intact after SIGKILL"
+r=$("$CS" query --db "$DB" "SELECT count(*) FROM series WHERE run = (SELECT id FROM runs WHERE name = 'killed')" | tail -n 1 | tr -d '\r')
+[ "${r:-0}" -gt 0 ] && ok "the killed run's committed samples read back ($r values)" || no "killed run readable"
+if command -v sqlite3 >/dev/null; then
+	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = "ok" ] && ok "integrity_check after SIGKILL" || no "integrity_check after SIGKILL"
+fi
+
+echo "cli: $((n - fails)) of $n checks passed"
+[ "$fails" -eq 0 ]
