@@ -89,7 +89,13 @@ valgrind:
 bench: $(BENCH) all
 	$(BENCH) $(BENCH_ARGS)
 
-demo: all
+# Quick start: install what is missing, build, import the example into
+# ./cyclescope.db and show it.
+setup:
+	@sh .ci/install-deps
+
+demo: setup
+	@$(MAKE) -s --no-print-directory all
 	@sh tests/demo.sh $(BUILD)
 
 lint:
@@ -118,8 +124,8 @@ format:
 	clang-format -i $(wildcard */*.[ch] tests/*/*.[ch])
 
 clean:
-	rm -rf build build-* cyclescope.db cyclescope.db-wal cyclescope.db-shm
+	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench demo lint fuzz format clean
+.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean
 .SECONDARY:

@@ -1,0 +1,28 @@
+/* fuzz_chunk.c - libFuzzer target: value and timeline chunk decoders on any
+ * bytes (a corrupt database must never crash a reader). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static double vals[CS_CHUNK_MAX];
+	static uint64_t t0[CS_CHUNK_MAX], t1[CS_CHUNK_MAX];
+	static cs_codec *c;
+	if (!c)
+		c = cs_codec_new();
+	char err[128];
+	cs_values_view view;
+	if (cs_values_open(c, &view, data, size, err, sizeof err) == 0)
+		cs_values_decode(&view, vals);
+	if (size >= 8) {
+		uint32_t n;
+		memcpy(&n, data + 4, 4);
+		if (n >= 1 && n <= CS_CHUNK_MAX)
+			cs_timeline_decode(c, data, size, n, t0, t1, err, sizeof err);
+	}
+	return 0;
+}
