@@ -21,6 +21,7 @@ CFLAGS  += -fsanitize=$(SAN) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
 endif
 Q       := $(if $(V),,@)
+MAKEFLAGS += --no-print-directory
 
 STORE_SRC := $(filter-out store/series_ext.c,$(wildcard store/*.c))
 LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
