@@ -190,37 +190,93 @@ static uint32_t lower_bound(const uint64_t *t0, uint32_t n, uint64_t t)
 	return lo;
 }
 
-int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx)
-{
+struct cs_raw_iter {
 	scan_ctx c;
-	int rc = scan_open(&c, s, q, 1);
+	cs_scan q;
+	uint32_t *metrics;
+	int done;
+};
+
+cs_raw_iter *cs_raw_open(cs_store *s, const cs_scan *q)
+{
+	cs_raw_iter *it = calloc(1, sizeof *it);
+	if (!it) {
+		fail(s, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	it->q = *q;
+	it->metrics = malloc((q->m ? q->m : 1) * sizeof *it->metrics);
+	if (it->metrics && q->m)
+		memcpy(it->metrics, q->metrics, q->m * sizeof *it->metrics);
+	it->q.metrics = it->metrics;
+	if (!it->metrics || scan_open(&it->c, s, &it->q, 1)) {
+		if (!it->metrics)
+			fail(s, -ENOMEM, "out of memory");
+		cs_raw_close(it);
+		return NULL;
+	}
+	return it;
+}
+
+int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
+{
+	scan_ctx *c = &it->c;
+	const cs_scan *q = &it->q;
 	int64_t seq0 = 0;
 	uint32_t n = 0;
-	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
-		rc = decode_timeline(&c, n);
-		uint32_t i0 = rc ? 0 : lower_bound(c.t0, n, q->from);
-		uint32_t i1 = rc ? 0 : lower_bound(c.t0, n, q->to);
-		for (uint32_t k = 0; !rc && k < q->m; k++) {
-			if (!has_chunk(&c, k, seq0)) {
-				for (uint32_t i = i0; i < i1; i++)
-					c.vals[k][i] = NAN;
-				continue;
-			}
-			rc = open_values(&c, k, n);
-			if (rc)
-				break;
-			uint32_t b0 = i0 / CS_BLOCK_SAMPLES;
-			for (uint32_t b = b0; b * CS_BLOCK_SAMPLES < i1; b++)
-				cs_values_block_decode(
-					&c.view, b, c.vals[k] + (size_t)b * CS_BLOCK_SAMPLES);
-		}
-		for (uint32_t i = i0; !rc && i < i1; i++) {
-			for (uint32_t k = 0; k < q->m; k++)
-				c.row[k] = c.vals[k][i];
-			rc = fn(ctx, (uint64_t)seq0 + i, c.t0[i], c.t1[i], c.row);
-		}
+	if (it->done)
+		return 0;
+	int rc = next_timeline(c, &seq0, &n);
+	if (rc != 1) {
+		it->done = 1;
+		return rc;
 	}
-	scan_close(&c);
+	rc = decode_timeline(c, n);
+	uint32_t i0 = rc ? 0 : lower_bound(c->t0, n, q->from);
+	uint32_t i1 = rc ? 0 : lower_bound(c->t0, n, q->to);
+	for (uint32_t k = 0; !rc && k < q->m; k++) {
+		if (!has_chunk(c, k, seq0)) {
+			for (uint32_t i = i0; i < i1; i++)
+				c->vals[k][i] = NAN;
+			continue;
+		}
+		rc = open_values(c, k, n);
+		if (rc)
+			break;
+		for (uint32_t b = i0 / CS_BLOCK_SAMPLES; b * CS_BLOCK_SAMPLES < i1; b++)
+			cs_values_block_decode(&c->view, b, c->vals[k] + (size_t)b * CS_BLOCK_SAMPLES);
+	}
+	for (uint32_t i = i0; !rc && i < i1; i++) {
+		for (uint32_t k = 0; k < q->m; k++)
+			c->row[k] = c->vals[k][i];
+		rc = fn(ctx, (uint64_t)seq0 + i, c->t0[i], c->t1[i], c->row);
+	}
+	if (rc) {
+		it->done = 1;
+		return rc > 0 ? -ECANCELED : rc;
+	}
+	return 1;
+}
+
+void cs_raw_close(cs_raw_iter *it)
+{
+	if (!it)
+		return;
+	if (it->metrics)
+		scan_close(&it->c);
+	free(it->metrics);
+	free(it);
+}
+
+int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx)
+{
+	cs_raw_iter *it = cs_raw_open(s, q);
+	if (!it)
+		return -ENOMEM;
+	int rc;
+	while ((rc = cs_raw_next(it, fn, ctx)) == 1)
+		;
+	cs_raw_close(it);
 	return rc;
 }
 

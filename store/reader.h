@@ -5,7 +5,8 @@
  * A scan covers one (run, device) and m metrics of it, over the samples
  * whose t0 lies in [from, to). Results come through a callback, one row at a
  * time, so callers stream them (CSV to a socket) without building them whole.
- * A callback that returns non-zero stops the scan; that value is returned.
+ * A callback returns 0 to go on or a negative errno to stop the scan; that
+ * value is then returned.
  *
  * Errors: 0 or a negative errno, message in cs_store_errmsg().
  * Threads: as the cs_store they use.
@@ -33,6 +34,16 @@ typedef int (*cs_row_fn)(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1,
 			 const double *values);
 
 int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx);
+
+/* The same scan, one chunk of rows per call, for callers that pull (an HTTP
+ * response callback). cs_raw_open copies q; NULL on error (message in the
+ * store). cs_raw_next emits the rows of the next chunk and returns 1 while
+ * more may follow, 0 at the end, or an error / the callback's non-zero
+ * value. */
+typedef struct cs_raw_iter cs_raw_iter;
+cs_raw_iter *cs_raw_open(cs_store *s, const cs_scan *q);
+int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx);
+void cs_raw_close(cs_raw_iter *it);
 
 /* How much of the data a bucketed scan had to unpack. */
 typedef struct cs_read_stats {
