@@ -14,19 +14,23 @@
 #include "cmds.h"
 #include "buf.h"
 #include "import_csv.h"
+#include "producer.h"
 
 static int run_import(int argc, char **argv);
 
 const cs_cmd cs_cmd_import = {
 	"import", run_import, "import simulator or CSV statistics as a run",
-	"usage: cyclescope import FORMAT FILE [--db F] [--name NAME]\n"
+	"usage: cyclescope import FORMAT FILE [--db F | --socket PATH] [--name NAME]\n"
 	"                         [--time-unit ns|cycle] [--kind hw|sim] [--clock-mhz MHZ]\n\n"
 	"Imports FILE ('-' for standard input) as one new run.\n\n"
 	"Formats:\n"
 	"  csv   wide CSV: header t0,t1[,device],<metric>,...; one row per sample\n"
 	"        (what 'cyclescope export' writes; see docs/import-formats.md)\n\n"
 	"Options:\n"
-	"  --db F          database file (default $CYCLESCOPE_DB or ./cyclescope.db)\n"
+	"  --db F          write this database file directly\n"
+	"  --socket PATH   send the run to the daemon listening at PATH\n"
+	"                  (default: a daemon on the default socket if one runs,\n"
+	"                  else $CYCLESCOPE_DB or ./cyclescope.db directly)\n"
 	"  --name NAME     run name (default: the file's name)\n"
 	"  --time-unit U   unit of t0/t1: ns (default) or cycle\n"
 	"  --kind K        hw or sim (default: hw for ns, sim for cycle)\n"
@@ -104,9 +108,8 @@ static void free_input(input *in)
 		free(in->data);
 }
 
-typedef int (*import_fn)(cs_store *s, const char *buf, size_t len,
-			 const cs_import_opts *opts, int64_t *run, char *err,
-			 size_t errlen);
+typedef int (*import_fn)(cs_producer *p, const char *buf, size_t len,
+			 const cs_import_opts *opts, char *err, size_t errlen);
 
 static const struct {
 	const char *name;
@@ -119,9 +122,11 @@ static int run_import(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_import;
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
+	const char *socket_path = NULL;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
-		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {NULL, NULL, NULL},
+		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {"socket", &socket_path, NULL},
+		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
 	int npos;
@@ -152,11 +157,31 @@ static int run_import(int argc, char **argv)
 	input in;
 	if (read_input(pos[1], &in, err, sizeof err))
 		return cs_cli_fail(cmd, "%s", err);
+	/* A daemon that is running owns the database: send it the run. With
+	 * --db, or when no daemon listens, write the file directly. */
+	char sock[512];
+	cs_producer *p = NULL;
+	cs_store *s = NULL;
 	const char *path = cs_cli_db_path(db);
-	cs_store *s = cs_cli_open(cmd, path, CS_CLI_WRITE);
-	if (!s) {
-		free_input(&in);
-		return CS_EXIT_FAIL;
+	if (socket_path) {
+		p = cs_producer_socket(socket_path, err, sizeof err);
+		if (!p) {
+			free_input(&in);
+			return cs_cli_fail(cmd, "%s", err);
+		}
+	} else if (!db) {
+		cs_producer_default_socket(sock, sizeof sock);
+		if (access(sock, F_OK) == 0 && (p = cs_producer_socket(sock, err, sizeof err)))
+			socket_path = sock;
+	}
+	if (!p) {
+		s = cs_cli_open(cmd, path, CS_CLI_WRITE);
+		p = s ? cs_producer_direct(s) : NULL;
+		if (!p) {
+			cs_store_close(s);
+			free_input(&in);
+			return CS_EXIT_FAIL;
+		}
 	}
 	cs_import_opts io = {
 		.label = strcmp(pos[1], "-") ? pos[1] : "stdin",
@@ -165,10 +190,14 @@ static int run_import(int argc, char **argv)
 		.kind = kind,
 		.clock_hz = clock_hz,
 	};
-	int64_t run = 0;
-	rc = fn(s, in.data, in.len, &io, &run, err, sizeof err);
+	rc = fn(p, in.data, in.len, &io, err, sizeof err);
+	int64_t run = cs_producer_run(p);
 	if (rc) {
 		rc = cs_cli_fail(cmd, "%s (nothing was imported)", err);
+	} else if (!s) {
+		printf("sent %s '%s' to the daemon at %s\n", cs_producer_run_label(p),
+		       name ? name : io.label, socket_path);
+		rc = CS_EXIT_OK;
 	} else {
 		sqlite3_stmt *st = NULL;
 		sqlite3_prepare_v2(cs_store_db(s),
@@ -187,6 +216,7 @@ static int run_import(int argc, char **argv)
 		sqlite3_finalize(st);
 		rc = CS_EXIT_OK;
 	}
+	cs_producer_free(p);
 	cs_store_close(s);
 	free_input(&in);
 	return rc;

@@ -296,8 +296,7 @@ typedef struct dev_batch {
 } dev_batch;
 
 typedef struct importer {
-	cs_store *s;
-	cs_writer *w;
+	cs_producer *p;
 	uint32_t m;
 	uint32_t *ids;
 	dev_batch *devs[MAX_DEVICES];
@@ -315,10 +314,10 @@ static int imp_header(void *ctx, uint32_t m, const char *const *names)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < m; k++) {
 		cs_metric_info mi = {.name = names[k]};
-		int rc = cs_writer_add_metric(im->w, &mi, &im->ids[k]);
+		int rc = cs_producer_add_metric(im->p, &mi, &im->ids[k]);
 		if (rc) {
 			snprintf(im->err, im->errlen, "%s: %s", im->label,
-				 cs_store_errmsg(im->s));
+				 cs_producer_errmsg(im->p));
 			return rc;
 		}
 	}
@@ -330,9 +329,9 @@ static int flush_dev(importer *im, dev_batch *d)
 	if (!d->n)
 		return 0;
 	cs_batch b = {d->index, d->next_seq, d->n, im->m, im->ids, d->t0, d->t1, d->values};
-	int rc = cs_writer_append(im->w, &b);
+	int rc = cs_producer_append(im->p, &b);
 	if (rc) {
-		snprintf(im->err, im->errlen, "%s: %s", im->label, cs_store_errmsg(im->s));
+		snprintf(im->err, im->errlen, "%s: %s", im->label, cs_producer_errmsg(im->p));
 		return rc;
 	}
 	d->next_seq += d->n;
@@ -369,9 +368,8 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-int cs_import_csv(cs_store *s, const char *buf, size_t len,
-		  const cs_import_opts *opts, int64_t *run, char *err,
-		  size_t errlen)
+int cs_import_csv(cs_producer *p, const char *buf, size_t len,
+		  const cs_import_opts *opts, char *err, size_t errlen)
 {
 	const char *label = opts->label ? opts->label : "csv";
 	const char *unit = opts->time_unit ? opts->time_unit : "ns";
@@ -397,25 +395,26 @@ int cs_import_csv(cs_store *s, const char *buf, size_t len,
 	};
 	importer im;
 	memset(&im, 0, sizeof im);
-	im.s = s;
+	im.p = p;
 	im.err = err;
 	im.errlen = errlen;
 	im.label = label;
-	im.w = cs_writer_begin(s, &info, err, errlen);
-	if (!im.w)
-		return -EINVAL;
+	int rc = cs_producer_begin(p, &info);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
+		return rc;
+	}
 	cs_csv_sink sink = {&im, imp_header, imp_row};
-	int rc = cs_csv_parse(buf, len, label, &sink, err, errlen);
+	rc = cs_csv_parse(buf, len, label, &sink, err, errlen);
 	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
 		if (im.devs[d])
 			rc = flush_dev(&im, im.devs[d]);
 	if (!rc) {
-		*run = cs_writer_run(im.w);
-		rc = cs_writer_end(im.w, "complete", NULL);
+		rc = cs_producer_end(p, "complete", NULL);
 		if (rc)
-			snprintf(err, errlen, "%s: %s", label, cs_store_errmsg(s));
+			snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
 	} else {
-		cs_writer_discard(im.w);
+		cs_producer_discard(p);
 	}
 	for (uint32_t d = 0; d < MAX_DEVICES; d++) {
 		if (im.devs[d])

@@ -8,7 +8,7 @@
  * means absent. This is exactly what `cyclescope export` writes, so the two
  * round-trip.
  *
- * The importer streams into a cs_writer; on any error the half-written run
+ * The importer streams into a cs_producer; on any error the half-written run
  * is deleted and err names the file, line, column and what was expected.
  */
 #ifndef CS_IMPORT_CSV_H
@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "producer.h"
 #include "store.h"
 
 typedef struct cs_import_opts {
@@ -27,11 +28,11 @@ typedef struct cs_import_opts {
 	double clock_hz;       /* 0 = unknown */
 } cs_import_opts;
 
-/* Imports buf[0..len) (borrowed for the call) as one new run. Returns 0
- * and the run id in *run, or a negative errno with the reason in err. */
-int cs_import_csv(cs_store *s, const char *buf, size_t len,
-		  const cs_import_opts *opts, int64_t *run, char *err,
-		  size_t errlen);
+/* Imports buf[0..len) (borrowed for the call) as one new run through p
+ * (the database directly, or the daemon). Returns 0, or a negative errno
+ * with the reason in err; the run is then discarded. */
+int cs_import_csv(cs_producer *p, const char *buf, size_t len,
+		  const cs_import_opts *opts, char *err, size_t errlen);
 
 /* The same parser without a store: validates the file and calls back per
  * header and row. Used by the importer and the fuzz target. */

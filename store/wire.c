@@ -478,8 +478,8 @@ static int decode_payload(reader *r, cs_wire_msg *msg)
 	case CS_WIRE_RUN_END: {
 		cs_wire_run_end *e = &msg->u.run_end;
 		rc = rc ? rc : rd_u8(r, "status", &e->status);
-		if (!rc && e->status != CS_WIRE_COMPLETE && e->status != CS_WIRE_INCOMPLETE)
-			rc = bad(r, "status", "status %llu is not 1 or 2", (unsigned long long)(e->status));
+		if (!rc && (e->status < CS_WIRE_COMPLETE || e->status > CS_WIRE_DISCARD))
+			rc = bad(r, "status", "status %llu is not 1, 2 or 3", (unsigned long long)(e->status));
 		rc = rc ? rc : rd_zero(r, "reserved", 7);
 		rc = rc ? rc : rd_u64(r, "end_ns", &e->end_ns);
 		rc = rc ? rc : rd_u64(r, "samples", &e->samples);

@@ -43,7 +43,7 @@ enum cs_wire_type {
 
 enum cs_wire_kind { CS_WIRE_KIND_HW = 1, CS_WIRE_KIND_SIM = 2 };
 enum cs_wire_unit { CS_WIRE_UNIT_NS = 1, CS_WIRE_UNIT_CYCLE = 2 };
-enum cs_wire_status { CS_WIRE_COMPLETE = 1, CS_WIRE_INCOMPLETE = 2 };
+enum cs_wire_status { CS_WIRE_COMPLETE = 1, CS_WIRE_INCOMPLETE = 2, CS_WIRE_DISCARD = 3 };
 enum cs_wire_trigger_action { CS_WIRE_TRIGGER_START = 1, CS_WIRE_TRIGGER_STOP = 2 };
 
 /* Strings are NUL-terminated copies owned by the message (decode) or

@@ -67,9 +67,10 @@ static void expect_import_error(const char *text, const char *needle)
 {
 	cs_store *s = fresh();
 	cs_import_opts o = {.label = "in.csv"};
-	int64_t run;
 	char err[512] = "";
-	int rc = cs_import_csv(s, text, strlen(text), &o, &run, err, sizeof err);
+	cs_producer *p = cs_producer_direct(s);
+	int rc = cs_import_csv(p, text, strlen(text), &o, err, sizeof err);
+	cs_producer_free(p);
 	if (rc == 0)
 		fail_msg("import of %s succeeded, expected '%s'", text, needle);
 	if (!strstr(err, needle))
@@ -232,18 +233,21 @@ static void test_roundtrip(void **state)
 		}
 	}
 	cs_import_opts o = {.label = "round.csv", .time_unit = "cycle"};
-	int64_t run;
+	int64_t run, run2;
 	char err[512];
-	if (cs_import_csv(s, (const char *)in.data, in.len, &o, &run, err, sizeof err))
+	cs_producer *p = cs_producer_direct(s);
+	if (cs_import_csv(p, (const char *)in.data, in.len, &o, err, sizeof err))
 		fail_msg("%s", err);
+	run = cs_producer_run(p);
 	cs_buf out = CS_BUF_INIT;
 	export_run(s, run, &out);
 	assert_int_equal(out.len, in.len);
 	assert_memory_equal(out.data, in.data, in.len);
 	/* and once more through the importer: identical again */
-	int64_t run2;
-	if (cs_import_csv(s, (const char *)out.data, out.len, &o, &run2, err, sizeof err))
+	if (cs_import_csv(p, (const char *)out.data, out.len, &o, err, sizeof err))
 		fail_msg("%s", err);
+	run2 = cs_producer_run(p);
+	cs_producer_free(p);
 	cs_buf out2 = CS_BUF_INIT;
 	export_run(s, run2, &out2);
 	assert_int_equal(out2.len, in.len);

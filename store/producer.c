@@ -1,0 +1,326 @@
+/*
+ * producer.c - direct and socket producers; see producer.h and
+ * docs/protocol.md.
+ */
+#define _GNU_SOURCE
+#include "producer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+/* Keep frames well under the protocol's 64 MiB limit. */
+#define MAX_FRAME_BYTES (8u << 20)
+
+struct cs_producer {
+	cs_store *s;     /* direct */
+	cs_writer *w;    /* direct, the open run */
+	int fd;          /* socket, -1 for direct */
+	int in_run;
+	uint32_t nmetrics;
+	int64_t run;
+	cs_buf out;
+	char label[64];
+	char errmsg[512];
+};
+
+static int perr(cs_producer *p, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int perr(cs_producer *p, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->errmsg, sizeof p->errmsg, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *cs_producer_errmsg(const cs_producer *p) { return p->errmsg; }
+const char *cs_producer_run_label(const cs_producer *p) { return p->label; }
+int64_t cs_producer_run(const cs_producer *p) { return p->run; }
+
+void cs_producer_default_socket(char *out, size_t outlen)
+{
+	const char *env = getenv("CYCLESCOPE_SOCKET");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (env && *env)
+		snprintf(out, outlen, "%s", env);
+	else if (xdg && *xdg)
+		snprintf(out, outlen, "%s/cyclescope.sock", xdg);
+	else
+		snprintf(out, outlen, "/run/cyclescope/ingest.sock");
+}
+
+cs_producer *cs_producer_direct(cs_store *s)
+{
+	cs_producer *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->s = s;
+	p->fd = -1;
+	return p;
+}
+
+/* Writes the whole of out to the socket; blocks while the daemon applies
+ * back-pressure. */
+static int flush_out(cs_producer *p)
+{
+	size_t off = 0;
+	while (off < p->out.len) {
+		ssize_t n = send(p->fd, p->out.data + off, p->out.len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			p->out.len = 0;
+			return perr(p, -e, "sending to the daemon: %s%s", strerror(e),
+				    e == EPIPE || e == ECONNRESET
+					    ? " (the daemon closed the connection; its log says why)"
+					    : "");
+		}
+		off += (size_t)n;
+	}
+	p->out.len = 0;
+	return 0;
+}
+
+static int send_msg(cs_producer *p, const cs_wire_msg *m)
+{
+	int rc = cs_wire_encode(&p->out, m);
+	if (rc)
+		return perr(p, rc, "encoding a %s frame: %s", cs_wire_type_name(m->type),
+			    strerror(-rc));
+	return p->out.len >= (1u << 16) ? flush_out(p) : 0;
+}
+
+cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof addr.sun_path) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return NULL;
+	}
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) {
+		snprintf(err, errlen, "%s: cannot reach the daemon: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	cs_producer *p = calloc(1, sizeof *p);
+	if (!p) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->fd = fd;
+	char host[256] = "";
+	gethostname(host, sizeof host - 1);
+	cs_wire_msg m = {.type = CS_WIRE_HELLO};
+	m.u.hello = (cs_wire_hello){(uint32_t)getpid(), host, NULL, "0.1.0"};
+	if (send_msg(p, &m) || flush_out(p)) {
+		snprintf(err, errlen, "%s: %s", path, p->errmsg);
+		cs_producer_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void make_uuid(char out[37])
+{
+	uint8_t b[16] = {0};
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+		uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
+		memcpy(b, &x, 8);
+	}
+	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+		 b[13], b[14], b[15]);
+}
+
+int cs_producer_begin(cs_producer *p, const cs_run_info *info)
+{
+	if (p->in_run)
+		return perr(p, -EBUSY, "a run is already open");
+	p->nmetrics = 0;
+	if (p->fd < 0) {
+		char err[512];
+		p->w = cs_writer_begin(p->s, info, err, sizeof err);
+		if (!p->w)
+			return perr(p, -EINVAL, "%s", err);
+		p->run = cs_writer_run(p->w);
+		snprintf(p->label, sizeof p->label, "run %lld", (long long)p->run);
+		p->in_run = 1;
+		return 0;
+	}
+	char uuid[37];
+	if (!info->uuid)
+		make_uuid(uuid);
+	cs_wire_msg m = {.type = CS_WIRE_RUN_BEGIN};
+	m.u.run_begin = (cs_wire_run_begin){
+		.kind = strcmp(info->kind, "sim") ? CS_WIRE_KIND_HW : CS_WIRE_KIND_SIM,
+		.time_unit = strcmp(info->time_unit, "cycle") ? CS_WIRE_UNIT_NS : CS_WIRE_UNIT_CYCLE,
+		.start_ns = info->start_ns,
+		.clock_hz = info->clock_hz,
+		.uuid = (char *)(info->uuid ? info->uuid : uuid),
+		.source = (char *)info->source,
+		.name = (char *)info->name,
+		.meta = (char *)info->meta,
+	};
+	snprintf(p->label, sizeof p->label, "run %s", info->uuid ? info->uuid : uuid);
+	p->run = 0;
+	int rc = send_msg(p, &m);
+	if (!rc)
+		p->in_run = 1;
+	return rc;
+}
+
+int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
+{
+	if (p->fd < 0) {
+		int rc = cs_writer_add_device(p->w, d);
+		return rc ? perr(p, rc, "%s", cs_store_errmsg(p->s)) : 0;
+	}
+	cs_wire_msg m = {.type = CS_WIRE_DEVICE};
+	m.u.device = (cs_wire_device){d->index,	      d->sm_count,	   d->clock_hz,
+				      d->mem_clock_hz, (char *)d->name, (char *)d->chip,
+				      (char *)d->uuid};
+	return send_msg(p, &m);
+}
+
+static uint8_t metric_kind_code(const char *kind)
+{
+	static const char *const kinds[] = {"counter", "ratio", "throughput", "gauge"};
+	for (uint8_t i = 0; kind && i < 4; i++)
+		if (!strcmp(kind, kinds[i]))
+			return i;
+	return 0;
+}
+
+int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
+{
+	if (p->fd < 0) {
+		int rc = cs_writer_add_metric(p->w, mi, id);
+		return rc ? perr(p, rc, "%s", cs_store_errmsg(p->s)) : 0;
+	}
+	if (!mi->name || !*mi->name)
+		return perr(p, -EINVAL, "metric name is empty");
+	cs_wire_metric wm = {p->nmetrics, metric_kind_code(mi->kind), (uint8_t)!!mi->cumulative,
+			     (char *)mi->name, (char *)mi->unit};
+	cs_wire_msg m = {.type = CS_WIRE_METRICS};
+	m.u.metrics = (cs_wire_metrics){1, &wm};
+	int rc = send_msg(p, &m);
+	if (!rc)
+		*id = p->nmetrics++;
+	return rc;
+}
+
+int cs_producer_append(cs_producer *p, const cs_batch *b)
+{
+	if (p->fd < 0) {
+		int rc = cs_writer_append(p->w, b);
+		return rc ? perr(p, rc, "%s", cs_store_errmsg(p->s)) : 0;
+	}
+	size_t per_sample = 16 + (size_t)b->m * 8;
+	uint32_t step = (uint32_t)(MAX_FRAME_BYTES / per_sample);
+	if (step == 0)
+		step = 1;
+	if (step > CS_WIRE_MAX_SAMPLES)
+		step = CS_WIRE_MAX_SAMPLES;
+	for (uint32_t i = 0; i < b->n; i += step) {
+		uint32_t n = b->n - i < step ? b->n - i : step;
+		cs_wire_msg m = {.type = CS_WIRE_SAMPLES};
+		m.u.samples = (cs_wire_samples){b->device,
+						b->m,
+						n,
+						b->seq0 + i,
+						(uint32_t *)b->metrics,
+						(uint64_t *)b->t0 + i,
+						(uint64_t *)b->t1 + i,
+						(double *)b->values + (size_t)i * b->m};
+		int rc = send_msg(p, &m);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int cs_producer_add_range(cs_producer *p, const cs_range *r)
+{
+	if (p->fd < 0) {
+		int rc = cs_writer_add_range(p->w, r);
+		return rc ? perr(p, rc, "%s", cs_store_errmsg(p->s)) : 0;
+	}
+	unsigned kind = cs_wire_range_kind_from_name(r->kind ? r->kind : "");
+	if (!kind)
+		return perr(p, -EINVAL, "unknown range kind '%s'", r->kind ? r->kind : "");
+	cs_wire_range wr = {(uint8_t)kind, r->t0, r->t1, r->device, r->stream, r->correlation_id,
+			    r->pid, r->tid, r->bytes, (char *)r->name};
+	cs_wire_msg m = {.type = CS_WIRE_RANGES};
+	m.u.ranges = (cs_wire_ranges){1, &wr};
+	return send_msg(p, &m);
+}
+
+static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
+{
+	cs_wire_msg m = {.type = CS_WIRE_RUN_END};
+	m.u.run_end = (cs_wire_run_end){status, 0, 0, c ? c->dropped : 0, c ? c->overflows : 0};
+	int rc = send_msg(p, &m);
+	return rc ? rc : flush_out(p);
+}
+
+int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c)
+{
+	if (!p->in_run)
+		return perr(p, -EINVAL, "no run is open");
+	p->in_run = 0;
+	if (p->fd < 0) {
+		cs_writer *w = p->w;
+		p->w = NULL;
+		int rc = cs_writer_end(w, status, c);
+		return rc ? perr(p, rc, "%s", cs_store_errmsg(p->s)) : 0;
+	}
+	return send_end(p, status && !strcmp(status, "complete") ? CS_WIRE_COMPLETE
+								: CS_WIRE_INCOMPLETE,
+			c);
+}
+
+void cs_producer_discard(cs_producer *p)
+{
+	if (!p || !p->in_run)
+		return;
+	p->in_run = 0;
+	if (p->fd < 0) {
+		cs_writer_discard(p->w);
+		p->w = NULL;
+		return;
+	}
+	send_end(p, CS_WIRE_DISCARD, NULL);
+}
+
+void cs_producer_free(cs_producer *p)
+{
+	if (!p)
+		return;
+	if (p->in_run)
+		cs_producer_end(p, "incomplete", NULL);
+	if (p->fd >= 0) {
+		flush_out(p);
+		close(p->fd);
+	}
+	cs_buf_free(&p->out);
+	free(p);
+}

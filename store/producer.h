@@ -1,0 +1,53 @@
+/*
+ * producer.h - one API for everything that produces runs (cs_producer_*):
+ * importers and the collector call it, and it either writes the database
+ * directly (the embedded default, no daemon) or sends wire frames to the
+ * daemon's ingest socket. The socket side is the project's one client.
+ *
+ * Errors: 0 or a negative errno; the message in cs_producer_errmsg().
+ * Threads: one thread at a time per producer.
+ */
+#ifndef CS_PRODUCER_H
+#define CS_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+
+typedef struct cs_producer cs_producer;
+
+/* Writes into s, borrowed until cs_producer_free(). */
+cs_producer *cs_producer_direct(cs_store *s);
+
+/* Connects to the daemon's socket at path and says HELLO. NULL with the
+ * reason in err when nothing listens there. */
+cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen);
+
+/* The default ingest socket: $CYCLESCOPE_SOCKET, else
+ * $XDG_RUNTIME_DIR/cyclescope.sock, else /run/cyclescope/ingest.sock.
+ * Copied into out. */
+void cs_producer_default_socket(char *out, size_t outlen);
+
+/* Ends an open run as incomplete, closes, frees. Accepts NULL. */
+void cs_producer_free(cs_producer *p);
+
+int cs_producer_begin(cs_producer *p, const cs_run_info *info);
+int cs_producer_add_device(cs_producer *p, const cs_device_info *d);
+int cs_producer_add_metric(cs_producer *p, const cs_metric_info *m, uint32_t *id);
+int cs_producer_append(cs_producer *p, const cs_batch *b);
+int cs_producer_add_range(cs_producer *p, const cs_range *r);
+int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c);
+
+/* Abandons the open run: the store deletes it. */
+void cs_producer_discard(cs_producer *p);
+
+/* "run 12" (direct) or "run <uuid>" (socket): how to name the last run. */
+const char *cs_producer_run_label(const cs_producer *p);
+
+/* The run id in the database (direct only; 0 over a socket). */
+int64_t cs_producer_run(const cs_producer *p);
+
+const char *cs_producer_errmsg(const cs_producer *p);
+
+#endif
