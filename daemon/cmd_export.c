@@ -9,8 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "csv.h"
-#include "reader.h"
+#include "series_csv.h"
 
 static int run_export(int argc, char **argv);
 
@@ -31,74 +30,6 @@ const cs_cmd cs_cmd_export = {
 	"                 t0,t1,<m>:min,<m>:max,<m>:mean,<m>:sum,<m>:count per metric\n",
 };
 
-typedef struct export_ctx {
-	cs_csv w;
-	int device_col;
-	uint32_t device;
-	uint32_t m;
-} export_ctx;
-
-static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
-{
-	export_ctx *e = ctx;
-	(void)seq;
-	if (e->device_col)
-		cs_csv_u64(&e->w, e->device);
-	cs_csv_u64(&e->w, t0);
-	cs_csv_u64(&e->w, t1);
-	for (uint32_t k = 0; k < e->m; k++)
-		cs_csv_f64(&e->w, v[k]);
-	cs_csv_end_row(&e->w);
-	return e->w.rc;
-}
-
-static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
-{
-	export_ctx *e = ctx;
-	(void)i;
-	if (e->device_col)
-		cs_csv_u64(&e->w, e->device);
-	cs_csv_u64(&e->w, t0);
-	cs_csv_u64(&e->w, t1);
-	for (uint32_t k = 0; k < e->m; k++) {
-		if (a[k].count) {
-			cs_csv_f64(&e->w, a[k].min);
-			cs_csv_f64(&e->w, a[k].max);
-			cs_csv_f64(&e->w, a[k].sum / (double)a[k].count);
-			cs_csv_f64(&e->w, a[k].sum);
-		} else {
-			for (int j = 0; j < 4; j++)
-				cs_csv_empty(&e->w);
-		}
-		cs_csv_u64(&e->w, a[k].count);
-	}
-	cs_csv_end_row(&e->w);
-	return e->w.rc;
-}
-
-/* Resolves --metric LIST into ids (all metrics when list is NULL). */
-static int resolve_metrics(cs_store *s, int64_t run, const char *list, uint32_t **ids,
-			   uint32_t *m)
-{
-	if (!list)
-		return cs_read_metric_ids(s, run, ids, m);
-	char *copy = strdup(list);
-	uint32_t cap = 1;
-	for (const char *c = list; *c; c++)
-		cap += *c == ',';
-	*ids = malloc(cap * sizeof **ids);
-	*m = 0;
-	int rc = copy && *ids ? 0 : -ENOMEM;
-	char *save = NULL;
-	for (char *tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !rc;
-	     tok = strtok_r(NULL, ",", &save))
-		rc = cs_read_metric_id(s, run, tok, &(*ids)[(*m)++]);
-	free(copy);
-	if (!rc && !*m)
-		rc = -EINVAL;
-	return rc;
-}
-
 static int run_export(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_export;
@@ -116,101 +47,52 @@ static int run_export(int argc, char **argv)
 		return CS_CLI_EXIT(rc);
 	if (npos != 1)
 		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
-	uint64_t dev = 0, t_from = 0, t_to = UINT64_MAX, nb = 0;
+	cs_series_req req = {.run = pos[0], .metrics = metric, .to = UINT64_MAX};
+	uint64_t dev = 0, nb = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
-	    (from && cs_cli_u64(cmd, "from", from, &t_from)) ||
-	    (to && cs_cli_u64(cmd, "to", to, &t_to)) ||
+	    (from && cs_cli_u64(cmd, "from", from, &req.from)) ||
+	    (to && cs_cli_u64(cmd, "to", to, &req.to)) ||
 	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)))
 		return CS_EXIT_USAGE;
 	if (buckets && (nb == 0 || nb > 10000000))
 		return cs_cli_usage_error(cmd, "--buckets must be 1..10000000");
-	if (t_to <= t_from)
-		return cs_cli_usage_error(cmd, "--to must be greater than --from");
+	if (dev > UINT32_MAX)
+		return cs_cli_usage_error(cmd, "--device is out of range");
+	req.have_device = device != NULL;
+	req.device = (uint32_t)dev;
+	req.have_from = from != NULL;
+	req.have_to = to != NULL;
+	req.buckets = (uint32_t)nb;
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
-	int64_t run;
-	uint32_t *ids = NULL, m = 0, *devs = NULL, ndev = 0;
-	export_ctx e;
-	cs_csv_init(&e.w, cs_cli_stdout_sink, NULL);
-	rc = cs_read_find_run(s, pos[0], &run);
-	if (!rc)
-		rc = resolve_metrics(s, run, metric, &ids, &m);
-	if (!rc)
-		rc = cs_read_devices(s, run, &devs, &ndev);
-	if (rc) {
-		rc = cs_cli_fail(cmd, "%s", rc == -EINVAL ? "--metric names no metric"
-							   : cs_store_errmsg(s));
-		goto out;
+	int status;
+	char err[600];
+	cs_series_csv *x = cs_series_csv_open(s, &req, &status, err, sizeof err);
+	if (!x) {
+		rc = status == 400 && !strncmp(err, "to:", 3)
+			     ? cs_cli_usage_error(cmd, "--to must be greater than --from")
+			     : cs_cli_fail(cmd, "%s", err);
+		cs_store_close(s);
+		return rc;
 	}
-	if (device) {
-		uint32_t found = 0;
-		for (uint32_t i = 0; i < ndev; i++)
-			found |= devs[i] == dev;
-		if (!found) {
-			rc = cs_cli_fail(cmd, "run %lld has no samples for device %llu",
-					 (long long)run, (unsigned long long)dev);
-			goto out;
+	cs_buf out = CS_BUF_INIT;
+	while ((rc = cs_series_csv_next(x, &out)) >= 0) {
+		if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
+			rc = -EIO;
+			break;
 		}
-		devs[0] = (uint32_t)dev;
-		ndev = 1;
+		out.len = 0;
+		if (rc == 0)
+			break;
 	}
-	e.m = m;
-	e.device_col = 0;
-	for (uint32_t i = 0; i < ndev; i++)
-		e.device_col |= devs[i] != 0;
-	if (buckets && !to) {
-		uint64_t t_min, t_max;
-		rc = cs_read_run_span(s, run, &t_min, &t_max);
-		if (rc == -ENODATA) {
-			t_min = t_max = 0;
-		} else if (rc) {
-			rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
-			goto out;
-		}
-		if (!from)
-			t_from = t_min;
-		t_to = t_max + 1 > t_from ? t_max + 1 : t_from + 1;
-	}
-	/* header */
-	if (e.device_col)
-		cs_csv_str(&e.w, "device");
-	cs_csv_str(&e.w, "t0");
-	cs_csv_str(&e.w, "t1");
-	for (uint32_t k = 0; k < m; k++) {
-		char name[512];
-		rc = cs_read_metric_name(s, run, ids[k], name, sizeof name);
-		if (rc) {
-			rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
-			goto out;
-		}
-		if (!buckets) {
-			cs_csv_str(&e.w, name);
-			continue;
-		}
-		static const char *const stats[] = {"min", "max", "mean", "sum", "count"};
-		for (int j = 0; j < 5; j++) {
-			char col[600];
-			snprintf(col, sizeof col, "%s:%s", name, stats[j]);
-			cs_csv_str(&e.w, col);
-		}
-	}
-	cs_csv_end_row(&e.w);
-	for (uint32_t i = 0; i < ndev && !rc; i++) {
-		cs_scan q = {run, devs[i], m, ids, t_from, t_to};
-		e.device = devs[i];
-		rc = buckets ? cs_read_buckets(s, &q, (uint32_t)nb, on_bucket, &e, NULL)
-			     : cs_read_raw(s, &q, on_row, &e);
-	}
-	if (!rc)
-		rc = cs_csv_flush(&e.w);
+	if (!rc && fflush(stdout))
+		rc = -EIO;
 	if (rc)
-		rc = cs_cli_fail(cmd, "%s", e.w.rc ? "cannot write to standard output"
-						    : cs_store_errmsg(s));
-out:
-	cs_csv_finish(&e.w);
-	free(ids);
-	free(devs);
+		rc = cs_cli_fail(cmd, "%s", rc == -EIO ? "cannot write to standard output"
+						       : cs_store_errmsg(s));
+	cs_buf_free(&out);
+	cs_series_csv_close(x);
 	cs_store_close(s);
 	return rc ? CS_EXIT_FAIL : CS_EXIT_OK;
 }

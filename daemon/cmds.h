@@ -8,5 +8,6 @@ extern const cs_cmd cs_cmd_import;
 extern const cs_cmd cs_cmd_runs;
 extern const cs_cmd cs_cmd_export;
 extern const cs_cmd cs_cmd_query;
+extern const cs_cmd cs_cmd_serve;
 
 #endif

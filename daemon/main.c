@@ -10,6 +10,7 @@
 #include "log.h"
 
 static const cs_cmd *const commands[] = {
+	&cs_cmd_serve,
 	&cs_cmd_import,
 	&cs_cmd_runs,
 	&cs_cmd_export,

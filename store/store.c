@@ -149,6 +149,8 @@ const char *cs_store_errmsg(const cs_store *s) { return s->errmsg; }
 cs_codec *cs_store_codec_(cs_store *s) { return s->codec; }
 sqlite3 *cs_store_db(cs_store *s) { return s->db; }
 
+uint64_t cs_store_pending(const cs_store *s) { return s->pending_values; }
+
 void cs_store_set_commit_values(cs_store *s, uint64_t values)
 {
 	s->commit_values = values;
@@ -519,11 +521,13 @@ static int update_run_stats(cs_writer *w)
 	return exec(w->s, sql);
 }
 
-int cs_store_commit(cs_store *s)
+int cs_store_commit(cs_store *s) { return cs_store_commit_ex(s, 1); }
+
+int cs_store_commit_ex(cs_store *s, int partial)
 {
 	int rc = 0;
 	for (cs_writer *w = s->writers; w && !rc; w = w->next) {
-		for (uint32_t i = 0; i < w->ndevs && !rc; i++)
+		for (uint32_t i = 0; partial && i < w->ndevs && !rc; i++)
 			rc = write_chunk(w, w->devs[i]);
 		if (!rc && s->in_tx)
 			rc = update_run_stats(w);

@@ -61,6 +61,14 @@ int cs_store_rc(int sqlite_rc);
  * fill up. Returns 0 or a negative errno. */
 int cs_store_commit(cs_store *s);
 
+/* Like cs_store_commit, but with partial == 0 only whole chunks written so
+ * far are committed and partial ones stay buffered: for frequent commits
+ * under continuous ingest (the daemon writes partial chunks less often). */
+int cs_store_commit_ex(cs_store *s, int partial);
+
+/* Values appended since the last commit. */
+uint64_t cs_store_pending(const cs_store *s);
+
 /* Writers commit by themselves every this many buffered values (default
  * 4M); 0 means only on cs_store_commit() and cs_writer_end(). */
 void cs_store_set_commit_values(cs_store *s, uint64_t values);

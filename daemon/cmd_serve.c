@@ -1,0 +1,210 @@
+/*
+ * cmd_serve.c - `cyclescope serve`: the node's daemon. It owns the database
+ * (the single writer), takes runs from producers on the ingest socket and
+ * serves the HTTP API, until SIGTERM or SIGINT, when it stops accepting,
+ * drains and commits everything queued, checkpoints the WAL and exits 0.
+ * SIGHUP reopens the log file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "config.h"
+#include "http.h"
+#include "ingest.h"
+#include "log.h"
+
+static int run_serve(int argc, char **argv);
+
+const cs_cmd cs_cmd_serve = {
+	"serve", run_serve, "run the daemon: ingest socket, single writer, HTTP API",
+	"usage: cyclescope serve [--db F] [--listen HOST:PORT] [--socket PATH]\n"
+	"                        [--config F] [--token T] [--log F]\n\n"
+	"Runs the node's daemon in the foreground: producers (the collector,\n"
+	"'cyclescope import --socket') stream runs into the ingest socket, one\n"
+	"writer thread commits them to the database, and the HTTP API\n"
+	"(docs/http-api.md) serves runs, CSV series, SQL and Prometheus metrics.\n\n"
+	"Options (each overrides $CYCLESCOPE_*, which overrides the config file):\n"
+	"  --db F            database (default ./cyclescope.db)\n"
+	"  --listen H:P      HTTP address (default 127.0.0.1:7070; port 0 = any free port)\n"
+	"  --socket PATH     ingest socket (default $XDG_RUNTIME_DIR/cyclescope.sock or\n"
+	"                    /run/cyclescope/ingest.sock)\n"
+	"  --config F        config file (configs/cyclescope.conf documents every key)\n"
+	"  --token T         bearer token required on every HTTP request; mandatory\n"
+	"                    when --listen is not a loopback address\n"
+	"  --log F           log to F instead of standard error (SIGHUP reopens it)\n\n"
+	"Stop it with SIGTERM or Ctrl-C: queued data is committed before it exits.\n",
+};
+
+static FILE *log_file;
+static char log_path[512];
+
+static void open_log(void)
+{
+	if (!log_path[0])
+		return;
+	FILE *f = fopen(log_path, "a");
+	if (!f) {
+		cs_log(CS_LOG_ERROR, "cannot open log %s: %s", log_path, strerror(errno));
+		return;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	cs_log_set_stream(f);
+	if (log_file)
+		fclose(log_file);
+	log_file = f;
+}
+
+static int set_level(const char *name)
+{
+	static const char *const names[] = {"error", "warning", "info", "debug"};
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(name, names[i])) {
+			cs_log_set_level((enum cs_log_level)i);
+			return 0;
+		}
+	return -1;
+}
+
+static void metrics_cb(void *ctx, cs_buf *out) { cs_ingest_metrics_text(ctx, out); }
+
+/* Reads a whole small file. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	cs_buf b = CS_BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20))
+		cs_buf_append(&b, chunk, n);
+	fclose(f);
+	cs_buf_put_u8(&b, 0);
+	*len = b.len - 1;
+	return (char *)b.data;
+}
+
+static int run_serve(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_serve;
+	const char *db = NULL, *listen = NULL, *sock = NULL, *conf = NULL, *token = NULL,
+		   *logf = NULL;
+	const cs_opt opts[] = {{"db", &db, NULL},	  {"listen", &listen, NULL},
+			       {"socket", &sock, NULL},	  {"config", &conf, NULL},
+			       {"token", &token, NULL},	  {"log", &logf, NULL},
+			       {NULL, NULL, NULL}};
+	const char *pos[1];
+	int npos;
+	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	cs_config c;
+	char err[1024];
+	cs_config_defaults(&c);
+	if (conf) {
+		size_t len;
+		char *text = slurp(conf, &len);
+		if (!text)
+			return cs_cli_fail(cmd, "%s: %s", conf, strerror(errno));
+		rc = cs_config_parse(&c, text, len, conf, err, sizeof err);
+		free(text);
+		if (rc)
+			return cs_cli_fail(cmd, "%s", err);
+	}
+	if (cs_config_from_env(&c, err, sizeof err))
+		return cs_cli_fail(cmd, "%s", err);
+	const char *flags[][2] = {{"db", db},	    {"listen", listen}, {"socket", sock},
+				  {"token", token}, {"log", logf}};
+	for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+		if (flags[i][1] && cs_config_set(&c, flags[i][0], flags[i][1], err, sizeof err))
+			return cs_cli_usage_error(cmd, "--%s", err);
+	if (!cs_config_is_loopback(c.listen) && !c.token[0])
+		return cs_cli_fail(cmd,
+				   "refusing to listen on %s without a token: pass --token (or "
+				   "token = ... in the config, or $CYCLESCOPE_TOKEN)",
+				   c.listen);
+	set_level(c.log_level);
+	snprintf(log_path, sizeof log_path, "%s", c.log);
+	open_log();
+
+	/* Every thread inherits this mask; signals are taken by sigwait below. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	/* The default socket's directory may not exist yet. */
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s", c.socket);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0750) && errno != EEXIST)
+			return cs_cli_fail(cmd, "%s: %s (pass --socket PATH)", dir, strerror(errno));
+	}
+	cs_store *s = cs_store_open(c.db, CS_OPEN_CREATE, err, sizeof err);
+	if (!s)
+		return cs_cli_fail(cmd, "%s", err);
+	cs_ingest_opts io = {c.socket,	     c.queue_mb << 20,	 c.commit_ms,
+			     c.commit_values, c.partial_flush_ms, c.max_connections};
+	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
+	if (!in) {
+		cs_store_close(s);
+		return cs_cli_fail(cmd, "%s", err);
+	}
+	cs_http_opts ho = {c.db,
+			   c.listen,
+			   c.token,
+			   (unsigned)c.http_connections,
+			   (unsigned)c.http_timeout_s,
+			   c.query_timeout_ms,
+			   c.query_max_rows,
+			   c.query_max_bytes,
+			   metrics_cb,
+			   in};
+	cs_http *h = cs_http_start(&ho, err, sizeof err);
+	if (!h) {
+		cs_ingest_stop(in);
+		return cs_cli_fail(cmd, "%s", err);
+	}
+	char host[128];
+	snprintf(host, sizeof host, "%s", c.listen);
+	char *colon = strrchr(host, ':');
+	if (colon)
+		*colon = 0;
+	fprintf(stderr, "cyclescope serve: database %s, ingest socket %s, http://%s:%u/\n", c.db,
+		c.socket, host, cs_http_port(h));
+	cs_log(CS_LOG_INFO, "serving %s on http://%s:%u/ and %s", c.db, host, cs_http_port(h),
+	       c.socket);
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig == SIGHUP) {
+			open_log();
+			cs_log(CS_LOG_INFO, "log reopened");
+			continue;
+		}
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+	}
+	cs_log(CS_LOG_INFO, "stopping: draining the ingest queue");
+	cs_http_stop(h);
+	rc = cs_ingest_stop(in);
+	fprintf(stderr, "cyclescope serve: stopped%s\n", rc ? " with a store error (see the log)" : ", everything committed");
+	if (log_file)
+		fclose(log_file);
+	return rc ? CS_EXIT_FAIL : CS_EXIT_OK;
+}

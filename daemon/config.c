@@ -1,0 +1,189 @@
+/* config.c - daemon settings; see config.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "producer.h"
+
+enum kind { STR, U64 };
+
+typedef struct key {
+	const char *name;
+	enum kind kind;
+	size_t offset;
+	size_t size;       /* STR: buffer size */
+	uint64_t min, max; /* U64 */
+} key;
+
+#define S(n, f) {n, STR, offsetof(cs_config, f), sizeof(((cs_config *)0)->f), 0, 0}
+#define U(n, f, lo, hi) {n, U64, offsetof(cs_config, f), 0, lo, hi}
+
+static const key keys[] = {
+	S("db", db),
+	S("listen", listen),
+	S("socket", socket),
+	S("token", token),
+	S("log", log),
+	S("log_level", log_level),
+	U("queue_mb", queue_mb, 1, 65536),
+	U("commit_ms", commit_ms, 1, 60000),
+	U("commit_values", commit_values, 1000, 1000000000),
+	U("partial_flush_ms", partial_flush_ms, 1, 3600000),
+	U("max_connections", max_connections, 1, 10000),
+	U("http_connections", http_connections, 1, 10000),
+	U("http_timeout_s", http_timeout_s, 1, 3600),
+	U("query_timeout_ms", query_timeout_ms, 1, 3600000),
+	U("query_max_rows", query_max_rows, 1, 1000000000),
+	U("query_max_bytes", query_max_bytes, 1024, 1ull << 34),
+};
+
+void cs_config_defaults(cs_config *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->db, sizeof c->db, "cyclescope.db");
+	snprintf(c->listen, sizeof c->listen, "127.0.0.1:7070");
+	cs_producer_default_socket(c->socket, sizeof c->socket);
+	snprintf(c->log_level, sizeof c->log_level, "info");
+	c->queue_mb = 256;
+	c->commit_ms = 50;
+	c->commit_values = 4u << 20;
+	c->partial_flush_ms = 1000;
+	c->max_connections = 256;
+	c->http_connections = 64;
+	c->http_timeout_s = 60;
+	c->query_timeout_ms = 10000;
+	c->query_max_rows = 1000000;
+	c->query_max_bytes = 64u << 20;
+}
+
+int cs_config_set(cs_config *c, const char *name, const char *value, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const key *k = &keys[i];
+		if (strcmp(k->name, name))
+			continue;
+		char *field = (char *)c + k->offset;
+		if (k->kind == STR) {
+			if (strlen(value) >= k->size) {
+				snprintf(err, errlen, "%s: value longer than %zu bytes", name,
+					 k->size - 1);
+				return -EINVAL;
+			}
+			memcpy(field, value, strlen(value) + 1);
+			if (!strcmp(name, "log_level") && strcmp(value, "error") &&
+			    strcmp(value, "warning") && strcmp(value, "info") && strcmp(value, "debug")) {
+				snprintf(err, errlen, "log_level: '%s' is not error, warning, info or debug",
+					 value);
+				return -EINVAL;
+			}
+			return 0;
+		}
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (!*value || *value == '-' || *end || errno || v < k->min || v > k->max) {
+			snprintf(err, errlen, "%s: expected an integer %llu..%llu, got '%s'", name,
+				 (unsigned long long)k->min, (unsigned long long)k->max, value);
+			return -EINVAL;
+		}
+		memcpy(field, &(uint64_t){v}, sizeof(uint64_t));
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s'", name);
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = 0;
+	return s;
+}
+
+int cs_config_parse(cs_config *c, const char *buf, size_t len, const char *label, char *err,
+		    size_t errlen)
+{
+	char section[64] = "";
+	size_t off = 0;
+	for (unsigned line = 1; off < len; line++) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t l = nl ? (size_t)(nl - (buf + off)) : len - off;
+		char text[1024];
+		if (l >= sizeof text) {
+			snprintf(err, errlen, "%s:%u: line longer than %zu bytes", label, line,
+				 sizeof text - 1);
+			return -EINVAL;
+		}
+		memcpy(text, buf + off, l);
+		text[l] = 0;
+		off += l + (nl ? 1 : 0);
+		char *hash = strchr(text, '#');
+		if (hash)
+			*hash = 0;
+		char *t = trim(text);
+		if (!*t)
+			continue;
+		if (*t == '[') {
+			char *close = strchr(t, ']');
+			if (!close || close[1] || close - t - 1 >= (long)sizeof section ||
+			    close == t + 1) {
+				snprintf(err, errlen, "%s:%u: expected [section]", label, line);
+				return -EINVAL;
+			}
+			*close = 0;
+			snprintf(section, sizeof section, "%s", t + 1);
+			continue;
+		}
+		char *eq = strchr(t, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%u: expected key = value", label, line);
+			return -EINVAL;
+		}
+		*eq = 0;
+		char *k = trim(t), *v = trim(eq + 1);
+		size_t vl = strlen(v);
+		if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+			v[vl - 1] = 0;
+			v++;
+		}
+		char name[128], why[600];
+		snprintf(name, sizeof name, "%s%s%s", section, *section ? "." : "", k);
+		if (cs_config_set(c, name, v, why, sizeof why)) {
+			snprintf(err, errlen, "%s:%u: %s", label, line, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int cs_config_from_env(cs_config *c, char *err, size_t errlen)
+{
+	static const char *const env[][2] = {{"CYCLESCOPE_DB", "db"},
+					     {"CYCLESCOPE_LISTEN", "listen"},
+					     {"CYCLESCOPE_SOCKET", "socket"},
+					     {"CYCLESCOPE_TOKEN", "token"},
+					     {"CYCLESCOPE_LOG", "log_level"}};
+	for (size_t i = 0; i < sizeof env / sizeof *env; i++) {
+		const char *v = getenv(env[i][0]);
+		char why[600];
+		if (v && *v && cs_config_set(c, env[i][1], v, why, sizeof why)) {
+			snprintf(err, errlen, "$%s: %s", env[i][0], why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int cs_config_is_loopback(const char *listen)
+{
+	if (!strncmp(listen, "127.", 4) || !strncmp(listen, "localhost:", 10) ||
+	    !strncmp(listen, "[::1]:", 6))
+		return 1;
+	return 0;
+}

@@ -1,0 +1,722 @@
+/*
+ * ingest.c - socket readers, the bounded queue and the single writer
+ * thread; see ingest.h.
+ */
+#define _GNU_SOURCE
+#include "ingest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "wire.h"
+
+/* What the writer knows about one connection. Created by the accept loop,
+ * owned by the writer thread from the first queued item, freed by it on
+ * the connection's CLOSE item. */
+typedef struct conn_state {
+	uint64_t id;
+	atomic_int abort;      /* set by the writer: the reader closes the socket */
+	char *host, *cmdline; /* from HELLO */
+	int64_t pid;
+	cs_writer *w; /* the open run, or NULL */
+	int failed;   /* the run hit a store error: drop the rest of it */
+	uint32_t nmap;
+	uint32_t *map_from, *map_to; /* producer metric id -> store id, sorted */
+	uint32_t *ids;               /* scratch for one SAMPLES frame */
+	uint32_t ids_cap;
+} conn_state;
+
+enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP };
+
+typedef struct item {
+	struct item *next;
+	enum item_kind kind;
+	conn_state *conn;
+	size_t bytes;
+	cs_wire_msg msg;
+} item;
+
+typedef struct conn_thread {
+	pthread_t tid;
+	int fd;
+	int done;
+	conn_state *cs;
+	cs_ingest *in;
+	struct conn_thread *next;
+} conn_thread;
+
+struct cs_ingest {
+	cs_store *s;
+	cs_ingest_opts o;
+	char path[512];
+	int listen_fd;
+	int wake[2]; /* wakes the accept loop */
+	pthread_t accept_tid, writer_tid;
+	cs_ingest_stats st;
+	/* the queue */
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty, not_full;
+	item *head, *tail;
+	uint64_t qbytes;
+	/* connections */
+	pthread_mutex_t conns_mu;
+	conn_thread *conns;
+	uint64_t next_id;
+	int stopping;
+	int writer_rc;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the queue ---- */
+
+static size_t msg_bytes(const cs_wire_msg *m)
+{
+	if (m->type == CS_WIRE_SAMPLES)
+		return 64 + (size_t)m->u.samples.n * (16 + 8 * (size_t)m->u.samples.m);
+	if (m->type == CS_WIRE_RANGES)
+		return 64 + (size_t)m->u.ranges.count * 96;
+	return 256;
+}
+
+static void push(cs_ingest *in, item *it)
+{
+	pthread_mutex_lock(&in->mu);
+	/* A full queue blocks the reader (back-pressure); one item is always
+	 * admitted into an empty queue, however large. */
+	if (it->kind == ITEM_MSG && in->head && in->qbytes + it->bytes > in->o.queue_bytes) {
+		atomic_fetch_add(&in->st.queue_waits, 1);
+		while (in->head && in->qbytes + it->bytes > in->o.queue_bytes)
+			pthread_cond_wait(&in->not_full, &in->mu);
+	}
+	it->next = NULL;
+	if (in->tail)
+		in->tail->next = it;
+	else
+		in->head = it;
+	in->tail = it;
+	in->qbytes += it->bytes;
+	atomic_store(&in->st.queue_bytes, in->qbytes);
+	atomic_fetch_add(&in->st.queue_items, 1);
+	pthread_cond_signal(&in->not_empty);
+	pthread_mutex_unlock(&in->mu);
+}
+
+/* Pops one item, waiting until deadline_ms (monotonic); NULL on time-out. */
+static item *pop(cs_ingest *in, uint64_t deadline_ms)
+{
+	pthread_mutex_lock(&in->mu);
+	while (!in->head) {
+		uint64_t now = mono_ms();
+		if (now >= deadline_ms)
+			break;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t wait = deadline_ms - now;
+		ts.tv_sec += (time_t)(wait / 1000);
+		ts.tv_nsec += (long)(wait % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&in->not_empty, &in->mu, &ts);
+	}
+	item *it = in->head;
+	if (it) {
+		in->head = it->next;
+		if (!in->head)
+			in->tail = NULL;
+		in->qbytes -= it->bytes;
+		atomic_store(&in->st.queue_bytes, in->qbytes);
+		atomic_fetch_sub(&in->st.queue_items, 1);
+		pthread_cond_broadcast(&in->not_full);
+	}
+	pthread_mutex_unlock(&in->mu);
+	return it;
+}
+
+/* ---- the writer thread ---- */
+
+static void conn_fail(cs_ingest *in, conn_state *c, const char *what, const char *why)
+{
+	atomic_fetch_add(&in->st.rejected, 1);
+	if (!c->failed)
+		cs_log(CS_LOG_WARN, "ingest: connection %llu (pid %lld): %s: %s; closing it",
+		       (unsigned long long)c->id, (long long)c->pid, what, why);
+	c->failed = 1;
+	atomic_store(&c->abort, 1);
+}
+
+static void end_run(cs_ingest *in, conn_state *c, const char *status,
+		    const cs_run_counters *counters)
+{
+	if (!c->w)
+		return;
+	int incomplete = strcmp(status, "complete") != 0 || c->failed;
+	if (cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters))
+		cs_log(CS_LOG_ERROR, "ingest: ending a run: %s", cs_store_errmsg(in->s));
+	if (incomplete)
+		atomic_fetch_add(&in->st.runs_incomplete, 1);
+	c->w = NULL;
+	c->failed = 0;
+	c->nmap = 0;
+}
+
+static int map_lookup(const conn_state *c, uint32_t from, uint32_t *to)
+{
+	uint32_t lo = 0, hi = c->nmap;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->map_from[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nmap && c->map_from[lo] == from) {
+		*to = c->map_to[lo];
+		return 1;
+	}
+	return 0;
+}
+
+static int map_insert(conn_state *c, uint32_t from, uint32_t to)
+{
+	uint32_t *f = realloc(c->map_from, (c->nmap + 1) * sizeof *f);
+	if (f)
+		c->map_from = f;
+	uint32_t *t = realloc(c->map_to, (c->nmap + 1) * sizeof *t);
+	if (t)
+		c->map_to = t;
+	if (!f || !t)
+		return -ENOMEM;
+	uint32_t i = c->nmap;
+	while (i > 0 && c->map_from[i - 1] > from) {
+		c->map_from[i] = c->map_from[i - 1];
+		c->map_to[i] = c->map_to[i - 1];
+		i--;
+	}
+	c->map_from[i] = from;
+	c->map_to[i] = to;
+	c->nmap++;
+	return 0;
+}
+
+static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
+{
+	cs_store *s = in->s;
+	char err[512];
+	if (m->type != CS_WIRE_HELLO && m->type != CS_WIRE_RUN_BEGIN && !c->w) {
+		if (m->type == CS_WIRE_SAMPLES)
+			atomic_fetch_add(&in->st.dropped, m->u.samples.n);
+		if (!c->failed)
+			conn_fail(in, c, cs_wire_type_name(m->type), "no run is open (send RUN_BEGIN first)");
+		return;
+	}
+	if (c->failed && m->type != CS_WIRE_RUN_END && m->type != CS_WIRE_RUN_BEGIN) {
+		if (m->type == CS_WIRE_SAMPLES)
+			atomic_fetch_add(&in->st.dropped, m->u.samples.n);
+		return;
+	}
+	switch (m->type) {
+	case CS_WIRE_HELLO:
+		free(c->host);
+		free(c->cmdline);
+		c->host = m->u.hello.host;
+		c->cmdline = m->u.hello.cmdline;
+		m->u.hello.host = m->u.hello.cmdline = NULL;
+		c->pid = m->u.hello.pid;
+		break;
+	case CS_WIRE_RUN_BEGIN: {
+		cs_wire_run_begin *b = &m->u.run_begin;
+		end_run(in, c, "incomplete", NULL);
+		cs_run_info info = {
+			.kind = b->kind == CS_WIRE_KIND_SIM ? "sim" : "hw",
+			.source = *b->source ? b->source : "producer",
+			.name = *b->name ? b->name : NULL,
+			.time_unit = b->time_unit == CS_WIRE_UNIT_CYCLE ? "cycle" : "ns",
+			.uuid = *b->uuid ? b->uuid : NULL,
+			.host = c->host && *c->host ? c->host : NULL,
+			.cmdline = c->cmdline && *c->cmdline ? c->cmdline : NULL,
+			.meta = *b->meta ? b->meta : NULL,
+			.pid = c->pid,
+			.start_ns = b->start_ns,
+			.clock_hz = b->clock_hz,
+		};
+		c->failed = 0;
+		c->w = cs_writer_begin(s, &info, err, sizeof err);
+		if (!c->w)
+			conn_fail(in, c, "RUN_BEGIN", err);
+		else
+			atomic_fetch_add(&in->st.runs_begun, 1);
+		break;
+	}
+	case CS_WIRE_DEVICE: {
+		cs_wire_device *d = &m->u.device;
+		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
+				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
+				     d->mem_clock_hz};
+		if (cs_writer_add_device(c->w, &di))
+			conn_fail(in, c, "DEVICE", cs_store_errmsg(s));
+		break;
+	}
+	case CS_WIRE_METRICS: {
+		static const char *const kinds[] = {"counter", "ratio", "throughput", "gauge"};
+		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
+			cs_wire_metric *wm = &m->u.metrics.v[i];
+			uint32_t id;
+			if (map_lookup(c, wm->id, &id)) {
+				conn_fail(in, c, "METRICS", "a metric id was declared twice");
+				return;
+			}
+			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL, kinds[wm->kind],
+					     wm->cumulative};
+			if (cs_writer_add_metric(c->w, &mi, &id) || map_insert(c, wm->id, id)) {
+				conn_fail(in, c, "METRICS", cs_store_errmsg(s));
+				return;
+			}
+		}
+		break;
+	}
+	case CS_WIRE_SAMPLES: {
+		cs_wire_samples *x = &m->u.samples;
+		if (x->m > c->ids_cap) {
+			uint32_t *ids = realloc(c->ids, x->m * sizeof *ids);
+			if (!ids) {
+				conn_fail(in, c, "SAMPLES", "out of memory");
+				return;
+			}
+			c->ids = ids;
+			c->ids_cap = x->m;
+		}
+		for (uint32_t k = 0; k < x->m; k++) {
+			if (!map_lookup(c, x->metrics[k], &c->ids[k])) {
+				snprintf(err, sizeof err, "metric id %u was never declared",
+					 x->metrics[k]);
+				atomic_fetch_add(&in->st.dropped, x->n);
+				conn_fail(in, c, "SAMPLES", err);
+				return;
+			}
+		}
+		cs_batch b = {x->device, x->seq0, x->n, x->m, c->ids, x->t0, x->t1, x->values};
+		if (cs_writer_append(c->w, &b)) {
+			atomic_fetch_add(&in->st.dropped, x->n);
+			conn_fail(in, c, "SAMPLES", cs_store_errmsg(s));
+			return;
+		}
+		atomic_fetch_add(&in->st.samples, x->n);
+		atomic_fetch_add(&in->st.values, (uint64_t)x->n * x->m);
+		break;
+	}
+	case CS_WIRE_RANGES:
+		for (uint32_t i = 0; i < m->u.ranges.count; i++) {
+			cs_wire_range *r = &m->u.ranges.v[i];
+			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
+				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
+				       r->bytes};
+			if (cs_writer_add_range(c->w, &rg)) {
+				conn_fail(in, c, "RANGES", cs_store_errmsg(s));
+				return;
+			}
+		}
+		break;
+	case CS_WIRE_RUN_END: {
+		cs_wire_run_end *e = &m->u.run_end;
+		if (e->status == CS_WIRE_DISCARD) {
+			cs_writer_discard(c->w);
+			c->w = NULL;
+			c->failed = 0;
+			c->nmap = 0;
+			break;
+		}
+		cs_run_counters counters = {e->dropped, e->overflows};
+		end_run(in, c, e->status == CS_WIRE_COMPLETE ? "complete" : "incomplete", &counters);
+		break;
+	}
+	default:
+		conn_fail(in, c, cs_wire_type_name(m->type), "not a producer frame");
+		break;
+	}
+}
+
+static void conn_state_free(conn_state *c)
+{
+	free(c->host);
+	free(c->cmdline);
+	free(c->map_from);
+	free(c->map_to);
+	free(c->ids);
+	free(c);
+}
+
+static void *writer_main(void *arg)
+{
+	cs_ingest *in = arg;
+	uint64_t last_commit = mono_ms(), last_partial = last_commit;
+	int dirty = 0, stop = 0;
+	while (!stop) {
+		item *it = pop(in, last_commit + in->o.commit_ms);
+		if (it) {
+			switch (it->kind) {
+			case ITEM_MSG:
+				apply(in, it->conn, &it->msg);
+				dirty = 1;
+				break;
+			case ITEM_CLOSE:
+				if (it->conn->w) {
+					cs_log(CS_LOG_INFO,
+					       "ingest: connection %llu closed with its run open; "
+					       "marked incomplete",
+					       (unsigned long long)it->conn->id);
+					it->conn->failed = 1;
+					end_run(in, it->conn, "incomplete", NULL);
+				}
+				conn_state_free(it->conn);
+				dirty = 1;
+				break;
+			case ITEM_STOP:
+				stop = 1;
+				break;
+			}
+			cs_wire_msg_free(&it->msg);
+			free(it);
+		}
+		uint64_t now = mono_ms();
+		int due = now - last_commit >= in->o.commit_ms ||
+			  cs_store_pending(in->s) >= in->o.commit_values;
+		if (dirty && (due || stop)) {
+			int partial = stop || now - last_partial >= in->o.partial_flush_ms;
+			int rc = cs_store_commit_ex(in->s, partial);
+			if (rc) {
+				cs_log(CS_LOG_ERROR, "ingest: commit failed: %s", cs_store_errmsg(in->s));
+				if (!in->writer_rc)
+					in->writer_rc = rc;
+			}
+			atomic_fetch_add(&in->st.commits, 1);
+			if (partial)
+				last_partial = now;
+			last_commit = now;
+			dirty = 0;
+		} else if (!dirty) {
+			last_commit = now;
+		}
+	}
+	return NULL;
+}
+
+/* ---- connections ---- */
+
+static void *conn_main(void *arg)
+{
+	conn_thread *ct = arg;
+	cs_ingest *in = ct->in;
+	conn_state *cs = ct->cs;
+	cs_buf buf = CS_BUF_INIT;
+	size_t start = 0;        /* first unparsed byte in buf */
+	uint64_t stream_off = 0; /* stream offset of buf[start] */
+	char err[512];
+	for (;;) {
+		if (atomic_load(&cs->abort))
+			break;
+		/* Decode every complete frame in the buffer. */
+		size_t need = 0;
+		while (start < buf.len) {
+			item *it = calloc(1, sizeof *it);
+			if (!it)
+				goto out;
+			size_t used;
+			int rc = cs_wire_decode(buf.data + start, buf.len - start, &it->msg, &used,
+						err, sizeof err);
+			if (rc == -EAGAIN) {
+				free(it);
+				need = used;
+				break;
+			}
+			if (rc) {
+				free(it);
+				atomic_fetch_add(&in->st.frames_bad, 1);
+				cs_log(CS_LOG_WARN,
+				       "ingest: connection %llu (pid %lld): malformed frame at "
+				       "stream offset %llu: %s; closing it",
+				       (unsigned long long)cs->id, (long long)cs->pid,
+				       (unsigned long long)stream_off, err);
+				goto out;
+			}
+			if (it->msg.type == CS_WIRE_HELLO)
+				cs->pid = it->msg.u.hello.pid; /* for log lines; writer keeps its own */
+			it->kind = ITEM_MSG;
+			it->conn = cs;
+			it->bytes = msg_bytes(&it->msg);
+			atomic_fetch_add(&in->st.frames, 1);
+			push(in, it);
+			start += used;
+			stream_off += used;
+		}
+		if (start == buf.len) {
+			buf.len = start = 0;
+		} else if (start > (1u << 20)) {
+			memmove(buf.data, buf.data + start, buf.len - start);
+			buf.len -= start;
+			start = 0;
+		}
+		size_t want = need > buf.len - start ? need - (buf.len - start) : 0;
+		if (cs_buf_reserve(&buf, want > (1u << 16) ? want : (1u << 16)))
+			break;
+		ssize_t n = read(ct->fd, buf.data + buf.len, buf.cap - buf.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (start < buf.len && n == 0)
+				cs_log(CS_LOG_WARN,
+				       "ingest: connection %llu (pid %lld): closed in the middle of a "
+				       "frame at stream offset %llu",
+				       (unsigned long long)cs->id, (long long)cs->pid,
+				       (unsigned long long)stream_off);
+			break;
+		}
+		buf.len += (size_t)n;
+		atomic_fetch_add(&in->st.bytes, (uint64_t)n);
+	}
+out:
+	cs_buf_free(&buf);
+	shutdown(ct->fd, SHUT_RDWR);
+	item *close_it = calloc(1, sizeof *close_it);
+	if (close_it) {
+		close_it->kind = ITEM_CLOSE;
+		close_it->conn = cs;
+		push(in, close_it);
+	} else {
+		cs_log(CS_LOG_ERROR, "ingest: out of memory closing a connection");
+	}
+	atomic_fetch_sub(&in->st.conns_open, 1);
+	pthread_mutex_lock(&in->conns_mu);
+	ct->done = 1;
+	pthread_mutex_unlock(&in->conns_mu);
+	return NULL;
+}
+
+/* Joins and frees finished connection threads. */
+static void reap(cs_ingest *in, int all)
+{
+	pthread_mutex_lock(&in->conns_mu);
+	conn_thread **p = &in->conns;
+	while (*p) {
+		conn_thread *ct = *p;
+		if (ct->done || all) {
+			*p = ct->next;
+			pthread_mutex_unlock(&in->conns_mu);
+			pthread_join(ct->tid, NULL);
+			close(ct->fd);
+			free(ct);
+			pthread_mutex_lock(&in->conns_mu);
+		} else {
+			p = &ct->next;
+		}
+	}
+	pthread_mutex_unlock(&in->conns_mu);
+}
+
+static void *accept_main(void *arg)
+{
+	cs_ingest *in = arg;
+	for (;;) {
+		struct pollfd pf[2] = {{in->listen_fd, POLLIN, 0}, {in->wake[0], POLLIN, 0}};
+		int r = poll(pf, 2, 1000);
+		reap(in, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (pf[1].revents)
+			break;
+		if (!(pf[0].revents & POLLIN))
+			continue;
+		int fd = accept4(in->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (atomic_load(&in->st.conns_open) >= in->o.max_connections) {
+			atomic_fetch_add(&in->st.conns_refused, 1);
+			cs_log(CS_LOG_WARN, "ingest: %llu connections open, refusing another",
+			       (unsigned long long)in->o.max_connections);
+			close(fd);
+			continue;
+		}
+		conn_thread *ct = calloc(1, sizeof *ct);
+		conn_state *cs = calloc(1, sizeof *cs);
+		if (!ct || !cs) {
+			free(ct);
+			free(cs);
+			close(fd);
+			continue;
+		}
+		cs->id = ++in->next_id;
+		ct->fd = fd;
+		ct->cs = cs;
+		ct->in = in;
+		atomic_fetch_add(&in->st.conns_open, 1);
+		atomic_fetch_add(&in->st.conns_total, 1);
+		pthread_mutex_lock(&in->conns_mu);
+		ct->next = in->conns;
+		in->conns = ct;
+		if (pthread_create(&ct->tid, NULL, conn_main, ct)) {
+			in->conns = ct->next;
+			pthread_mutex_unlock(&in->conns_mu);
+			atomic_fetch_sub(&in->st.conns_open, 1);
+			close(fd);
+			free(ct);
+			free(cs);
+			continue;
+		}
+		pthread_mutex_unlock(&in->conns_mu);
+	}
+	return NULL;
+}
+
+static int bind_socket(cs_ingest *in, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	const char *path = in->o.socket_path;
+	if (strlen(path) >= sizeof addr.sun_path) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(addr.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	/* A socket file nobody answers on is a leftover: replace it. */
+	if (connect(fd, (struct sockaddr *)&addr, sizeof addr) == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: another daemon is already listening there", path);
+		return -EADDRINUSE;
+	}
+	close(fd);
+	unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	mode_t old = umask(0117);
+	int rc = bind(fd, (struct sockaddr *)&addr, sizeof addr);
+	umask(old);
+	if (rc || chmod(path, 0660) || listen(fd, 128)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -errno;
+	}
+	in->listen_fd = fd;
+	snprintf(in->path, sizeof in->path, "%s", path);
+	return 0;
+}
+
+cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size_t errlen)
+{
+	cs_ingest *in = calloc(1, sizeof *in);
+	if (!in) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	in->s = s;
+	in->o = *o;
+	in->listen_fd = -1;
+	cs_store_set_commit_values(s, 0); /* the writer thread decides */
+	pthread_mutex_init(&in->mu, NULL);
+	pthread_cond_init(&in->not_empty, NULL);
+	pthread_cond_init(&in->not_full, NULL);
+	pthread_mutex_init(&in->conns_mu, NULL);
+	if (pipe2(in->wake, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		free(in);
+		return NULL;
+	}
+	if (bind_socket(in, err, errlen)) {
+		close(in->wake[0]);
+		close(in->wake[1]);
+		free(in);
+		return NULL;
+	}
+	pthread_create(&in->writer_tid, NULL, writer_main, in);
+	pthread_create(&in->accept_tid, NULL, accept_main, in);
+	return in;
+}
+
+cs_ingest_stats *cs_ingest_get_stats(cs_ingest *in) { return &in->st; }
+
+int cs_ingest_stop(cs_ingest *in)
+{
+	if (write(in->wake[1], "x", 1) != 1)
+		cs_log(CS_LOG_ERROR, "ingest: cannot wake the accept loop");
+	pthread_join(in->accept_tid, NULL);
+	close(in->listen_fd);
+	unlink(in->path);
+	/* Close every connection; each reader queues its CLOSE and ends. */
+	pthread_mutex_lock(&in->conns_mu);
+	for (conn_thread *ct = in->conns; ct; ct = ct->next)
+		shutdown(ct->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&in->conns_mu);
+	reap(in, 1);
+	item *stop = calloc(1, sizeof *stop);
+	stop->kind = ITEM_STOP;
+	push(in, stop);
+	pthread_join(in->writer_tid, NULL);
+	int rc = in->writer_rc;
+	if (sqlite3_exec(cs_store_db(in->s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		cs_log(CS_LOG_WARN, "ingest: WAL checkpoint: %s", sqlite3_errmsg(cs_store_db(in->s)));
+	cs_store_close(in->s);
+	close(in->wake[0]);
+	close(in->wake[1]);
+	pthread_mutex_destroy(&in->mu);
+	pthread_cond_destroy(&in->not_empty);
+	pthread_cond_destroy(&in->not_full);
+	pthread_mutex_destroy(&in->conns_mu);
+	free(in);
+	return rc;
+}
+
+void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t off;
+	} m[] = {
+#define M(n, t, h, f) {n, t, h, offsetof(cs_ingest_stats, f)}
+		M("cyclescope_ingest_values_total", "counter", "Values handed to the store", values),
+		M("cyclescope_ingest_samples_total", "counter", "Samples handed to the store", samples),
+		M("cyclescope_ingest_frames_total", "counter", "Frames decoded", frames),
+		M("cyclescope_ingest_bytes_total", "counter", "Bytes read from producers", bytes),
+		M("cyclescope_ingest_bad_frames_total", "counter", "Connections closed for a malformed frame", frames_bad),
+		M("cyclescope_ingest_rejected_total", "counter", "Records the store refused", rejected),
+		M("cyclescope_ingest_dropped_samples_total", "counter", "Samples dropped after a refusal", dropped),
+		M("cyclescope_ingest_connections", "gauge", "Producer connections open", conns_open),
+		M("cyclescope_ingest_connections_total", "counter", "Producer connections accepted", conns_total),
+		M("cyclescope_ingest_connections_refused_total", "counter", "Connections over the limit", conns_refused),
+		M("cyclescope_ingest_queue_items", "gauge", "Records waiting for the writer", queue_items),
+		M("cyclescope_ingest_queue_bytes", "gauge", "Bytes waiting for the writer", queue_bytes),
+		M("cyclescope_ingest_backpressure_total", "counter", "Times a reader waited on a full queue", queue_waits),
+		M("cyclescope_store_commits_total", "counter", "Store commits", commits),
+		M("cyclescope_runs_begun_total", "counter", "Runs started through the socket", runs_begun),
+		M("cyclescope_runs_incomplete_total", "counter", "Runs that ended incomplete", runs_incomplete),
+#undef M
+	};
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
+		char line[512];
+		uint64_t v = atomic_load((atomic_uint_fast64_t *)((char *)&in->st + m[i].off));
+		int n = snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
+				 m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
+				 (unsigned long long)v);
+		cs_buf_append(out, line, (size_t)n);
+	}
+}

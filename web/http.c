@@ -1,0 +1,825 @@
+/*
+ * http.c - HTTP handlers; see http.h and docs/http-api.md.
+ */
+#define _GNU_SOURCE
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "csv.h"
+#include "json.h"
+#include "series_csv.h"
+#include "sqlout.h"
+#include "reader.h"
+#include "store.h"
+
+#define MAX_BODY (1u << 20)
+#define STREAM_BLOCK (64u << 10)
+
+struct cs_http {
+	struct MHD_Daemon *mhd;
+	char db[512];
+	char token[256];
+	cs_http_opts o;
+	unsigned port;
+	atomic_uint_fast64_t requests, errors, bytes, streams_open;
+};
+
+/* Per-request state (POST bodies). */
+typedef struct req {
+	cs_buf body;
+	int too_big;
+} req;
+
+/* ---- responses ---- */
+
+static enum MHD_Result queue(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *type, cs_buf *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(body->len, body->data,
+								 MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	atomic_fetch_add(&h->bytes, body->len);
+	if (status >= 400)
+		atomic_fetch_add(&h->errors, 1);
+	return ret;
+}
+
+static enum MHD_Result error(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result error(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cs_buf b = CS_BUF_INIT;
+	cs_json_raw(&b, "{\"error\":");
+	cs_json_str(&b, msg);
+	cs_json_raw(&b, "}\n");
+	enum MHD_Result r = queue(c, h, status, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+static enum MHD_Result json_text(struct MHD_Connection *c, cs_http *h, const char *text)
+{
+	cs_buf b = CS_BUF_INIT;
+	cs_json_raw(&b, text);
+	cs_json_raw(&b, "\n");
+	enum MHD_Result r = queue(c, h, 200, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* Parses an optional non-negative integer argument; 0 ok, -1 bad. */
+static int arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int *have)
+{
+	const char *s = arg(c, name);
+	*have = s && *s;
+	if (!*have)
+		return 0;
+	char *end;
+	errno = 0;
+	if (*s == '-' || *s == '+')
+		return -1;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static cs_store *open_store(cs_http *h, char *err, size_t errlen)
+{
+	return cs_store_open(h->db, CS_OPEN_READONLY, err, errlen);
+}
+
+/* Runs a query returning one JSON text cell. */
+static enum MHD_Result json_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *sql, int nbind, const char *const *binds,
+				  int not_found_if_null)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = cs_store_db(s);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return error(c, h, 500, "%s", sqlite3_errmsg(db));
+	for (int i = 0; i < nbind; i++)
+		if (binds[i])
+			sqlite3_bind_text(st, i + 1, binds[i], -1, SQLITE_TRANSIENT);
+	enum MHD_Result r;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = error(c, h, 500, "%s", sqlite3_errmsg(db));
+	else if (sqlite3_column_type(st, 0) == SQLITE_NULL && not_found_if_null)
+		r = error(c, h, 404, "no such run");
+	else
+		r = json_text(c, h, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return r;
+}
+
+#define RUN_JSON_FIELDS                                                                         \
+	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
+	" 'status', r.status, 'time_unit', r.time_unit, 'clock_hz', r.clock_hz,"                \
+	" 'host', r.host, 'pid', r.pid, 'cmdline', r.cmdline, 'start_ns', r.start_ns,"          \
+	" 'end_ns', r.end_ns, 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
+	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
+	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
+	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
+	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id), 'meta', json(r.meta)"
+
+/* ---- handlers ---- */
+
+static enum MHD_Result get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
+{
+	const char *kind = arg(c, "kind"), *name = arg(c, "name");
+	uint64_t since = 0;
+	int have_since;
+	if (arg_u64(c, "since", &since, &have_since))
+		return error(c, h, 400, "since: expected a non-negative integer (ns since the epoch)");
+	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
+		return error(c, h, 400, "kind: expected hw or sim");
+	char since_s[32];
+	snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
+	const char *binds[3] = {kind, name, have_since ? since_s : NULL};
+	return json_query(c, h, s,
+			  "SELECT json_group_array(json_object(" RUN_JSON_FIELDS "))"
+			  " FROM (SELECT * FROM runs WHERE (?1 IS NULL OR kind = ?1)"
+			  " AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"
+			  " AND (?3 IS NULL OR start_ns >= CAST(?3 AS INTEGER)) ORDER BY id) r",
+			  3, binds, 0);
+}
+
+static const char metrics_sql[] =
+	"SELECT json_group_array(json_object('id', id, 'name', name, 'unit', unit,"
+	" 'kind', kind, 'cumulative', json(CASE cumulative WHEN 1 THEN 'true' ELSE 'false' END)))"
+	" FROM (SELECT * FROM metrics WHERE run = ?1 ORDER BY id)";
+
+static enum MHD_Result get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
+			       int metrics_only)
+{
+	char id[32];
+	snprintf(id, sizeof id, "%lld", (long long)run);
+	const char *binds[1] = {id};
+	if (metrics_only)
+		return json_query(c, h, s, metrics_sql, 1, binds, 0);
+	return json_query(
+		c, h, s,
+		"SELECT json_object(" RUN_JSON_FIELDS ","
+		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
+		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
+		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
+		" 'metric_list', (SELECT json_group_array(json_object('id', id, 'name', name,"
+		"   'unit', unit, 'kind', kind)) FROM (SELECT * FROM metrics WHERE run = r.id"
+		"   ORDER BY id)),"
+		" 'range_summary', (SELECT json_group_array(json_object('kind', kind, 'count', n,"
+		"   't0', t0, 't1', t1, 'names', names)) FROM (SELECT kind, count(*) AS n,"
+		"   min(t0) AS t0, max(t1) AS t1, count(DISTINCT name) AS names FROM ranges"
+		"   WHERE run = r.id GROUP BY kind)))"
+		" FROM runs r WHERE r.id = CAST(?1 AS INTEGER)",
+		1, binds, 1);
+}
+
+/* A streamed response: a producer that appends pieces to pending. */
+typedef struct stream {
+	cs_http *h;
+	cs_store *s;
+	cs_series_csv *series; /* series.csv */
+	sqlite3_stmt *st;      /* ranges.csv */
+	int header_done;
+	cs_buf pending;
+	size_t sent;
+	int done;
+} stream;
+
+static int stream_sink(void *ctx, const void *p, size_t n)
+{
+	return cs_buf_append(ctx, p, n);
+}
+
+/* Refills s->pending; returns 0 or a negative errno. */
+static int stream_fill(stream *s)
+{
+	if (s->series) {
+		int rc = cs_series_csv_next(s->series, &s->pending);
+		if (rc == 0)
+			s->done = 1;
+		return rc < 0 ? rc : 0;
+	}
+	cs_csv w;
+	cs_csv_init(&w, stream_sink, &s->pending);
+	int ncol = sqlite3_column_count(s->st);
+	if (!s->header_done) {
+		for (int i = 0; i < ncol; i++)
+			cs_csv_str(&w, sqlite3_column_name(s->st, i));
+		cs_csv_end_row(&w);
+		s->header_done = 1;
+	}
+	int rc = SQLITE_ROW;
+	for (int rows = 0; rows < 4096 && (rc = sqlite3_step(s->st)) == SQLITE_ROW; rows++) {
+		for (int i = 0; i < ncol; i++) {
+			if (sqlite3_column_type(s->st, i) == SQLITE_NULL)
+				cs_csv_empty(&w);
+			else if (sqlite3_column_type(s->st, i) == SQLITE_INTEGER)
+				cs_csv_i64(&w, sqlite3_column_int64(s->st, i));
+			else
+				cs_csv_str(&w, (const char *)sqlite3_column_text(s->st, i));
+		}
+		cs_csv_end_row(&w);
+	}
+	if (rc == SQLITE_DONE)
+		s->done = 1;
+	int out = cs_csv_finish(&w);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? out : -EIO;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	stream *s = cls;
+	(void)pos;
+	while (s->sent == s->pending.len) {
+		s->pending.len = 0;
+		s->sent = 0;
+		if (s->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (stream_fill(s))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
+	size_t n = s->pending.len - s->sent;
+	if (n > max)
+		n = max;
+	memcpy(buf, s->pending.data + s->sent, n);
+	s->sent += n;
+	atomic_fetch_add(&s->h->bytes, n);
+	return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+	stream *s = cls;
+	cs_series_csv_close(s->series);
+	sqlite3_finalize(s->st);
+	cs_store_close(s->s);
+	cs_buf_free(&s->pending);
+	atomic_fetch_sub(&s->h->streams_open, 1);
+	free(s);
+}
+
+/* Hands s (and its store) to MHD as a streamed text/csv response. */
+static enum MHD_Result queue_stream(struct MHD_Connection *c, cs_http *h, stream *s,
+				    const char *filename)
+{
+	s->h = h;
+	atomic_fetch_add(&h->streams_open, 1);
+	struct MHD_Response *r =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s,
+						  stream_free);
+	if (!r) {
+		stream_free(s);
+		return MHD_NO;
+	}
+	char disp[256];
+	snprintf(disp, sizeof disp, "inline; filename=\"%s\"", filename);
+	MHD_add_response_header(r, "Content-Type", "text/csv; charset=utf-8; header=present");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* error() for handlers that own s: closes it first. */
+#define owned_error(c, h, s, ...) (cs_store_close(s), error(c, h, __VA_ARGS__))
+
+/* get_series and get_ranges take ownership of s: the stream closes it. */
+static enum MHD_Result get_series(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run)
+{
+	cs_series_req q = {.run = run, .to = UINT64_MAX};
+	uint64_t dev = 0, nb = 0;
+	int have_b;
+	if (arg_u64(c, "device", &dev, &q.have_device) || dev > UINT32_MAX)
+		return owned_error(c, h, s, 400, "device: expected a device index");
+	if (arg_u64(c, "from", &q.from, &q.have_from))
+		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
+	if (arg_u64(c, "to", &q.to, &q.have_to))
+		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
+	if (arg_u64(c, "buckets", &nb, &have_b) || (have_b && (nb < 1 || nb > 1000000)))
+		return owned_error(c, h, s, 400, "buckets: expected an integer 1..1000000");
+	q.device = (uint32_t)dev;
+	q.buckets = (uint32_t)nb;
+	q.metrics = arg(c, "metric");
+	if (q.metrics && !*q.metrics)
+		q.metrics = NULL;
+	q.range = arg(c, "range");
+	if (q.range && !*q.range)
+		return owned_error(c, h, s, 400, "range: empty name");
+	int status;
+	char err[600];
+	cs_series_csv *x = cs_series_csv_open(s, &q, &status, err, sizeof err);
+	if (!x)
+		return owned_error(c, h, s, (unsigned)status, "%s", err);
+	stream *st = calloc(1, sizeof *st);
+	if (!st) {
+		cs_series_csv_close(x);
+		return owned_error(c, h, s, 500, "out of memory");
+	}
+	st->s = s;
+	st->series = x;
+	return queue_stream(c, h, st, "series.csv");
+}
+
+static enum MHD_Result get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
+{
+	stream *st = calloc(1, sizeof *st);
+	if (!st)
+		return owned_error(c, h, s, 500, "out of memory");
+	if (sqlite3_prepare_v2(cs_store_db(s),
+			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid,"
+			       " bytes FROM ranges WHERE run = ?1 ORDER BY t0, id",
+			       -1, &st->st, NULL) != SQLITE_OK) {
+		free(st);
+		return owned_error(c, h, s, 500, "%s", sqlite3_errmsg(cs_store_db(s)));
+	}
+	sqlite3_bind_int64(st->st, 1, run);
+	st->s = s;
+	return queue_stream(c, h, st, "ranges.csv");
+}
+
+/* ---- the query sandbox ---- */
+
+typedef struct sandbox {
+	char why[256];
+	uint64_t deadline_ms;
+	int timed_out;
+} sandbox;
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int authorize(void *ctx, int action, const char *a, const char *b, const char *db,
+		     const char *trigger)
+{
+	sandbox *sb = ctx;
+	(void)db, (void)trigger;
+	static const char *const pragmas[] = {"table_info", "table_xinfo", "index_list",
+					      "index_info", "index_xinfo", "foreign_key_list",
+					      "user_version", "application_id", "page_count",
+					      "page_size", "schema_version", "database_list",
+					      "collation_list", "function_list", "module_list",
+					      "pragma_list"};
+	switch (action) {
+	case SQLITE_SELECT:
+	case SQLITE_READ:
+	case SQLITE_RECURSIVE:
+		return SQLITE_OK;
+	case SQLITE_UPDATE:
+		/* SQLite itself checks these when the series table is declared;
+		 * no statement of the user's can write on a read-only
+		 * connection anyway. */
+		if (a && !strcmp(a, "sqlite_master") && b &&
+		    (!strcmp(b, "type") || !strcmp(b, "tbl_name")))
+			return SQLITE_OK;
+		snprintf(sb->why, sizeof sb->why, "only reading is allowed (UPDATE of %s)", a ? a : "?");
+		return SQLITE_DENY;
+	case SQLITE_FUNCTION:
+		if (b && !strcasecmp(b, "load_extension")) {
+			snprintf(sb->why, sizeof sb->why, "load_extension() is not allowed");
+			return SQLITE_DENY;
+		}
+		return SQLITE_OK;
+	case SQLITE_PRAGMA:
+		for (size_t i = 0; a && i < sizeof pragmas / sizeof *pragmas; i++)
+			if (!strcasecmp(a, pragmas[i]) &&
+			    (!b || !strcmp(pragmas[i], "table_info") ||
+			     !strncmp(pragmas[i], "index_", 6) || !strcmp(pragmas[i], "table_xinfo") ||
+			     !strcmp(pragmas[i], "foreign_key_list")))
+				return SQLITE_OK;
+		snprintf(sb->why, sizeof sb->why, "PRAGMA %s%s%s is not allowed (read-only pragmas only)",
+			 a ? a : "", b ? " = " : "", b ? b : "");
+		return SQLITE_DENY;
+	case SQLITE_ATTACH:
+	case SQLITE_DETACH:
+		snprintf(sb->why, sizeof sb->why, "ATTACH and DETACH are not allowed");
+		return SQLITE_DENY;
+	case SQLITE_TRANSACTION:
+	case SQLITE_SAVEPOINT:
+		snprintf(sb->why, sizeof sb->why, "transactions are not allowed");
+		return SQLITE_DENY;
+	default:
+		snprintf(sb->why, sizeof sb->why,
+			 "only reading is allowed (this statement would change the database)");
+		return SQLITE_DENY;
+	}
+}
+
+static int progress(void *ctx)
+{
+	sandbox *sb = ctx;
+	if (mono_ms() >= sb->deadline_ms) {
+		sb->timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static int buf_sink(void *ctx, const void *p, size_t n) { return cs_buf_append(ctx, p, n); }
+
+typedef struct limited {
+	cs_buf *out;
+	uint64_t max;
+	int over;
+} limited;
+
+static int limited_sink(void *ctx, const void *p, size_t n)
+{
+	limited *l = ctx;
+	if (l->out->len + n > l->max) {
+		l->over = 1;
+		return -EFBIG;
+	}
+	return buf_sink(l->out, p, n);
+}
+
+static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				const char *sql, const char *format)
+{
+	if (!sql || !*sql)
+		return error(c, h, 400, "sql: missing (GET ?sql=... or POST a body)");
+	int json = 0;
+	if (format && !strcmp(format, "json"))
+		json = 1;
+	else if (format && *format && strcmp(format, "csv"))
+		return error(c, h, 400, "format: expected csv or json");
+	sqlite3 *db = cs_store_db(s);
+	sandbox sb = {"", mono_ms() + h->o.query_timeout_ms, 0};
+	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, (int)MAX_BODY);
+	sqlite3_set_authorizer(db, authorize, &sb);
+	sqlite3_progress_handler(db, 1000, progress, &sb);
+	sqlite3_stmt *st = NULL;
+	const char *tail = NULL;
+	enum MHD_Result r;
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+	if (rc != SQLITE_OK) {
+		r = error(c, h, 400, "%s", sb.why[0] ? sb.why : sqlite3_errmsg(db));
+		goto out;
+	}
+	if (!st) {
+		r = error(c, h, 400, "sql: holds no statement");
+		goto out;
+	}
+	if (tail && tail[strspn(tail, " \t\r\n;")]) {
+		r = error(c, h, 400, "sql: one statement at a time");
+		goto out;
+	}
+	if (!sqlite3_stmt_readonly(st)) {
+		r = error(c, h, 400, "only read-only statements are allowed");
+		goto out;
+	}
+	cs_buf out = CS_BUF_INIT;
+	limited lim = {&out, h->o.query_max_bytes, 0};
+	int truncated = 0;
+	int64_t n = json ? cs_sqlout_json(st, limited_sink, &lim, h->o.query_max_rows, &truncated)
+			 : cs_sqlout_csv(st, limited_sink, &lim, h->o.query_max_rows, &truncated);
+	if (sb.timed_out)
+		r = error(c, h, 504, "query ran past the %llu ms limit",
+			  (unsigned long long)h->o.query_timeout_ms);
+	else if (lim.over)
+		r = error(c, h, 413, "result exceeds the %llu-byte limit; narrow the query",
+			  (unsigned long long)h->o.query_max_bytes);
+	else if (truncated)
+		r = error(c, h, 413, "result exceeds the %llu-row limit; add a LIMIT or narrow it",
+			  (unsigned long long)h->o.query_max_rows);
+	else if (n < 0)
+		r = error(c, h, 400, "%s", sb.why[0] ? sb.why : sqlite3_errmsg(db));
+	else
+		r = queue(c, h, 200, json ? "application/json" : "text/csv; charset=utf-8; header=present",
+			  &out);
+	cs_buf_free(&out);
+out:
+	sqlite3_finalize(st);
+	sqlite3_progress_handler(db, 0, NULL, NULL);
+	sqlite3_set_authorizer(db, NULL, NULL);
+	return r;
+}
+
+/* ---- routing ---- */
+
+static int token_ok(cs_http *h, struct MHD_Connection *c)
+{
+	if (!h->token[0])
+		return 1;
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	char want[300];
+	int n = snprintf(want, sizeof want, "Bearer %s", h->token);
+	size_t len = auth ? strlen(auth) : 0;
+	/* constant time in the token's length */
+	unsigned char diff = (unsigned char)(len != (size_t)n);
+	for (int i = 0; i < n; i++)
+		diff |= (unsigned char)((i < (int)len ? auth[i] : 0) ^ want[i]);
+	return diff == 0;
+}
+
+static const char index_html[] =
+	"<!doctype html><html><head><meta charset=utf-8><title>cyclescope</title></head><body>"
+	"<h1>cyclescope</h1><p>HTTP API v1 (docs/http-api.md):</p><ul>"
+	"<li><a href=\"/api/v1/health\">/api/v1/health</a></li>"
+	"<li><a href=\"/api/v1/runs\">/api/v1/runs</a></li>"
+	"<li>/api/v1/runs/{id}, /api/v1/runs/{id}/metrics</li>"
+	"<li>/api/v1/runs/{id}/series.csv?metric=&amp;device=&amp;from=&amp;to=&amp;buckets=&amp;range=</li>"
+	"<li>/api/v1/runs/{id}/ranges.csv</li><li>/api/v1/query?sql=&amp;format=json</li>"
+	"<li><a href=\"/metrics\">/metrics</a></li></ul></body></html>\n";
+
+static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *url,
+			     const char *method, req *rq)
+{
+	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	int post = !strcmp(method, "POST");
+	if (!token_ok(h, c))
+		return error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
+	if (!strcmp(url, "/")) {
+		cs_buf b = CS_BUF_INIT;
+		cs_json_raw(&b, index_html);
+		enum MHD_Result r = queue(c, h, 200, "text/html; charset=utf-8", &b);
+		cs_buf_free(&b);
+		return r;
+	}
+	if (!strcmp(url, "/metrics")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		cs_buf b = CS_BUF_INIT;
+		char line[1024];
+		int n = snprintf(line, sizeof line,
+				 "# HELP cyclescope_http_requests_total HTTP requests\n"
+				 "# TYPE cyclescope_http_requests_total counter\n"
+				 "cyclescope_http_requests_total %llu\n"
+				 "# HELP cyclescope_http_errors_total HTTP responses 4xx/5xx\n"
+				 "# TYPE cyclescope_http_errors_total counter\n"
+				 "cyclescope_http_errors_total %llu\n",
+				 (unsigned long long)atomic_load(&h->requests),
+				 (unsigned long long)atomic_load(&h->errors));
+		cs_buf_append(&b, line, (size_t)n);
+		n = snprintf(line, sizeof line,
+			     "# HELP cyclescope_http_bytes_served_total Response body bytes\n"
+			     "# TYPE cyclescope_http_bytes_served_total counter\n"
+			     "cyclescope_http_bytes_served_total %llu\n"
+			     "# HELP cyclescope_http_streams Streamed responses in flight\n"
+			     "# TYPE cyclescope_http_streams gauge\n"
+			     "cyclescope_http_streams %llu\n",
+			     (unsigned long long)atomic_load(&h->bytes),
+			     (unsigned long long)atomic_load(&h->streams_open));
+		cs_buf_append(&b, line, (size_t)n);
+		if (h->o.metrics)
+			h->o.metrics(h->o.metrics_ctx, &b);
+		enum MHD_Result r = queue(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+		cs_buf_free(&b);
+		return r;
+	}
+	if (strncmp(url, "/api/v1/", 8))
+		return error(c, h, 404, "no such endpoint: %s", url);
+	const char *path = url + 8;
+	char err[600];
+	if (!strcmp(path, "health")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		cs_store *s = open_store(h, err, sizeof err);
+		if (!s)
+			return error(c, h, 503, "database: %s", err);
+		cs_store_close(s);
+		return json_text(c, h, "{\"status\":\"ok\",\"version\":\"0.1.0\",\"api\":1}");
+	}
+	if (!strcmp(path, "query")) {
+		if (!get && !post)
+			return error(c, h, 405, "use GET or POST");
+		if (rq->too_big)
+			return error(c, h, 413, "request body exceeds %u bytes", MAX_BODY);
+		const char *sql = arg(c, "sql");
+		if (post && !sql) {
+			const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+			if (ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33))
+				sql = MHD_lookup_connection_value(c, MHD_POSTDATA_KIND, "sql");
+			if (!sql) {
+				cs_buf_put_u8(&rq->body, 0);
+				sql = (const char *)rq->body.data;
+			}
+		}
+		cs_store *s = open_store(h, err, sizeof err);
+		if (!s)
+			return error(c, h, 503, "database: %s", err);
+		enum MHD_Result r = do_query(c, h, s, sql, arg(c, "format"));
+		cs_store_close(s);
+		return r;
+	}
+	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		cs_store *s = open_store(h, err, sizeof err);
+		if (!s)
+			return error(c, h, 503, "database: %s", err);
+		if (!strcmp(path, "runs")) {
+			enum MHD_Result r = get_runs(c, h, s);
+			cs_store_close(s);
+			return r;
+		}
+		char spec[256];
+		const char *rest = path + 5, *slash = strchr(rest, '/');
+		size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+		if (!len || len >= sizeof spec) {
+			cs_store_close(s);
+			return error(c, h, 404, "no such endpoint: %s", url);
+		}
+		memcpy(spec, rest, len);
+		spec[len] = 0;
+		const char *sub = slash ? slash + 1 : "";
+		int64_t run;
+		int rc = cs_read_find_run(s, spec, &run);
+		if (rc) {
+			cs_store_close(s);
+			return error(c, h, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+		}
+		enum MHD_Result r;
+		if (!*sub) {
+			r = get_run(c, h, s, run, 0);
+		} else if (!strcmp(sub, "metrics")) {
+			r = get_run(c, h, s, run, 1);
+		} else if (!strcmp(sub, "series.csv")) {
+			char id[32];
+			snprintf(id, sizeof id, "%lld", (long long)run);
+			return get_series(c, h, s, id);
+		} else if (!strcmp(sub, "ranges.csv")) {
+			return get_ranges(c, h, s, run);
+		} else {
+			r = error(c, h, 404, "no such endpoint: %s", url);
+		}
+		cs_store_close(s);
+		return r;
+	}
+	return error(c, h, 404, "no such endpoint: %s", url);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	cs_http *h = cls;
+	(void)version;
+	req *rq = *con_cls;
+	if (!rq) {
+		rq = calloc(1, sizeof *rq);
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (rq->body.len + *upload_size > MAX_BODY)
+			rq->too_big = 1;
+		else
+			cs_buf_append(&rq->body, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	atomic_fetch_add(&h->requests, 1);
+	return route(h, c, url, method, rq);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	(void)cls, (void)c, (void)toe;
+	req *rq = *con_cls;
+	if (rq) {
+		cs_buf_free(&rq->body);
+		free(rq);
+	}
+	*con_cls = NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen_t *len,
+			char *err, size_t errlen)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	if (!colon || colon == listen || (size_t)(colon - listen) >= sizeof host) {
+		snprintf(err, errlen, "listen: expected HOST:PORT, got '%s'", listen);
+		return -EINVAL;
+	}
+	memcpy(host, listen, (size_t)(colon - listen));
+	host[colon - listen] = 0;
+	char *end;
+	unsigned long port = strtoul(colon + 1, &end, 10);
+	if (*end || port > 65535 || !colon[1]) {
+		snprintf(err, errlen, "listen: bad port in '%s'", listen);
+		return -EINVAL;
+	}
+	memset(ss, 0, sizeof *ss);
+	if (host[0] == '[') {
+		size_t hl = strlen(host);
+		if (hl < 3 || host[hl - 1] != ']') {
+			snprintf(err, errlen, "listen: bad IPv6 address in '%s'", listen);
+			return -EINVAL;
+		}
+		host[hl - 1] = 0;
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1) {
+			snprintf(err, errlen, "listen: bad IPv6 address in '%s'", listen);
+			return -EINVAL;
+		}
+		*len = sizeof *a6;
+		return AF_INET6;
+	}
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	a4->sin_family = AF_INET;
+	a4->sin_port = htons((uint16_t)port);
+	if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof host, "127.0.0.1");
+	if (inet_pton(AF_INET, host, &a4->sin_addr) != 1) {
+		snprintf(err, errlen, "listen: '%s' is not an IPv4 address (or [IPv6])", host);
+		return -EINVAL;
+	}
+	*len = sizeof *a4;
+	return AF_INET;
+}
+
+cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
+{
+	cs_http *h = calloc(1, sizeof *h);
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->o = *o;
+	snprintf(h->db, sizeof h->db, "%s", o->db_path);
+	snprintf(h->token, sizeof h->token, "%s", o->token ? o->token : "");
+	h->o.db_path = h->db;
+	h->o.token = h->token;
+	h->o.listen = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int family = parse_listen(o->listen, &ss, &sl, err, errlen);
+	if (family < 0) {
+		free(h);
+		return NULL;
+	}
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			 MHD_USE_ERROR_LOG | (family == AF_INET6 ? MHD_USE_IPv6 : 0);
+	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, &ss,
+				  MHD_OPTION_CONNECTION_LIMIT, o->connections ? o->connections : 64,
+				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 60,
+				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256u << 10),
+				  MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+	if (!h->mhd) {
+		snprintf(err, errlen, "cannot listen on %s (address in use, or not an address of "
+				      "this machine?)",
+			 o->listen);
+		free(h);
+		return NULL;
+	}
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_LISTEN_FD);
+	struct sockaddr_storage bound;
+	socklen_t bl = sizeof bound;
+	if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &bl) == 0)
+		h->port = ntohs(bound.ss_family == AF_INET6
+					? ((struct sockaddr_in6 *)&bound)->sin6_port
+					: ((struct sockaddr_in *)&bound)->sin_port);
+	return h;
+}
+
+unsigned cs_http_port(const cs_http *h) { return h->port; }
+
+void cs_http_stop(cs_http *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->mhd);
+	free(h);
+}

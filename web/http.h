@@ -1,0 +1,45 @@
+/*
+ * http.h - the HTTP API on libmicrohttpd (cs_http_*); docs/http-api.md is
+ * the contract. Every request reads the database through its own read-only
+ * connection, so readers never wait for the ingest writer (WAL) and never
+ * write. Series and ranges are streamed from the store with
+ * MHD_create_response_from_callback, never built whole in memory.
+ *
+ * Threads: MHD runs one thread per connection; cs_http_start/stop are
+ * called from one thread.
+ */
+#ifndef CS_HTTP_H
+#define CS_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef struct cs_http_opts {
+	const char *db_path;
+	const char *listen; /* "127.0.0.1:7070", "[::1]:7070", port 0 = any free port */
+	const char *token;  /* "" or NULL = no token required */
+	unsigned connections;
+	unsigned timeout_s;
+	uint64_t query_timeout_ms;
+	uint64_t query_max_rows;
+	uint64_t query_max_bytes;
+	/* appends the daemon's own Prometheus lines to GET /metrics */
+	void (*metrics)(void *ctx, cs_buf *out);
+	void *metrics_ctx;
+} cs_http_opts;
+
+typedef struct cs_http cs_http;
+
+/* Starts serving. The strings in o are copied. NULL with the reason in err
+ * (address in use, bad listen address, ...). */
+cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen);
+
+/* The port actually bound (useful with port 0). */
+unsigned cs_http_port(const cs_http *h);
+
+/* Stops accepting, finishes or cuts open requests, frees. Accepts NULL. */
+void cs_http_stop(cs_http *h);
+
+#endif

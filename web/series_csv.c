@@ -1,0 +1,370 @@
+/* series_csv.c - incremental wide CSV of a run; see series_csv.h. */
+#define _GNU_SOURCE
+#include "series_csv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "reader.h"
+
+typedef struct window {
+	uint64_t from, to;
+} window;
+
+struct cs_series_csv {
+	cs_store *s;
+	int64_t run;
+	uint32_t *ids, m;
+	uint32_t *devs, ndev;
+	int device_col;
+	uint32_t buckets;
+	window *win;
+	uint32_t nwin;
+	/* position */
+	int header_done;
+	uint32_t dev_i, win_i;
+	cs_raw_iter *it;
+	cs_agg *aggs;  /* buckets * m of the current device */
+	uint64_t *bounds; /* buckets + 1 */
+	uint32_t bucket_i;
+	int buckets_loaded;
+	cs_buf *out;
+	cs_csv w;
+};
+
+static int sink_to_buf(void *ctx, const void *p, size_t n)
+{
+	cs_series_csv *x = ctx;
+	return cs_buf_append(x->out, p, n);
+}
+
+static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	*status = code;
+	return -1;
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+	const window *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* The union of the run's ranges matching name (exact, or a glob). */
+static int load_windows(cs_series_csv *x, const char *name, const cs_series_req *r,
+			int *status, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int glob = strpbrk(name, "*?[") != NULL;
+	if (sqlite3_prepare_v2(cs_store_db(x->s),
+			       glob ? "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2"
+				    : "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return set(err, errlen, status, 500, "%s", sqlite3_errmsg(cs_store_db(x->s)));
+	sqlite3_bind_int64(st, 1, x->run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	uint32_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (x->nwin == cap) {
+			cap = cap ? cap * 2 : 64;
+			window *nw = realloc(x->win, cap * sizeof *nw);
+			if (!nw) {
+				sqlite3_finalize(st);
+				return set(err, errlen, status, 500, "out of memory");
+			}
+			x->win = nw;
+		}
+		uint64_t a = (uint64_t)sqlite3_column_int64(st, 0);
+		uint64_t b = (uint64_t)sqlite3_column_int64(st, 1) + 1;
+		if (r->have_from && a < r->from)
+			a = r->from;
+		if (b > r->to)
+			b = r->to;
+		if (a < b)
+			x->win[x->nwin++] = (window){a, b};
+	}
+	sqlite3_finalize(st);
+	qsort(x->win, x->nwin, sizeof *x->win, cmp_window);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < x->nwin; i++) {
+		if (k && x->win[i].from <= x->win[k - 1].to) {
+			if (x->win[i].to > x->win[k - 1].to)
+				x->win[k - 1].to = x->win[i].to;
+		} else {
+			x->win[k++] = x->win[i];
+		}
+	}
+	x->nwin = k;
+	return 0;
+}
+
+cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *status, char *err,
+				  size_t errlen)
+{
+	cs_series_csv *x = calloc(1, sizeof *x);
+	if (!x) {
+		set(err, errlen, status, 500, "out of memory");
+		return NULL;
+	}
+	x->s = s;
+	x->buckets = r->buckets;
+	if (r->to <= r->from) {
+		set(err, errlen, status, 400, "to: must be greater than from");
+		goto fail;
+	}
+	if (r->buckets && r->range) {
+		set(err, errlen, status, 400, "range: cannot be combined with buckets");
+		goto fail;
+	}
+	int rc = cs_read_find_run(s, r->run, &x->run);
+	if (rc) {
+		set(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+		goto fail;
+	}
+	if (!r->metrics) {
+		if (cs_read_metric_ids(s, x->run, &x->ids, &x->m)) {
+			set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+			goto fail;
+		}
+	} else {
+		uint32_t cap = 1;
+		for (const char *c = r->metrics; *c; c++)
+			cap += *c == ',';
+		x->ids = malloc(cap * sizeof *x->ids);
+		char *copy = strdup(r->metrics), *save = NULL;
+		if (!x->ids || !copy) {
+			free(copy);
+			set(err, errlen, status, 500, "out of memory");
+			goto fail;
+		}
+		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			if (cs_read_metric_id(s, x->run, tok, &x->ids[x->m])) {
+				set(err, errlen, status, 400, "metric: %s", cs_store_errmsg(s));
+				free(copy);
+				goto fail;
+			}
+			x->m++;
+		}
+		free(copy);
+		if (!x->m) {
+			set(err, errlen, status, 400, "metric: names no metric");
+			goto fail;
+		}
+	}
+	if (cs_read_devices(s, x->run, &x->devs, &x->ndev)) {
+		set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+		goto fail;
+	}
+	if (r->have_device) {
+		uint32_t found = 0;
+		for (uint32_t i = 0; i < x->ndev; i++)
+			found |= x->devs[i] == r->device;
+		if (!found) {
+			set(err, errlen, status, 400, "device: run %lld has no samples for device %u",
+			    (long long)x->run, r->device);
+			goto fail;
+		}
+		x->devs[0] = r->device;
+		x->ndev = 1;
+	}
+	for (uint32_t i = 0; i < x->ndev; i++)
+		x->device_col |= x->devs[i] != 0;
+	uint64_t from = r->have_from ? r->from : 0, to = r->to;
+	if (r->buckets && !r->have_to) {
+		uint64_t t_min = 0, t_max = 0;
+		rc = cs_read_run_span(s, x->run, &t_min, &t_max);
+		if (rc && rc != -ENODATA) {
+			set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+			goto fail;
+		}
+		if (!r->have_from)
+			from = t_min;
+		to = t_max + 1 > from ? t_max + 1 : from + 1;
+	}
+	if (r->range) {
+		if (load_windows(x, r->range, r, status, err, errlen))
+			goto fail;
+	} else {
+		x->win = malloc(sizeof *x->win);
+		if (!x->win) {
+			set(err, errlen, status, 500, "out of memory");
+			goto fail;
+		}
+		x->win[0] = (window){from, to};
+		x->nwin = 1;
+	}
+	if (r->buckets) {
+		x->aggs = calloc((size_t)r->buckets * (x->m ? x->m : 1), sizeof *x->aggs);
+		x->bounds = calloc((size_t)r->buckets + 1, sizeof *x->bounds);
+		if (!x->aggs || !x->bounds) {
+			set(err, errlen, status, 400, "buckets: too many");
+			goto fail;
+		}
+	}
+	return x;
+fail:
+	cs_series_csv_close(x);
+	return NULL;
+}
+
+static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	cs_series_csv *x = ctx;
+	(void)seq;
+	if (x->device_col)
+		cs_csv_u64(&x->w, x->devs[x->dev_i]);
+	cs_csv_u64(&x->w, t0);
+	cs_csv_u64(&x->w, t1);
+	for (uint32_t k = 0; k < x->m; k++)
+		cs_csv_f64(&x->w, v[k]);
+	cs_csv_end_row(&x->w);
+	return x->w.rc;
+}
+
+static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	cs_series_csv *x = ctx;
+	memcpy(x->aggs + (size_t)i * x->m, a, x->m * sizeof *a);
+	x->bounds[i] = t0;
+	x->bounds[i + 1] = t1;
+	return 0;
+}
+
+static void write_header(cs_series_csv *x)
+{
+	if (x->device_col)
+		cs_csv_str(&x->w, "device");
+	cs_csv_str(&x->w, "t0");
+	cs_csv_str(&x->w, "t1");
+	for (uint32_t k = 0; k < x->m; k++) {
+		char name[512];
+		if (cs_read_metric_name(x->s, x->run, x->ids[k], name, sizeof name))
+			snprintf(name, sizeof name, "metric_%u", x->ids[k]);
+		if (!x->buckets) {
+			cs_csv_str(&x->w, name);
+			continue;
+		}
+		static const char *const stats[] = {"min", "max", "mean", "sum", "count"};
+		for (int j = 0; j < 5; j++) {
+			char col[600];
+			snprintf(col, sizeof col, "%s:%s", name, stats[j]);
+			cs_csv_str(&x->w, col);
+		}
+	}
+	cs_csv_end_row(&x->w);
+}
+
+/* Writes up to 4096 bucket rows of the current device. */
+static void write_buckets(cs_series_csv *x)
+{
+	uint32_t end = x->bucket_i + 4096 < x->buckets ? x->bucket_i + 4096 : x->buckets;
+	for (; x->bucket_i < end; x->bucket_i++) {
+		const cs_agg *a = x->aggs + (size_t)x->bucket_i * x->m;
+		if (x->device_col)
+			cs_csv_u64(&x->w, x->devs[x->dev_i]);
+		cs_csv_u64(&x->w, x->bounds[x->bucket_i]);
+		cs_csv_u64(&x->w, x->bounds[x->bucket_i + 1]);
+		for (uint32_t k = 0; k < x->m; k++) {
+			if (a[k].count) {
+				cs_csv_f64(&x->w, a[k].min);
+				cs_csv_f64(&x->w, a[k].max);
+				cs_csv_f64(&x->w, a[k].sum / (double)a[k].count);
+				cs_csv_f64(&x->w, a[k].sum);
+			} else {
+				for (int j = 0; j < 4; j++)
+					cs_csv_empty(&x->w);
+			}
+			cs_csv_u64(&x->w, a[k].count);
+		}
+		cs_csv_end_row(&x->w);
+	}
+}
+
+int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
+{
+	x->out = out;
+	cs_csv_init(&x->w, sink_to_buf, x);
+	int rc = 1;
+	if (!x->header_done) {
+		write_header(x);
+		x->header_done = 1;
+		goto done;
+	}
+	while (x->dev_i < x->ndev) {
+		if (x->buckets) {
+			if (!x->buckets_loaded) {
+				cs_scan q = {x->run, x->devs[x->dev_i], x->m, x->ids, x->win[0].from,
+					     x->win[0].to};
+				memset(x->aggs, 0, (size_t)x->buckets * x->m * sizeof *x->aggs);
+				rc = cs_read_buckets(x->s, &q, x->buckets, on_bucket, x, NULL);
+				if (rc)
+					goto done;
+				x->buckets_loaded = 1;
+				x->bucket_i = 0;
+			}
+			if (x->bucket_i < x->buckets) {
+				write_buckets(x);
+				rc = 1;
+				goto done;
+			}
+			x->buckets_loaded = 0;
+			x->dev_i++;
+			continue;
+		}
+		if (!x->it) {
+			if (x->win_i == x->nwin) {
+				x->win_i = 0;
+				x->dev_i++;
+				continue;
+			}
+			cs_scan q = {x->run, x->devs[x->dev_i], x->m, x->ids, x->win[x->win_i].from,
+				     x->win[x->win_i].to};
+			x->it = cs_raw_open(x->s, &q);
+			if (!x->it) {
+				rc = -ENOMEM;
+				goto done;
+			}
+		}
+		rc = cs_raw_next(x->it, on_row, x);
+		if (rc < 0)
+			goto done;
+		if (rc == 0) {
+			cs_raw_close(x->it);
+			x->it = NULL;
+			x->win_i++;
+			if (out->len)
+				break;
+			continue;
+		}
+		rc = 1;
+		goto done;
+	}
+	rc = x->dev_i < x->ndev ? 1 : 0;
+done:
+	if (cs_csv_flush(&x->w) && rc >= 0)
+		rc = -ENOMEM;
+	cs_buf_free(&x->w.buf);
+	return rc;
+}
+
+void cs_series_csv_close(cs_series_csv *x)
+{
+	if (!x)
+		return;
+	cs_raw_close(x->it);
+	free(x->ids);
+	free(x->devs);
+	free(x->win);
+	free(x->aggs);
+	free(x->bounds);
+	free(x);
+}

@@ -1,0 +1,47 @@
+/*
+ * series_csv.h - a run's series as wide CSV, produced a piece at a time
+ * (cs_series_csv_*). `cyclescope export` and GET /api/v1/runs/{id}/series.csv
+ * both use it, so the CLI and the HTTP API write the same bytes.
+ *
+ * Shape: t0,t1,<metric>,... one row per sample (raw), or t0,t1 and
+ * <metric>:min,:max,:mean,:sum,:count per metric (buckets > 0). A leading
+ * device column when any exported device is not device 0. With a range
+ * name (or glob), only samples whose t0 lies inside one of the run's ranges
+ * of that name are written.
+ */
+#ifndef CS_SERIES_CSV_H
+#define CS_SERIES_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "store.h"
+
+typedef struct cs_series_req {
+	const char *run;     /* id, name or uuid */
+	const char *metrics; /* comma-separated names; NULL = all */
+	int have_device;
+	uint32_t device;
+	uint64_t from, to; /* to = UINT64_MAX: no end */
+	int have_from, have_to;
+	uint32_t buckets; /* 0 = raw */
+	const char *range; /* NULL = no range filter */
+} cs_series_req;
+
+typedef struct cs_series_csv cs_series_csv;
+
+/* Validates the request against the store (borrowed until close). NULL
+ * with the reason in err; *status is 404 for an unknown run, 400 for a bad
+ * parameter (err names it), 500 otherwise. */
+cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *status,
+				  char *err, size_t errlen);
+
+/* Appends the next piece (header, or at least one chunk's rows) to out.
+ * Returns 1 while more follows, 0 at the end, or a negative errno (message
+ * in cs_store_errmsg). */
+int cs_series_csv_next(cs_series_csv *x, cs_buf *out);
+
+void cs_series_csv_close(cs_series_csv *x);
+
+#endif
