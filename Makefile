@@ -65,13 +65,17 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libcyclescope.a
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $< $(BUILD)/libcyclescope.a \
 		$(LDLIBS) -lcmocka -o $@
 
+$(BUILD)/tests/produce: tests/tools/produce.c $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
+
 $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
 
 # Every test binary, then the CLI end-to-end script. Prints one
 # "N passed, N failed" line at the end.
-test: all $(TESTS)
+test: all $(TESTS) $(BUILD)/tests/produce
 	@CS_BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
 
 check: test
@@ -87,7 +91,7 @@ valgrind:
 	@CS_BUILD=build-vg CS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
 
-bench: $(BENCH) all
+bench: $(BENCH) all $(BUILD)/tests/produce
 	$(BENCH) $(BENCH_ARGS)
 
 # Quick start: install what is missing, build, import the example into

@@ -298,6 +298,8 @@ int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c
 			c);
 }
 
+int cs_producer_flush(cs_producer *p) { return p->fd < 0 ? 0 : flush_out(p); }
+
 void cs_producer_discard(cs_producer *p)
 {
 	if (!p || !p->in_run)

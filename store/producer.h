@@ -39,6 +39,9 @@ int cs_producer_append(cs_producer *p, const cs_batch *b);
 int cs_producer_add_range(cs_producer *p, const cs_range *r);
 int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c);
 
+/* Sends whatever is buffered now (socket); a no-op for direct writes. */
+int cs_producer_flush(cs_producer *p);
+
 /* Abandons the open run: the store deletes it. */
 void cs_producer_discard(cs_producer *p);
 

@@ -22,18 +22,20 @@ for t in "$@"; do
 	[ "$rc" -ne 0 ] && broken="$broken $t"
 done
 if [ -z "$CS_SKIP_CLI" ]; then
-	echo "== tests/cli.sh"
-	sh tests/cli.sh "${CS_BUILD:-build}" >"$log" 2>&1
-	rc=$?
-	cat "$log"
-	p=$(grep -c '^ok ' "$log")
-	f=$(grep -c '^not ok ' "$log")
-	passed=$((passed + p))
-	failed=$((failed + f))
-	if [ "$rc" -ne 0 ]; then
-		[ "$f" -eq 0 ] && failed=$((failed + 1))
-		broken="$broken tests/cli.sh"
-	fi
+	for script in tests/cli.sh tests/daemon.sh; do
+		echo "== $script"
+		sh "$script" "${CS_BUILD:-build}" >"$log" 2>&1
+		rc=$?
+		cat "$log"
+		p=$(grep -c '^ok ' "$log")
+		f=$(grep -c '^not ok ' "$log")
+		passed=$((passed + p))
+		failed=$((failed + f))
+		if [ "$rc" -ne 0 ]; then
+			[ "$f" -eq 0 ] && failed=$((failed + 1))
+			broken="$broken $script"
+		fi
+	done
 fi
 rm -f "$log"
 [ -n "$broken" ] && echo "failing:$broken"

@@ -1,0 +1,182 @@
+#!/bin/sh
+# Integration tests of `cyclescope serve`: a real daemon on a temp socket and
+# a free loopback port, runs streamed in through the socket by real
+# producers, everything checked with real curl requests. TAP-style output.
+#   sh tests/daemon.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+PRODUCE="$B/tests/produce"
+EX=docs/examples/h100-l2-overlap.csv
+T=$(mktemp -d)
+DB="$T/d.db"
+SOCK="$T/ingest.sock"
+TOKEN=s3cret-token
+n=0
+fails=0
+DPID=
+cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && [ -f "$2" ] && head -c 2000 "$2" | sed 's/^/#   /'; }
+# curl against the daemon, never through a proxy
+get() { curl -sS --noproxy '*' -H "Authorization: Bearer $TOKEN" "$@"; }
+# status PATH -> prints the HTTP status, body in $T/body
+status() { get -o "$T/body" -w '%{http_code}' "$U$1"; }
+expect() { # DESC PATH CODE NEEDLE
+	code=$(status "$2")
+	if [ "$code" = "$3" ] && grep -qF -- "$4" "$T/body"; then ok "$1"; else
+		echo "got $code, wanted $3 and '$4'" >>"$T/body"; no "$1" "$T/body"; fi
+}
+
+cat >"$T/conf" <<CONF
+# test configuration
+queue_mb = 8
+commit_ms = 20
+query_timeout_ms = 300
+query_max_rows = 5000
+CONF
+
+start() {
+	"$CS" serve --db "$DB" --socket "$SOCK" --listen 127.0.0.1:0 --config "$T/conf" \
+		--token "$TOKEN" --log "$T/log" 2>"$T/stderr" &
+	DPID=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+	U="http://127.0.0.1:$PORT"
+}
+
+# wait_run NAME STATUS: polls until the run has that status
+wait_run() {
+	i=0
+	while [ $i -lt 200 ]; do
+		get "$U/api/v1/runs?name=$1" 2>/dev/null | grep -q "\"status\":\"$2\"" && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+start
+[ -n "$PORT" ] && ok "daemon starts on a free port ($PORT)" || { no "daemon starts" "$T/stderr"; exit 1; }
+[ "$(stat -c %a "$SOCK")" = "660" ] && ok "ingest socket has mode 0660" || no "socket mode"
+expect "health" /api/v1/health 200 '"status":"ok"'
+
+# --- CSV in through the socket, back out over HTTP ---
+"$CS" import csv "$EX" --socket "$SOCK" --name example >"$T/out" 2>&1 && ok "import --socket" || no "import --socket" "$T/out"
+wait_run example complete && ok "the run arrives complete" || no "run arrives" "$T/log"
+code=$(get -D "$T/hdr" -o "$T/series.csv" -w '%{http_code}' "$U/api/v1/runs/1/series.csv")
+tr -d '\r' <"$T/series.csv" | cmp -s - "$EX" && [ "$code" = 200 ] && ok "series.csv is exactly the file that was sent" || no "series.csv equals the input" "$T/series.csv"
+grep -qi '^content-type: text/csv' "$T/hdr" && ok "series.csv is text/csv" || no "content type" "$T/hdr"
+grep -qi '^transfer-encoding: chunked' "$T/hdr" && ok "series.csv is streamed (chunked)" || no "chunked" "$T/hdr"
+get -o "$T/b.csv" "$U/api/v1/runs/example/series.csv?metric=lts__t_sectors.sum,nvlrx__bytes.sum&buckets=40"
+total=$(awk -F, 'NR > 1 { s += $6 } END { printf "%.0f", s }' "$T/b.csv")
+want=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.0f", s }' "$EX")
+[ "$(wc -l <"$T/b.csv")" -eq 41 ] && [ "$total" = "$want" ] && ok "bucketed series: 40 buckets whose sums add up ($want)" || no "bucketed series" "$T/b.csv"
+"$CS" export example --db "$DB" --metric lts__t_sectors.sum,nvlrx__bytes.sum --buckets 40 | cmp -s - "$T/b.csv" && ok "HTTP buckets equal the CLI's" || no "HTTP buckets equal the CLI's"
+get -o "$T/w.csv" "$U/api/v1/runs/1/series.csv?metric=nvlrx__bytes.sum&from=5000000&to=5100000"
+[ "$(wc -l <"$T/w.csv")" -eq 11 ] && ok "from/to window" || no "from/to window" "$T/w.csv"
+
+# --- a producer with ranges ---
+"$PRODUCE" --socket "$SOCK" --name ranged --samples 20000 --metrics 3 --ranges --expect "$T/ranged.csv" >"$T/out" 2>&1 && ok "producer with ranges" || no "producer with ranges" "$T/out"
+wait_run ranged complete || no "ranged run arrives" "$T/log"
+RID=$(get "$U/api/v1/runs?name=ranged" | sed -n 's/^\[{"id":\([0-9]*\),.*/\1/p')
+get -o "$T/r.csv" "$U/api/v1/runs/$RID/series.csv"
+cmp -s "$T/r.csv" "$T/ranged.csv" && ok "20000 x 3 series with absent values round-trips exactly" || no "ranged round trip" "$T/r.csv"
+get -o "$T/rm.csv" "$U/api/v1/runs/$RID/series.csv?range=cudaMemcpy"
+awk -F, 'NR == 1 || (($1 - 1000) / 10) % 1000 < 100' "$T/ranged.csv" >"$T/rm.want"
+cmp -s "$T/rm.csv" "$T/rm.want" && ok "range=cudaMemcpy selects exactly the samples inside the ranges ($(($(wc -l <"$T/rm.want") - 1)) rows)" || no "range filter" "$T/rm.csv"
+get -o "$T/rg.csv" "$U/api/v1/runs/$RID/series.csv?range=gemm*&metric=lts__t_sectors.sum"
+[ "$(wc -l <"$T/rg.csv")" -eq $((20 * 500 + 1)) ] && ok "range glob gemm* (10000 rows)" || no "range glob" "$T/rg.csv"
+get -o "$T/ranges.csv" "$U/api/v1/runs/$RID/ranges.csv"
+head -n 1 "$T/ranges.csv" | grep -q '^kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes' && [ "$(wc -l <"$T/ranges.csv")" -eq 41 ] && grep -q '^memcpy,cudaMemcpy,1000,1999,,,,,,1048576' "$T/ranges.csv" && ok "ranges.csv" || no "ranges.csv" "$T/ranges.csv"
+
+# --- JSON shapes ---
+expect "runs list" "/api/v1/runs?kind=hw" 200 '"name":"ranged","status":"complete"'
+expect "runs filter by name" "/api/v1/runs?name=nothing" 200 '[]'
+expect "run detail" "/api/v1/runs/$RID" 200 '"device_list":[{"index":0,"name":"NVIDIA H200","chip":"GH100","uuid":null,"sm_count":132'
+grep -q '"range_summary":\[{"kind":"kernel","count":20' "$T/body" && grep -q '"dropped":3,"overflows":1' "$T/body" && ok "run detail: ranges summary and producer counters" || no "run detail" "$T/body"
+expect "run metrics" "/api/v1/runs/$RID/metrics" 200 '[{"id":0,"name":"lts__t_sectors.sum","unit":"sector","kind":"counter","cumulative":false}'
+
+# --- errors ---
+expect "unknown run is 404" /api/v1/runs/999 404 '"error":"no run '"'"'999'"'"''
+expect "unknown run series is 404" /api/v1/runs/999/series.csv 404 '"error"'
+expect "unknown endpoint is 404" /api/v1/nope 404 '"error":"no such endpoint'
+expect "bad buckets is 400 naming it" "/api/v1/runs/1/series.csv?buckets=abc" 400 '"error":"buckets:'
+expect "unknown metric is 400 naming it" "/api/v1/runs/1/series.csv?metric=nope" 400 '"error":"metric: run 1 has no metric'
+expect "bad device is 400" "/api/v1/runs/1/series.csv?device=7" 400 '"error":"device:'
+expect "bad kind filter is 400" "/api/v1/runs?kind=gpu" 400 '"error":"kind:'
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/api/v1/runs")
+[ "$code" = 401 ] && grep -q 'bearer token' "$T/body" && ok "no token is 401" || no "no token is 401" "$T/body"
+code=$(curl -sS --noproxy '*' -H 'Authorization: Bearer wrong' -o "$T/body" -w '%{http_code}' "$U/metrics")
+[ "$code" = 401 ] && ok "wrong token is 401" || no "wrong token is 401" "$T/body"
+
+# --- the query sandbox ---
+q() { get -o "$T/body" -w '%{http_code}' --get --data-urlencode "sql=$1" $2 "$U/api/v1/query"; }
+code=$(q "SELECT metric, count(*) AS n FROM series WHERE run = 1 GROUP BY metric ORDER BY metric")
+[ "$code" = 200 ] && grep -q '^lts__t_sectors.sum,4000' "$T/body" && ok "query over series (CSV)" || no "query csv" "$T/body"
+code=$(q "SELECT id, name FROM runs ORDER BY id LIMIT 1" "--data-urlencode format=json")
+[ "$code" = 200 ] && grep -q '^\[{"id":1,"name":"example"}\]' "$T/body" && ok "query format=json" || no "query json" "$T/body"
+code=$(get -o "$T/body" -w '%{http_code}' -X POST --data-binary "SELECT count(*) FROM runs" -H 'Content-Type: text/plain' "$U/api/v1/query")
+[ "$code" = 200 ] && ok "query by POST body" || no "query POST" "$T/body"
+for stmt in "DELETE FROM runs" "INSERT INTO runs(uuid) VALUES('x')" "UPDATE runs SET name = 'x'" \
+	"DROP TABLE runs" "CREATE TABLE t(x)" "ATTACH DATABASE '$T/x.db' AS x" "PRAGMA journal_mode = DELETE" \
+	"PRAGMA writable_schema = 1" "SELECT load_extension('$B/cyclescope_series')" "BEGIN" \
+	"SELECT 1; SELECT 2" "VACUUM" "REINDEX" "ANALYZE" "CREATE VIRTUAL TABLE v USING series"; do
+	code=$(q "$stmt")
+	if [ "$code" = 400 ] && grep -q '"error"' "$T/body"; then ok "query refuses: $stmt"; else no "query refuses: $stmt ($code)" "$T/body"; fi
+done
+code=$(q "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c")
+[ "$code" = 504 ] && grep -q 'ms limit' "$T/body" && ok "a runaway query is cut off (504)" || no "query time limit ($code)" "$T/body"
+code=$(q "SELECT * FROM series")
+[ "$code" = 413 ] && grep -q 'row limit' "$T/body" && ok "too many rows is 413" || no "query row limit ($code)" "$T/body"
+"$CS" runs --db "$DB" | grep -q example && ok "the database is intact after the sandbox tests" || no "database intact"
+
+# --- bad producers ---
+"$PRODUCE" --socket "$SOCK" --garbage && ok "a malformed frame closes only that connection" || no "garbage connection"
+grep -q 'malformed frame at stream offset 37: frame header at offset 5: unknown frame type 5\|malformed frame at stream offset' "$T/log" && ok "the log names the reason and the offset" || no "malformed frame logged" "$T/log"
+expect "the daemon still answers" /api/v1/health 200 ok
+"$PRODUCE" --socket "$SOCK" --name killed --samples 1000000 --metrics 4 --stall-after 50000 2>"$T/p.err" &
+PP=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q stalled "$T/p.err"; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
+kill -9 $PP
+wait $PP 2>/dev/null
+wait_run killed incomplete && ok "a producer killed mid-stream leaves an incomplete run" || no "killed producer" "$T/log"
+expect "everything it sent is committed" "/api/v1/runs?name=killed" 200 '"samples":50000'
+code=$(q "SELECT count(*) FROM series WHERE run = (SELECT id FROM runs WHERE name = 'killed')")
+present=$(awk 'BEGIN { for (i = 0; i < 50000; i++) for (k = 0; k < 4; k++) c += (i + k) % 97 != 0; print c }')
+[ "$(tail -n 1 "$T/body" | tr -d '\r')" = "$present" ] && ok "and reads back ($present present values)" || no "killed run values" "$T/body"
+
+# --- metrics, log reopen ---
+expect "prometheus metrics" /metrics 200 'cyclescope_ingest_values_total'
+grep -q '^cyclescope_ingest_bad_frames_total 1' "$T/body" && grep -q '^cyclescope_runs_incomplete_total 1' "$T/body" && ok "metrics count bad frames and incomplete runs" || no "metrics values" "$T/body"
+mv "$T/log" "$T/log.1"
+kill -HUP "$DPID"
+sleep 0.2
+get -s "$U/api/v1/health" >/dev/null
+[ -f "$T/log" ] && grep -q 'log reopened' "$T/log" && ok "SIGHUP reopens the log" || no "SIGHUP reopens the log"
+
+# --- graceful shutdown: nothing lost ---
+"$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 && kill -TERM "$DPID"
+wait "$DPID"
+rc=$?
+DPID=
+[ "$rc" -eq 0 ] && ok "SIGTERM: exit 0" || no "SIGTERM exit status $rc" "$T/stderr"
+grep -q 'everything committed' "$T/stderr" && ok "SIGTERM: drained and committed" || no "drain message" "$T/stderr"
+"$CS" runs --db "$DB" >"$T/runs" 2>&1
+grep -q 'complete.*300000.*last' "$T/runs" && ok "the run sent just before SIGTERM is complete with all 300000 samples" || no "last run complete" "$T/runs"
+[ ! -s "$DB-wal" ] && ok "WAL checkpointed on exit" || no "WAL checkpointed"
+[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = ok ] && ok "integrity_check" || no "integrity_check"
+[ ! -e "$SOCK" ] && ok "socket removed on exit" || no "socket removed"
+
+# --- refusals at start ---
+"$CS" serve --db "$DB" --socket "$T/s2" --listen 0.0.0.0:0 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'without a token' "$T/out" && ok "refuses a non-loopback address without --token" || no "non-loopback without token" "$T/out"
+printf 'listen = 127.0.0.1:0\nbogus_key = 1\n' >"$T/bad.conf"
+"$CS" serve --db "$DB" --config "$T/bad.conf" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "bad.conf:2: unknown key 'bogus_key'" "$T/out" && ok "unknown config key is an error naming file and line" || no "bad config" "$T/out"
+
+echo "daemon: $((n - fails)) of $n checks passed"
+[ "$fails" -eq 0 ]
