@@ -660,8 +660,10 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		int64_t run;
 		int rc = cs_read_find_run(s, spec, &run);
 		if (rc) {
+			enum MHD_Result r = error(c, h, rc == -ENOENT ? 404 : 500, "%s",
+						  cs_store_errmsg(s));
 			cs_store_close(s);
-			return error(c, h, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+			return r;
 		}
 		enum MHD_Result r;
 		if (!*sub) {
