@@ -92,7 +92,10 @@ valgrind:
 		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
 
 bench: $(BENCH) all $(BUILD)/tests/produce
-	$(BENCH) $(BENCH_ARGS)
+	@rm -rf $(BUILD)/bench && mkdir -p $(BUILD)/bench
+	$(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
+	@sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
+	@rm -rf $(BUILD)/bench
 
 # Quick start: install what is missing, build, import the example into
 # ./cyclescope.db and show it.

@@ -1,0 +1,112 @@
+#!/bin/sh
+# make bench, part 2: the daemon's socket and HTTP paths, each beside a
+# baseline measured in the same run.
+#   sh tests/bench/bench_daemon.sh BUILD_DIR BENCH_DIR
+# BENCH_DIR holds ours.db (20 metrics x N samples, run 1) and baseline.db
+# (the one-row-per-value table) from bench_store.
+B=${1:-build}
+D=${2:-build/bench}
+CS="$B/cyclescope"
+PRODUCE="$B/tests/produce"
+SAMPLES=${BENCH_PRODUCER_SAMPLES:-250000}
+METRICS=20
+P=8
+now() { date +%s.%N; }
+rate() { awk -v v="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", v / (b - a) / 1e6 }'; }
+C="curl -s --noproxy *"
+set -f # the '*' above is curl's, not the shell's
+
+start_daemon() { # DB
+	rm -f "$D/ingest.sock"
+	"$CS" serve --db "$1" --socket "$D/ingest.sock" --listen 127.0.0.1:0 2>"$D/serve.log" &
+	DPID=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q 'http://' "$D/serve.log"; do sleep 0.05; i=$((i + 1)); done
+	U=http://127.0.0.1:$(sed -n 's/^cyclescope serve:.*:\([0-9]*\)\/$/\1/p' "$D/serve.log" | head -n 1)
+}
+stop_daemon() { kill -TERM "$DPID"; wait "$DPID"; }
+wait_complete() { # COUNT NAMEGLOB
+	while :; do
+		c=$($C "$U/api/v1/runs?name=$2" | grep -o '"status":"complete"' | wc -l)
+		[ "$c" -ge "$1" ] && return
+		sleep 0.01
+	done
+}
+
+total=$((P * SAMPLES * METRICS))
+echo
+echo "daemon benchmark: $P producers x $SAMPLES samples x $METRICS metrics = $total values"
+echo "  (tests/tools/produce: deterministic counter-like values, 1 in 97 absent, batches of 4096)"
+
+# in-process: the same runs written one after another through the writer API
+rm -f "$D/inproc.db"*
+t0=$(now)
+for i in $(seq 1 $P); do "$PRODUCE" --db "$D/inproc.db" --name "p$i" --samples "$SAMPLES" --metrics $METRICS --batch 4096 >/dev/null; done
+t1=$(now)
+inproc=$(rate "$total" "$t0" "$t1")
+
+# over the socket, 8 producers at once, until all 8 runs are committed
+rm -f "$D/sock.db"*
+start_daemon "$D/sock.db"
+t0=$(now)
+for i in $(seq 1 $P); do "$PRODUCE" --socket "$D/ingest.sock" --name "s$i" --samples "$SAMPLES" --metrics $METRICS --batch 4096 >/dev/null & done
+wait_complete $P 's*'
+t1=$(now)
+sock=$(rate "$total" "$t0" "$t1")
+
+# the same again while 16 HTTP readers pull bucketed and raw series
+: >"$D/readers.codes"
+readers() {
+	end=$1
+	while [ "$(date +%s)" -lt "$end" ] && [ ! -f "$D/stop-readers" ]; do
+		$C -o /dev/null -w '%{http_code}\n' "$U/api/v1/runs/s1/series.csv?buckets=1000" >>"$D/readers.codes"
+		$C -o /dev/null -w '%{http_code}\n' "$U/api/v1/runs/s2/series.csv?metric=lts__t_sectors.sum&from=1000&to=500000" >>"$D/readers.codes"
+	done
+}
+rm -f "$D/stop-readers"
+for r in $(seq 1 16); do readers $(($(date +%s) + 120)) & done
+sleep 0.5
+t0=$(now)
+for i in $(seq 1 $P); do "$PRODUCE" --socket "$D/ingest.sock" --name "l$i" --samples "$SAMPLES" --metrics $METRICS --batch 4096 >/dev/null & done
+wait_complete $P 'l*'
+t1=$(now)
+touch "$D/stop-readers"
+sleep 1
+loaded=$(rate "$total" "$t0" "$t1")
+stop_daemon
+requests=$(wc -l <"$D/readers.codes")
+failed=$(grep -vc '^200$' "$D/readers.codes")
+
+echo "ingest:"
+echo "  in-process writer API     $inproc M values/s (one process, runs one after another)"
+echo "  socket, $P producers       $sock M values/s"
+awk -v a="$sock" -v b="$inproc" 'BEGIN { printf "  ratio socket/in-process   %.0f%%   (goal >= 70%%)\n", 100 * a / b }'
+echo "  socket, 16 HTTP readers   $loaded M values/s"
+awk -v a="$loaded" -v b="$sock" 'BEGIN { printf "  ratio loaded/idle         %.0f%%   (goal >= 80%%)\n", 100 * a / b }'
+echo "  reader requests           $requests, failed: $failed"
+
+# series.csv of the bench run (20 metrics x 1M samples) against sqlite3 -csv
+start_daemon "$D/ours.db"
+best=999
+for rep in 1 2 3; do
+	t0=$(now)
+	$C -o "$D/series.csv" "$U/api/v1/runs/1/series.csv"
+	t1=$(now)
+	best=$(awk -v a="$t0" -v b="$t1" -v c="$best" 'BEGIN { d = b - a; print (d < c ? d : c) }')
+done
+stop_daemon
+bytes=$(stat -c %s "$D/series.csv")
+rows=$(($(wc -l <"$D/series.csv") - 1))
+bbest=999
+for rep in 1 2; do
+	t0=$(now)
+	sqlite3 -csv "$D/baseline.db" "SELECT t0, t1, metric, value FROM base WHERE run = 1" >"$D/base.csv"
+	t1=$(now)
+	bbest=$(awk -v a="$t0" -v b="$t1" -v c="$bbest" 'BEGIN { d = b - a; print (d < c ? d : c) }')
+done
+bbytes=$(stat -c %s "$D/base.csv")
+echo "series.csv of $rows samples x 20 metrics (best of 3 / 2):"
+awk -v b="$bytes" -v t="$best" 'BEGIN { printf "  curl series.csv  %8.1f MB/s  (%.0f MB in %.2f s)\n", b / t / 1e6, b / 1e6, t }'
+awk -v b="$bbytes" -v t="$bbest" 'BEGIN { printf "  sqlite3 -csv     %8.1f MB/s  (%.0f MB in %.2f s, one row per value)\n", b / t / 1e6, b / 1e6, t }'
+awk -v b="$bytes" -v t="$best" -v bb="$bbytes" -v bt="$bbest" 'BEGIN { printf "  ratio            %8.1fx MB/s, %.1fx faster for the same values   (goal >= 2x)\n", (b / t) / (bb / bt), bt / t }'
+rm -f "$D/series.csv" "$D/base.csv" "$D"/inproc.db* "$D"/sock.db*
