@@ -168,6 +168,7 @@ static int run_serve(int argc, char **argv)
 			   c.listen,
 			   c.token,
 			   (unsigned)c.http_connections,
+			   (unsigned)c.http_busy,
 			   (unsigned)c.http_timeout_s,
 			   c.query_timeout_ms,
 			   c.query_max_rows,

@@ -34,6 +34,7 @@ static const key keys[] = {
 	U("partial_flush_ms", partial_flush_ms, 1, 3600000),
 	U("max_connections", max_connections, 1, 10000),
 	U("http_connections", http_connections, 1, 10000),
+	U("http_busy", http_busy, 1, 1024),
 	U("http_timeout_s", http_timeout_s, 1, 3600),
 	U("query_timeout_ms", query_timeout_ms, 1, 3600000),
 	U("query_max_rows", query_max_rows, 1, 1000000000),
@@ -53,6 +54,7 @@ void cs_config_defaults(cs_config *c)
 	c->partial_flush_ms = 1000;
 	c->max_connections = 256;
 	c->http_connections = 64;
+	c->http_busy = 2;
 	c->http_timeout_s = 60;
 	c->query_timeout_ms = 10000;
 	c->query_max_rows = 1000000;

@@ -25,6 +25,7 @@ typedef struct cs_config {
 	uint64_t partial_flush_ms; /* write partially filled chunks this often */
 	uint64_t max_connections;  /* ingest connections */
 	uint64_t http_connections;
+	uint64_t http_busy;
 	uint64_t http_timeout_s;
 	uint64_t query_timeout_ms;
 	uint64_t query_max_rows;

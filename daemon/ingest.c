@@ -368,6 +368,7 @@ static void *writer_main(void *arg)
 {
 	cs_ingest *in = arg;
 	uint64_t last_commit = mono_ms(), last_partial = last_commit;
+	uint64_t rate_at = last_commit, rate_values = 0;
 	int dirty = 0, stop = 0;
 	while (!stop) {
 		item *it = pop(in, last_commit + in->o.commit_ms);
@@ -397,6 +398,12 @@ static void *writer_main(void *arg)
 			free(it);
 		}
 		uint64_t now = mono_ms();
+		if (now - rate_at >= 1000) {
+			uint64_t v = atomic_load(&in->st.values);
+			atomic_store(&in->st.values_per_s, (v - rate_values) * 1000 / (now - rate_at));
+			rate_values = v;
+			rate_at = now;
+		}
 		int due = now - last_commit >= in->o.commit_ms ||
 			  cs_store_pending(in->s) >= in->o.commit_values;
 		if (dirty && (due || stop)) {
@@ -694,6 +701,7 @@ void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
 	} m[] = {
 #define M(n, t, h, f) {n, t, h, offsetof(cs_ingest_stats, f)}
 		M("cyclescope_ingest_values_total", "counter", "Values handed to the store", values),
+		M("cyclescope_ingest_values_per_second", "gauge", "Ingest rate over the last second", values_per_s),
 		M("cyclescope_ingest_samples_total", "counter", "Samples handed to the store", samples),
 		M("cyclescope_ingest_frames_total", "counter", "Frames decoded", frames),
 		M("cyclescope_ingest_bytes_total", "counter", "Bytes read from producers", bytes),

@@ -36,6 +36,7 @@ typedef struct cs_ingest_stats {
 	atomic_uint_fast64_t commits;
 	atomic_uint_fast64_t runs_begun;
 	atomic_uint_fast64_t runs_incomplete;
+	atomic_uint_fast64_t values_per_s; /* over the last full second */
 } cs_ingest_stats;
 
 typedef struct cs_ingest_opts {

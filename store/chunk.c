@@ -169,26 +169,48 @@ static void put_dir(uint8_t *d, uint8_t type, uint8_t bw, uint16_t count,
 static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 			uint8_t *dir, cs_agg *agg)
 {
-	double present[CS_BLOCK_SAMPLES];
+	double buf[CS_BLOCK_SAMPLES];
 	uint64_t ints[CS_BLOCK_SAMPLES];
 	uint8_t bitmap[CS_BLOCK_SAMPLES / 8] = {0};
+	const double *present = v;
 	uint32_t count = 0;
 	int all_int = 1;
 	cs_agg a = {0, 0, 0, 0};
 
+	/* Most blocks have no absent value: then v is used in place. */
+	uint32_t nan_at = blen;
 	for (uint32_t i = 0; i < blen; i++) {
-		double x = v[i];
-		if (isnan(x))
-			continue;
-		bitmap[i >> 3] |= (uint8_t)(1u << (i & 7));
-		present[count++] = x;
-		if (!a.count || x < a.min)
-			a.min = x;
-		if (!a.count || x > a.max)
-			a.max = x;
-		a.count++;
-		a.sum += x;
-		all_int &= is_packable_int(x);
+		if (isnan(v[i])) {
+			nan_at = i;
+			break;
+		}
+	}
+	if (nan_at == blen) {
+		count = blen;
+	} else {
+		for (uint32_t i = 0; i < blen; i++) {
+			if (isnan(v[i]))
+				continue;
+			bitmap[i >> 3] |= (uint8_t)(1u << (i & 7));
+			buf[count++] = v[i];
+		}
+		present = buf;
+	}
+	if (count) {
+		double mn = present[0], mx = present[0], sum = 0;
+		for (uint32_t i = 0; i < count; i++) {
+			double x = present[i];
+			mn = x < mn ? x : mn;
+			mx = x > mx ? x : mx;
+			sum += x;
+		}
+		a = (cs_agg){count, mn, mx, sum};
+		/* Within +-2^53 the int64 round trip is exact and defined. */
+		all_int = mn >= -9007199254740992.0 && mx <= 9007199254740992.0;
+		for (uint32_t i = 0; all_int && i < count; i++) {
+			double x = present[i];
+			all_int = x == (double)(int64_t)x && !(x == 0.0 && signbit(x));
+		}
 	}
 	*agg = a;
 	if (!count) {

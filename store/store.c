@@ -22,6 +22,8 @@
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
 #define PAGE_SIZE_BYTES 16384
+/* Metrics transposed together in cs_writer_append. */
+#define CS_WIRE_TRANSPOSE_MAX 64
 
 enum {
 	ST_INS_TIMELINE,
@@ -877,11 +879,19 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 			take = b->n - done;
 		memcpy(d->t0 + d->n, b->t0 + done, take * sizeof(uint64_t));
 		memcpy(d->t1 + d->n, b->t1 + done, take * sizeof(uint64_t));
-		for (uint32_t k = 0; k < b->m; k++) {
-			double *dst = d->vals[b->metrics[k]] + d->n; /* NOLINT(clang-analyzer-core.NullDereference): ensure_vals above */
-			const double *src = b->values + (size_t)done * b->m + k;
-			for (uint32_t i = 0; i < take; i++)
-				dst[i] = src[(size_t)i * b->m];
+		/* Reads the batch in order and writes m sequential streams. */
+		double *dst[CS_WIRE_TRANSPOSE_MAX];
+		const double *src = b->values + (size_t)done * b->m;
+		for (uint32_t k0 = 0; k0 < b->m; k0 += CS_WIRE_TRANSPOSE_MAX) {
+			uint32_t mk = b->m - k0 < CS_WIRE_TRANSPOSE_MAX ? b->m - k0
+								: CS_WIRE_TRANSPOSE_MAX;
+			for (uint32_t k = 0; k < mk; k++)
+				dst[k] = d->vals[b->metrics[k0 + k]] + d->n; /* NOLINT(clang-analyzer-core.NullDereference): ensure_vals above */
+			for (uint32_t i = 0; i < take; i++) {
+				const double *row = src + (size_t)i * b->m + k0;
+				for (uint32_t k = 0; k < mk; k++)
+					dst[k][i] = row[k];
+			}
 		}
 		d->n += take;
 		d->dirty = 1;

@@ -30,7 +30,7 @@ expect() { # DESC PATH CODE NEEDLE
 
 cat >"$T/conf" <<CONF
 # test configuration
-queue_mb = 8
+queue_mb = 1
 commit_ms = 20
 query_timeout_ms = 300
 query_max_rows = 5000
@@ -157,6 +157,15 @@ kill -HUP "$DPID"
 sleep 0.2
 get -s "$U/api/v1/health" >/dev/null
 [ -f "$T/log" ] && grep -q 'log reopened' "$T/log" && ok "SIGHUP reopens the log" || no "SIGHUP reopens the log"
+
+# --- back-pressure: a 1 MiB queue and a producer far faster than that ---
+"$PRODUCE" --socket "$SOCK" --name pressure --samples 400000 --metrics 8 --batch 4096 >/dev/null 2>&1 && ok "a 25 MB run through a 1 MiB queue" || no "pressure run"
+wait_run pressure complete || no "pressure run arrives"
+expect "pressure run is whole" "/api/v1/runs?name=pressure" 200 '"samples":400000'
+status /metrics >/dev/null
+bp=$(sed -n 's/^cyclescope_ingest_backpressure_total //p' "$T/body")
+qb=$(sed -n 's/^cyclescope_ingest_queue_bytes //p' "$T/body")
+grep -q '^cyclescope_ingest_dropped_samples_total 0$' "$T/body" && [ "${bp:-0}" -gt 0 ] && ok "readers waited on the full queue $bp times; nothing dropped" || no "back-pressure counted" "$T/body"
 
 # --- graceful shutdown: nothing lost ---
 "$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 && kill -TERM "$DPID"

@@ -9,12 +9,16 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "csv.h"
 #include "json.h"
@@ -25,6 +29,7 @@
 
 #define MAX_BODY (1u << 20)
 #define STREAM_BLOCK (64u << 10)
+#define READER_NICE 10
 
 struct cs_http {
 	struct MHD_Daemon *mhd;
@@ -32,6 +37,7 @@ struct cs_http {
 	char token[256];
 	cs_http_opts o;
 	unsigned port;
+	sem_t busy; /* data work at once: more requests wait their turn */
 	atomic_uint_fast64_t requests, errors, bytes, streams_open;
 };
 
@@ -264,7 +270,10 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		s->sent = 0;
 		if (s->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (stream_fill(s))
+		sem_wait(&s->h->busy);
+		int rc = stream_fill(s);
+		sem_post(&s->h->busy);
+		if (rc)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
 	size_t n = s->pending.len - s->sent;
@@ -697,6 +706,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
+		/* Readers run below ingest: this is the connection's own
+		 * thread (one per connection), so lowering its priority keeps
+		 * many concurrent readers from starving the writer. */
+		if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE))
+			(void)0; /* not fatal: the request is served either way */
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -708,7 +722,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	atomic_fetch_add(&h->requests, 1);
-	return route(h, c, url, method, rq);
+	sem_wait(&h->busy);
+	enum MHD_Result r = route(h, c, url, method, rq);
+	sem_post(&h->busy);
+	return r;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -784,10 +801,12 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 	h->o.db_path = h->db;
 	h->o.token = h->token;
 	h->o.listen = NULL;
+	sem_init(&h->busy, 0, o->busy ? o->busy : 2);
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int family = parse_listen(o->listen, &ss, &sl, err, errlen);
 	if (family < 0) {
+		sem_destroy(&h->busy);
 		free(h);
 		return NULL;
 	}
@@ -802,6 +821,7 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot listen on %s (address in use, or not an address of "
 				      "this machine?)",
 			 o->listen);
+		sem_destroy(&h->busy);
 		free(h);
 		return NULL;
 	}
@@ -822,5 +842,6 @@ void cs_http_stop(cs_http *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->mhd);
+	sem_destroy(&h->busy);
 	free(h);
 }

@@ -21,6 +21,7 @@ typedef struct cs_http_opts {
 	const char *listen; /* "127.0.0.1:7070", "[::1]:7070", port 0 = any free port */
 	const char *token;  /* "" or NULL = no token required */
 	unsigned connections;
+	unsigned busy; /* requests doing database work at once (0 = 2); the rest wait */
 	unsigned timeout_s;
 	uint64_t query_timeout_ms;
 	uint64_t query_max_rows;
