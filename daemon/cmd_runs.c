@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "runs_json.h"
 
 static int run_runs(int argc, char **argv);
 
@@ -26,17 +27,7 @@ static const char runs_sql[] =
 	" FROM runs r ORDER BY r.id";
 
 static const char runs_json_sql[] =
-	"SELECT json_group_array(json_object("
-	" 'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source,"
-	" 'name', r.name, 'status', r.status, 'time_unit', r.time_unit,"
-	" 'clock_hz', r.clock_hz, 'host', r.host, 'pid', r.pid,"
-	" 'cmdline', r.cmdline, 'start_ns', r.start_ns, 'end_ns', r.end_ns,"
-	" 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"
-	" 'dropped', r.dropped, 'overflows', r.overflows,"
-	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"
-	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"
-	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id),"
-	" 'meta', json(r.meta)))"
+	"SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
 	" FROM (SELECT * FROM runs ORDER BY id) r";
 
 /* "12.5 ms" for ns spans, "1234567 cyc" for cycles. */

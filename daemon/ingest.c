@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "prom.h"
 #include "wire.h"
 
 /* What the writer knows about one connection. Created by the accept loop,
@@ -719,12 +720,8 @@ void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
 		M("cyclescope_runs_incomplete_total", "counter", "Runs that ended incomplete", runs_incomplete),
 #undef M
 	};
-	for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
-		char line[512];
-		uint64_t v = atomic_load((atomic_uint_fast64_t *)((char *)&in->st + m[i].off));
-		int n = snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n",
-				 m[i].name, m[i].help, m[i].name, m[i].type, m[i].name,
-				 (unsigned long long)v);
-		cs_buf_append(out, line, (size_t)n);
-	}
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+		cs_prom_metric(out, m[i].name, m[i].type, m[i].help,
+			       atomic_load((atomic_uint_fast64_t *)((char *)&in->st + m[i].off)));
+
 }

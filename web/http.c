@@ -24,7 +24,9 @@
 #include "json.h"
 #include "series_csv.h"
 #include "sqlout.h"
+#include "prom.h"
 #include "reader.h"
+#include "runs_json.h"
 #include "store.h"
 
 #define MAX_BODY (1u << 20)
@@ -146,16 +148,6 @@ static enum MHD_Result json_query(struct MHD_Connection *c, cs_http *h, cs_store
 	return r;
 }
 
-#define RUN_JSON_FIELDS                                                                         \
-	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
-	" 'status', r.status, 'time_unit', r.time_unit, 'clock_hz', r.clock_hz,"                \
-	" 'host', r.host, 'pid', r.pid, 'cmdline', r.cmdline, 'start_ns', r.start_ns,"          \
-	" 'end_ns', r.end_ns, 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
-	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
-	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
-	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
-	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id), 'meta', json(r.meta)"
-
 /* ---- handlers ---- */
 
 static enum MHD_Result get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
@@ -171,7 +163,7 @@ static enum MHD_Result get_runs(struct MHD_Connection *c, cs_http *h, cs_store *
 	snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
 	const char *binds[3] = {kind, name, have_since ? since_s : NULL};
 	return json_query(c, h, s,
-			  "SELECT json_group_array(json_object(" RUN_JSON_FIELDS "))"
+			  "SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
 			  " FROM (SELECT * FROM runs WHERE (?1 IS NULL OR kind = ?1)"
 			  " AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"
 			  " AND (?3 IS NULL OR start_ns >= CAST(?3 AS INTEGER)) ORDER BY id) r",
@@ -193,7 +185,7 @@ static enum MHD_Result get_run(struct MHD_Connection *c, cs_http *h, cs_store *s
 		return json_query(c, h, s, metrics_sql, 1, binds, 0);
 	return json_query(
 		c, h, s,
-		"SELECT json_object(" RUN_JSON_FIELDS ","
+		"SELECT json_object(" CS_RUN_JSON_FIELDS ","
 		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
 		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
 		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
@@ -583,27 +575,14 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		if (!get)
 			return error(c, h, 405, "use GET");
 		cs_buf b = CS_BUF_INIT;
-		char line[1024];
-		int n = snprintf(line, sizeof line,
-				 "# HELP cyclescope_http_requests_total HTTP requests\n"
-				 "# TYPE cyclescope_http_requests_total counter\n"
-				 "cyclescope_http_requests_total %llu\n"
-				 "# HELP cyclescope_http_errors_total HTTP responses 4xx/5xx\n"
-				 "# TYPE cyclescope_http_errors_total counter\n"
-				 "cyclescope_http_errors_total %llu\n",
-				 (unsigned long long)atomic_load(&h->requests),
-				 (unsigned long long)atomic_load(&h->errors));
-		cs_buf_append(&b, line, (size_t)n);
-		n = snprintf(line, sizeof line,
-			     "# HELP cyclescope_http_bytes_served_total Response body bytes\n"
-			     "# TYPE cyclescope_http_bytes_served_total counter\n"
-			     "cyclescope_http_bytes_served_total %llu\n"
-			     "# HELP cyclescope_http_streams Streamed responses in flight\n"
-			     "# TYPE cyclescope_http_streams gauge\n"
-			     "cyclescope_http_streams %llu\n",
-			     (unsigned long long)atomic_load(&h->bytes),
-			     (unsigned long long)atomic_load(&h->streams_open));
-		cs_buf_append(&b, line, (size_t)n);
+		cs_prom_metric(&b, "cyclescope_http_requests_total", "counter", "HTTP requests",
+			       atomic_load(&h->requests));
+		cs_prom_metric(&b, "cyclescope_http_errors_total", "counter",
+			       "HTTP responses 4xx/5xx", atomic_load(&h->errors));
+		cs_prom_metric(&b, "cyclescope_http_bytes_served_total", "counter",
+			       "Response body bytes", atomic_load(&h->bytes));
+		cs_prom_metric(&b, "cyclescope_http_streams", "gauge", "Streamed responses in flight",
+			       atomic_load(&h->streams_open));
 		if (h->o.metrics)
 			h->o.metrics(h->o.metrics_ctx, &b);
 		enum MHD_Result r = queue(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
