@@ -205,6 +205,7 @@ static int run_serve(int argc, char **argv)
 	cs_http_stop(h);
 	rc = cs_ingest_stop(in);
 	fprintf(stderr, "cyclescope serve: stopped%s\n", rc ? " with a store error (see the log)" : ", everything committed");
+	cs_log_set_stream(NULL);
 	if (log_file)
 		fclose(log_file);
 	return rc ? CS_EXIT_FAIL : CS_EXIT_OK;

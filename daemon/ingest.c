@@ -438,6 +438,7 @@ static void *conn_main(void *arg)
 	size_t start = 0;        /* first unparsed byte in buf */
 	uint64_t stream_off = 0; /* stream offset of buf[start] */
 	char err[512];
+	long long pid = 0;
 	for (;;) {
 		if (atomic_load(&cs->abort))
 			break;
@@ -461,12 +462,12 @@ static void *conn_main(void *arg)
 				cs_log(CS_LOG_WARN,
 				       "ingest: connection %llu (pid %lld): malformed frame at "
 				       "stream offset %llu: %s; closing it",
-				       (unsigned long long)cs->id, (long long)cs->pid,
+				       (unsigned long long)cs->id, pid,
 				       (unsigned long long)stream_off, err);
 				goto out;
 			}
 			if (it->msg.type == CS_WIRE_HELLO)
-				cs->pid = it->msg.u.hello.pid; /* for log lines; writer keeps its own */
+				pid = it->msg.u.hello.pid; /* for log lines; cs belongs to the writer */
 			it->kind = ITEM_MSG;
 			it->conn = cs;
 			it->bytes = msg_bytes(&it->msg);
@@ -493,7 +494,7 @@ static void *conn_main(void *arg)
 				cs_log(CS_LOG_WARN,
 				       "ingest: connection %llu (pid %lld): closed in the middle of a "
 				       "frame at stream offset %llu",
-				       (unsigned long long)cs->id, (long long)cs->pid,
+				       (unsigned long long)cs->id, pid,
 				       (unsigned long long)stream_off);
 			break;
 		}

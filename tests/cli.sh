@@ -52,7 +52,7 @@ fails "query refuses two statements" "one statement at a time" 2 "$CS" query --d
 fails "query reports SQL errors" "no such table: nope" 1 "$CS" query --db "$DB" "SELECT * FROM nope"
 
 # An ASan build of the extension needs the ASan runtime preloaded into the shell.
-asan_rt=$(ldd "$B/cyclescope_series.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+asan_rt=$(ldd "$B/cyclescope_series.so" 2>/dev/null | awk '/libasan|libtsan/ { print $3 }')
 if command -v sqlite3 >/dev/null; then
 	r=$(LD_PRELOAD="$asan_rt" ASAN_OPTIONS=detect_leaks=0 sqlite3 "$DB" ".load $B/cyclescope_series" "SELECT count(*), sum(value) FROM series WHERE run = 1 AND metric = 'lts__t_sectors.sum' AND t0 BETWEEN 1000000 AND 1990000" 2>&1)
 	want=$(awk -F, 'NR > 1 && $1 <= 1990000 { n++; s += $5 } END { printf "%d|%d.0", n, s }' "$EX")
