@@ -128,8 +128,10 @@ int cs_store_rc(int rc)
 	}
 }
 
-#define fail cs_store_fail_
-#define fail_sql cs_store_fail_sql_
+/* The wrappers make "an error path returns non-zero" visible to static
+ * analysis, which cannot see into cs_store_fail_(). */
+#define fail(s, rc, ...) (cs_store_fail_(s, rc, __VA_ARGS__), cs_nonzero_(rc))
+#define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
 
 int cs_store_fail_(cs_store *s, int rc, const char *fmt, ...)
 {

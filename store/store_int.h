@@ -5,6 +5,8 @@
 #ifndef CS_STORE_INT_H
 #define CS_STORE_INT_H
 
+#include <errno.h>
+
 #include "chunk.h"
 #include "store.h"
 
@@ -14,6 +16,9 @@ int cs_store_fail_(cs_store *s, int rc, const char *fmt, ...)
 
 /* Records SQLite's current message with a prefix and maps the code. */
 int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what);
+
+/* rc, or -EIO if rc is 0 (which the callers never pass). */
+static inline int cs_nonzero_(int rc) { return rc ? rc : -EIO; }
 
 /* The store's codec, for readers on the store's thread. */
 cs_codec *cs_store_codec_(cs_store *s);

@@ -805,10 +805,10 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_LISTEN_FD);
-	struct sockaddr_storage bound;
+	struct sockaddr_storage bound = {0};
 	socklen_t bl = sizeof bound;
 	if (info && getsockname(info->listen_fd, (struct sockaddr *)&bound, &bl) == 0)
-		h->port = ntohs(bound.ss_family == AF_INET6
+		h->port = ntohs(bound.ss_family == AF_INET6 /* NOLINT(clang-analyzer-core.CallAndMessage) */
 					? ((struct sockaddr_in6 *)&bound)->sin6_port
 					: ((struct sockaddr_in *)&bound)->sin_port);
 	return h;
