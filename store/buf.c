@@ -54,7 +54,7 @@ int cs_buf_put_varint(cs_buf *b, uint64_t v)
 	return 0;
 }
 
-int cs_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+int cs_get_varint_slow_(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
 	const uint8_t *q = *p;
 	uint64_t v = 0;

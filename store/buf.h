@@ -69,7 +69,17 @@ static inline double cs_get_f64(const uint8_t *p)
 
 /* Reads one varint from [*p, end). Returns 0 and advances *p, or -EBADMSG
  * when the varint is truncated or longer than 10 bytes. */
-int cs_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out);
+int cs_get_varint_slow_(const uint8_t **p, const uint8_t *end, uint64_t *out);
+static inline int cs_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	/* One-byte varints (small deltas) are the common case in timelines. */
+	if (*p < end && !(**p & 0x80)) {
+		*out = **p;
+		(*p)++;
+		return 0;
+	}
+	return cs_get_varint_slow_(p, end, out);
+}
 
 static inline uint64_t cs_zigzag(int64_t v)
 {
