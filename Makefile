@@ -87,7 +87,7 @@ tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread O=-O1 test
 
 valgrind:
-	$(MAKE) BUILD=build-vg O=-O0 all $(TESTS:$(BUILD)/%=build-vg/%)
+	$(MAKE) BUILD=build-vg O=-O0 all $(TESTS:$(BUILD)/%=build-vg/%) build-vg/tests/produce
 	@CS_BUILD=build-vg CS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
 

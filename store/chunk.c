@@ -364,14 +364,9 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len,
 	return 0;
 }
 
-int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
-		   size_t len, char *err, size_t errlen)
+/* Validates the block directory and computes every block's offset. */
+static int parse_dir(cs_values_view *view, char *err, size_t errlen)
 {
-	int rc = open_blob(c, blob, len, VALUES_FORMAT, DIR_ENTRY_LEN,
-			   &view->n, &view->dir, &view->payload,
-			   &view->payload_len, err, errlen);
-	if (rc)
-		return rc;
 	view->nblocks = (view->n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	size_t off = 0;
 	for (uint32_t b = 0; b < view->nblocks; b++) {
@@ -398,20 +393,68 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 	if (off != view->payload_len)
 		return seterr(err, errlen, "payload has trailing bytes");
 	view->offset[view->nblocks] = (uint32_t)off;
-	for (uint32_t b = 0; b < view->nblocks; b++) {
-		const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
-		uint32_t count = cs_get_u16(d + 2);
-		uint32_t blen = cs_values_block_len(view, b);
-		if (!count || count == blen)
-			continue;
-		const uint8_t *bm = view->payload + view->offset[b];
-		uint32_t bits = 0;
-		for (uint32_t i = 0; i < (blen + 7) / 8; i++)
-			bits += (uint32_t)__builtin_popcount(bm[i]);
-		if (bits != count || (blen % 8 && bm[blen / 8] >> (blen % 8)))
-			return seterr(err, errlen, "presence bitmap mismatch");
-	}
 	return 0;
+}
+
+int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, size_t errlen)
+{
+	const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
+	uint32_t count = cs_get_u16(d + 2);
+	uint32_t blen = cs_values_block_len(view, b);
+	if (!count || count == blen)
+		return 0;
+	const uint8_t *bm = view->payload + view->offset[b];
+	uint32_t bits = 0;
+	for (uint32_t i = 0; i < (blen + 7) / 8; i++)
+		bits += (uint32_t)__builtin_popcount(bm[i]);
+	if (bits != count || (blen % 8 && bm[blen / 8] >> (blen % 8)))
+		return seterr(err, errlen, "presence bitmap mismatch");
+	return 0;
+}
+
+int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
+		   size_t len, char *err, size_t errlen)
+{
+	int rc = open_blob(c, blob, len, VALUES_FORMAT, DIR_ENTRY_LEN,
+			   &view->n, &view->dir, &view->payload,
+			   &view->payload_len, err, errlen);
+	if (!rc)
+		rc = parse_dir(view, err, errlen);
+	for (uint32_t b = 0; !rc && b < view->nblocks; b++)
+		rc = cs_values_check_block(view, b, err, errlen);
+	return rc;
+}
+
+size_t cs_values_head_len(const uint8_t head[CS_VALUES_HEADER_LEN])
+{
+	uint32_t n = cs_get_u32(head + 4);
+	if (n == 0 || n > CS_CHUNK_MAX)
+		return 0;
+	return HEADER_LEN + (size_t)DIR_ENTRY_LEN * ((n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES);
+}
+
+int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_len,
+		       size_t blob_len, char *err, size_t errlen)
+{
+	if (head_len < HEADER_LEN || head[0] != VALUES_FORMAT)
+		return seterr(err, errlen, "unknown chunk format");
+	if (head[1] & FLAG_ZSTD)
+		return -ENOTSUP;
+	if (head[1])
+		return seterr(err, errlen, "unknown chunk flags");
+	if (cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
+		return seterr(err, errlen, "unsupported chunk block size");
+	if (cs_values_head_len(head) != head_len)
+		return seterr(err, errlen, "chunk sample count out of range");
+	uint32_t raw_len = cs_get_u32(head + 8), stored_len = cs_get_u32(head + 12);
+	view->n = cs_get_u32(head + 4);
+	if (raw_len != stored_len || blob_len != head_len + stored_len ||
+	    raw_len > (size_t)view->n * 24 + 64)
+		return seterr(err, errlen, "chunk length does not match header");
+	view->dir = head + HEADER_LEN;
+	view->payload = NULL;
+	view->payload_len = raw_len;
+	return parse_dir(view, err, errlen);
 }
 
 uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)

@@ -75,6 +75,22 @@ typedef struct cs_values_view {
 int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 		   size_t len, char *err, size_t errlen);
 
+/* Partial reading, for readers that fetch blob ranges (sqlite3_blob_read)
+ * instead of whole blobs. A chunk starts with a CS_VALUES_HEADER_LEN
+ * header; cs_values_head_len() says how long header plus directory are (0
+ * for a corrupt header). cs_values_open_dir() parses just those bytes
+ * (borrowed, like the blob in cs_values_open) for a blob of blob_len bytes
+ * and leaves view->payload NULL: the caller points it at a buffer of
+ * payload_len bytes and fills, for each block b it decodes, the bytes
+ * [offset[b], offset[b+1]) from the blob at head_len + offset[b], then
+ * checks them with cs_values_check_block(). Returns -ENOTSUP for a
+ * compressed chunk (read it whole), -EBADMSG for a corrupt one. */
+#define CS_VALUES_HEADER_LEN 16u
+size_t cs_values_head_len(const uint8_t head[CS_VALUES_HEADER_LEN]);
+int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_len,
+		       size_t blob_len, char *err, size_t errlen);
+int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, size_t errlen);
+
 /* Samples in block b (CS_BLOCK_SAMPLES except maybe the last). */
 uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b);
 

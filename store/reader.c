@@ -28,6 +28,13 @@ typedef struct scan_ctx {
 	double **vals; /* per metric, CS_CHUNK_MAX */
 	double *row;   /* m values of one sample */
 	cs_values_view view;
+	/* Bucketed scans read chunk blobs in pieces (directory, then only
+	 * the blocks they must unpack) instead of copying whole blobs. */
+	int by_rowid;       /* ck column 6 is chunks.id, not data */
+	sqlite3_blob *blob; /* open on the current chunk */
+	int partial;        /* view.payload holds only the blocks fetched */
+	size_t head_len;
+	cs_buf head, payload;
 } scan_ctx;
 
 static const char tl_sql[] =
@@ -36,6 +43,10 @@ static const char tl_sql[] =
 	" ORDER BY seq0";
 static const char ck_sql[] =
 	"SELECT seq0, n, count, vmin, vmax, vsum, data FROM chunks"
+	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
+	" ORDER BY seq0";
+static const char ck_id_sql[] =
+	"SELECT seq0, n, count, vmin, vmax, vsum, id FROM chunks"
 	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
 	" ORDER BY seq0";
 
@@ -53,6 +64,9 @@ static void scan_close(scan_ctx *c)
 	free(c->t0);
 	free(c->t1);
 	free(c->row);
+	sqlite3_blob_close(c->blob);
+	cs_buf_free(&c->head);
+	cs_buf_free(&c->payload);
 }
 
 static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
@@ -60,6 +74,7 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	memset(c, 0, sizeof *c);
 	c->s = s;
 	c->q = q;
+	c->by_rowid = !raw;
 	sqlite3 *db = cs_store_db(s);
 	uint32_t m = q->m;
 	c->ck = calloc(m ? m : 1, sizeof *c->ck);
@@ -78,7 +93,7 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	sqlite3_bind_int64(c->tl, 3, q->from > INT64_MAX ? INT64_MAX : (int64_t)q->from);
 	sqlite3_bind_int64(c->tl, 4, q->to > INT64_MAX ? INT64_MAX : (int64_t)q->to);
 	for (uint32_t k = 0; k < m; k++) {
-		rc = sqlite3_prepare_v2(db, ck_sql, -1, &c->ck[k], NULL);
+		rc = sqlite3_prepare_v2(db, raw ? ck_sql : ck_id_sql, -1, &c->ck[k], NULL);
 		if (rc != SQLITE_OK)
 			return fail_sql(s, rc, "reading chunks");
 		sqlite3_bind_int64(c->ck[k], 1, q->run);
@@ -128,22 +143,96 @@ static int has_chunk(scan_ctx *c, uint32_t k, int64_t seq0)
 	return c->ck_row[k] == 1 && sqlite3_column_int64(c->ck[k], 0) == seq0; /* NOLINT(clang-analyzer-core.NullDereference): set by scan_open */
 }
 
+static int corrupt(scan_ctx *c, uint32_t k, int rc, const char *err)
+{
+	return fail(c->s, rc, "run %lld metric %u seq %lld: corrupt chunk: %s",
+		    (long long)c->q->run, c->q->metrics[k],
+		    (long long)sqlite3_column_int64(c->ck[k], 0), err);
+}
+
+/* Reads len bytes at off of the open chunk blob into dst. */
+static int blob_read(scan_ctx *c, uint32_t k, void *dst, size_t len, size_t off)
+{
+	int rc = sqlite3_blob_read(c->blob, dst, (int)len, (int)off);
+	return rc == SQLITE_OK ? 0 : corrupt(c, k, -EBADMSG, sqlite3_errstr(rc));
+}
+
+/* Positions the blob handle on the chunk row under ck[k] and reads its
+ * header and directory (or, for a compressed chunk, all of it). */
+static int open_values_by_rowid(scan_ctx *c, uint32_t k, uint32_t n, char *err, size_t errlen)
+{
+	sqlite3_int64 id = sqlite3_column_int64(c->ck[k], 6);
+	int rc = c->blob ? sqlite3_blob_reopen(c->blob, id)
+			 : sqlite3_blob_open(cs_store_db(c->s), "main", "chunks", "data", id, 0,
+					     &c->blob);
+	if (rc != SQLITE_OK)
+		return corrupt(c, k, -EIO, sqlite3_errmsg(cs_store_db(c->s)));
+	size_t len = (size_t)sqlite3_blob_bytes(c->blob);
+	uint8_t hdr[CS_VALUES_HEADER_LEN];
+	if (len < sizeof hdr)
+		return corrupt(c, k, -EBADMSG, "chunk shorter than its header");
+	rc = blob_read(c, k, hdr, sizeof hdr, 0);
+	size_t head_len = rc ? 0 : cs_values_head_len(hdr);
+	if (rc)
+		return rc;
+	if (!head_len || head_len > len)
+		return corrupt(c, k, -EBADMSG, "chunk header out of range");
+	cs_buf_reset(&c->head);
+	if (cs_buf_reserve(&c->head, len))
+		return fail(c->s, -ENOMEM, "out of memory");
+	int whole = hdr[1] != 0; /* compressed (or corrupt): read it all */
+	rc = blob_read(c, k, c->head.data, whole ? len : head_len, 0);
+	if (rc)
+		return rc;
+	c->head_len = head_len;
+	c->partial = !whole;
+	if (whole)
+		return cs_values_open(cs_store_codec_(c->s), &c->view, c->head.data, len, err,
+				      errlen);
+	rc = cs_values_open_dir(&c->view, c->head.data, head_len, len, err, errlen);
+	if (rc)
+		return rc;
+	cs_buf_reset(&c->payload);
+	if (cs_buf_reserve(&c->payload, c->view.payload_len + 1))
+		return fail(c->s, -ENOMEM, "out of memory");
+	c->view.payload = c->payload.data;
+	(void)n;
+	return 0;
+}
+
 static int open_values(scan_ctx *c, uint32_t k, uint32_t n)
 {
 	sqlite3_stmt *st = c->ck[k];
-	char err[128];
-	const void *blob = sqlite3_column_blob(st, 6);
-	int len = sqlite3_column_bytes(st, 6);
-	int rc = cs_values_open(cs_store_codec_(c->s), &c->view, blob,
-				(size_t)len, err, sizeof err);
+	char err[128] = "";
+	int rc;
+	if (c->by_rowid) {
+		rc = open_values_by_rowid(c, k, n, err, sizeof err);
+		if (rc && !err[0])
+			return rc; /* already reported */
+	} else {
+		const void *blob = sqlite3_column_blob(st, 6);
+		int len = sqlite3_column_bytes(st, 6);
+		rc = cs_values_open(cs_store_codec_(c->s), &c->view, blob, (size_t)len, err,
+				    sizeof err);
+		c->partial = 0;
+	}
 	if (!rc && c->view.n != n)
 		snprintf(err, sizeof err, "chunk and timeline sample counts differ"),
 			rc = -EBADMSG;
-	if (rc)
-		return fail(c->s, rc, "run %lld metric %u seq %lld: corrupt chunk: %s",
-			    (long long)c->q->run, c->q->metrics[k],
-			    (long long)sqlite3_column_int64(st, 0), err);
-	return 0;
+	return rc ? corrupt(c, k, rc, err) : 0;
+}
+
+/* Makes block b of the open chunk decodable (fetching it when partial). */
+static int fetch_block(scan_ctx *c, uint32_t k, uint32_t b)
+{
+	if (!c->partial)
+		return 0;
+	size_t off = c->view.offset[b], len = c->view.offset[b + 1] - off;
+	char err[128];
+	int rc = len ? blob_read(c, k, c->payload.data + off, len, c->head_len + off) : 0;
+	if (!rc && cs_values_check_block(&c->view, b, err, sizeof err))
+		rc = corrupt(c, k, -EBADMSG, err);
+	return rc;
 }
 
 static int decode_timeline(scan_ctx *c, uint32_t n)
@@ -344,8 +433,8 @@ static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
 }
 
 /* Aggregates one metric's chunk whose timeline is decoded in c->t0. */
-static void bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
-			 uint32_t k, uint32_t n, cs_read_stats *st)
+static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
+			uint32_t k, uint32_t n, cs_read_stats *st)
 {
 	const uint64_t *t0 = c->t0;
 	uint64_t end = bk->from + bk->width;
@@ -363,6 +452,9 @@ static void bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			st->blocks_whole++;
 			continue;
 		}
+		int rc = fetch_block(c, k, b);
+		if (rc)
+			return rc;
 		cs_values_block_decode(&c->view, b, vals);
 		st->blocks_decoded++;
 		st->values_decoded += j1 - j0 + 1;
@@ -371,6 +463,7 @@ static void bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
 	}
 	(void)n;
+	return 0;
 }
 
 int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
@@ -422,7 +515,7 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 			if (!rc)
 				rc = open_values(&c, k, n);
 			if (!rc)
-				bucket_chunk(&c, &bk, aggs, k, n, st);
+				rc = bucket_chunk(&c, &bk, aggs, k, n, st);
 		}
 	}
 	for (uint32_t b = 0; !rc && b < nbuckets; b++)

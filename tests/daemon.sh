@@ -6,6 +6,7 @@
 B=${1:-build}
 CS="$B/cyclescope"
 PRODUCE="$B/tests/produce"
+[ -x "$PRODUCE" ] || { echo "not ok 1 - $PRODUCE is missing (make $PRODUCE)"; exit 1; }
 EX=docs/examples/h100-l2-overlap.csv
 T=$(mktemp -d)
 DB="$T/d.db"
@@ -168,7 +169,8 @@ qb=$(sed -n 's/^cyclescope_ingest_queue_bytes //p' "$T/body")
 grep -q '^cyclescope_ingest_dropped_samples_total 0$' "$T/body" && [ "${bp:-0}" -gt 0 ] && ok "readers waited on the full queue $bp times; nothing dropped" || no "back-pressure counted" "$T/body"
 
 # --- graceful shutdown: nothing lost ---
-"$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 && kill -TERM "$DPID"
+"$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 || no "producer before SIGTERM"
+kill -TERM "$DPID"
 wait "$DPID"
 rc=$?
 DPID=
