@@ -198,12 +198,45 @@ static void test_lookups(void **state)
 	cs_store_close(s);
 }
 
+static int ignore_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	(void)ctx, (void)i, (void)t0, (void)t1, (void)a;
+	return 0;
+}
+
+/* A corrupt chunk makes a bucketed read fail with a message, never crash,
+ * whether the header, the directory or a block's bitmap is damaged. */
+static void test_corrupt_chunks(void **state)
+{
+	(void)state;
+	static const char *const damage[] = {
+		"UPDATE chunks SET data = x'01' WHERE metric = 2 AND seq0 = 4096",
+		"UPDATE chunks SET data = substr(data, 1, 100) WHERE metric = 2 AND seq0 = 4096",
+		"UPDATE chunks SET data = substr(data, 1, 20) || x'07' || substr(data, 22)"
+		" WHERE metric = 2 AND seq0 = 4096",
+		/* first bitmap byte of block 0 (sparse metric: every block has one) */
+		"UPDATE chunks SET data = substr(data, 1, 16 + 28 * 32) || x'ff' ||"
+		" substr(data, 16 + 28 * 32 + 2) WHERE metric = 2 AND seq0 = 4096",
+	};
+	for (size_t d = 0; d < sizeof damage / sizeof *damage; d++) {
+		cs_store *s = build();
+		assert_int_equal(sqlite3_exec(cs_store_db(s), damage[d], NULL, NULL, NULL), SQLITE_OK);
+		uint32_t ids[M] = {0, 1, 2};
+		cs_scan q = {1, 0, M, ids, t0s[0][0], t0s[0][N - 1] + 1};
+		int rc = cs_read_buckets(s, &q, 997, ignore_bucket, NULL, NULL);
+		if (rc != -EBADMSG || !strstr(cs_store_errmsg(s), "corrupt chunk"))
+			fail_msg("damage %zu: rc %d, '%s'", d, rc, cs_store_errmsg(s));
+		cs_store_close(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets_match_brute_force),
 		cmocka_unit_test(test_buckets_use_aggregates),
 		cmocka_unit_test(test_lookups),
+		cmocka_unit_test(test_corrupt_chunks),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();
