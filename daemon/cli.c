@@ -2,11 +2,16 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "buf.h"
 
 static void vprint(const cs_cmd *cmd, const char *fmt, va_list ap)
 {
@@ -134,3 +139,66 @@ int cs_cli_stdout_sink(void *ctx, const void *p, size_t n)
 		return -EIO;
 	return 0;
 }
+
+int cs_cli_read_file(const char *path, cs_cli_input *in, char *err, size_t errlen)
+{
+	memset(in, 0, sizeof *in);
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > 0) {
+			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+			if (p == MAP_FAILED) {
+				rc = -errno;
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			} else {
+				in->data = p;
+				in->len = (size_t)st.st_size;
+				in->mapped = 1;
+			}
+		}
+	} else if (S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+		snprintf(err, errlen, "%s: is a directory", path);
+	} else {
+		cs_buf b = CS_BUF_INIT;
+		for (;;) {
+			if (cs_buf_reserve(&b, 1 << 16)) {
+				rc = -ENOMEM;
+				break;
+			}
+			ssize_t n = read(fd, b.data + b.len, b.cap - b.len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				rc = -errno;
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+				break;
+			}
+			if (n == 0)
+				break;
+			b.len += (size_t)n;
+		}
+		in->data = (char *)b.data;
+		in->len = b.len;
+		if (rc)
+			cs_buf_free(&b);
+	}
+	if (fd > 0)
+		close(fd);
+	return rc;
+}
+
+void cs_cli_free_file(cs_cli_input *in)
+{
+	if (in->mapped)
+		munmap(in->data, in->len);
+	else
+		free(in->data);
+}
+

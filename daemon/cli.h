@@ -69,6 +69,18 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text,
 	       uint64_t *out);
 
+/* A file's bytes: mapped for regular files, read whole for pipes and "-"
+ * (standard input). Free with cs_cli_free_file. */
+typedef struct cs_cli_input {
+	char *data; /* NULL for an empty file */
+	size_t len;
+	int mapped;
+} cs_cli_input;
+
+/* Returns 0, or a negative errno with "PATH: reason" in err. */
+int cs_cli_read_file(const char *path, cs_cli_input *in, char *err, size_t errlen);
+void cs_cli_free_file(cs_cli_input *in);
+
 /* A cs_csv sink writing to stdout. */
 int cs_cli_stdout_sink(void *ctx, const void *p, size_t n);
 

@@ -3,12 +3,9 @@
  * The formats themselves live in sim-bridge/.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -38,75 +35,6 @@ const cs_cmd cs_cmd_import = {
 	"A file with an error is not imported at all: the message names the file,\n"
 	"line and column.\n",
 };
-
-/* A file's bytes: mapped, or read whole for pipes. */
-typedef struct input {
-	char *data;
-	size_t len;
-	int mapped;
-} input;
-
-static int read_input(const char *path, input *in, char *err, size_t errlen)
-{
-	memset(in, 0, sizeof *in);
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : 0;
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	struct stat st;
-	int rc = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if (st.st_size > 0) {
-			void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-			if (p == MAP_FAILED) {
-				rc = -errno;
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			} else {
-				in->data = p;
-				in->len = (size_t)st.st_size;
-				in->mapped = 1;
-			}
-		}
-	} else if (S_ISDIR(st.st_mode)) {
-		rc = -EISDIR;
-		snprintf(err, errlen, "%s: is a directory", path);
-	} else {
-		cs_buf b = CS_BUF_INIT;
-		for (;;) {
-			if (cs_buf_reserve(&b, 1 << 16)) {
-				rc = -ENOMEM;
-				break;
-			}
-			ssize_t n = read(fd, b.data + b.len, b.cap - b.len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				rc = -errno;
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-				break;
-			}
-			if (n == 0)
-				break;
-			b.len += (size_t)n;
-		}
-		in->data = (char *)b.data;
-		in->len = b.len;
-		if (rc)
-			cs_buf_free(&b);
-	}
-	if (fd > 0)
-		close(fd);
-	return rc;
-}
-
-static void free_input(input *in)
-{
-	if (in->mapped)
-		munmap(in->data, in->len);
-	else
-		free(in->data);
-}
 
 typedef int (*import_fn)(cs_producer *p, const char *buf, size_t len,
 			 const cs_import_opts *opts, char *err, size_t errlen);
@@ -154,8 +82,8 @@ static int run_import(int argc, char **argv)
 						       "number, got '%s'", mhz);
 	}
 	char err[1024];
-	input in;
-	if (read_input(pos[1], &in, err, sizeof err))
+	cs_cli_input in;
+	if (cs_cli_read_file(pos[1], &in, err, sizeof err))
 		return cs_cli_fail(cmd, "%s", err);
 	/* A daemon that is running owns the database: send it the run. With
 	 * --db, or when no daemon listens, write the file directly. */
@@ -166,7 +94,7 @@ static int run_import(int argc, char **argv)
 	if (socket_path) {
 		p = cs_producer_socket(socket_path, err, sizeof err);
 		if (!p) {
-			free_input(&in);
+			cs_cli_free_file(&in);
 			return cs_cli_fail(cmd, "%s", err);
 		}
 	} else if (!db) {
@@ -179,7 +107,7 @@ static int run_import(int argc, char **argv)
 		p = s ? cs_producer_direct(s) : NULL;
 		if (!p) {
 			cs_store_close(s);
-			free_input(&in);
+			cs_cli_free_file(&in);
 			return CS_EXIT_FAIL;
 		}
 	}
@@ -218,6 +146,6 @@ static int run_import(int argc, char **argv)
 	}
 	cs_producer_free(p);
 	cs_store_close(s);
-	free_input(&in);
+	cs_cli_free_file(&in);
 	return rc;
 }

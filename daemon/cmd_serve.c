@@ -76,23 +76,6 @@ static int set_level(const char *name)
 
 static void metrics_cb(void *ctx, cs_buf *out) { cs_ingest_metrics_text(ctx, out); }
 
-/* Reads a whole small file. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	cs_buf b = CS_BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20))
-		cs_buf_append(&b, chunk, n);
-	fclose(f);
-	cs_buf_put_u8(&b, 0);
-	*len = b.len - 1;
-	return (char *)b.data;
-}
-
 static int run_serve(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_serve;
@@ -111,12 +94,11 @@ static int run_serve(int argc, char **argv)
 	char err[1024];
 	cs_config_defaults(&c);
 	if (conf) {
-		size_t len;
-		char *text = slurp(conf, &len);
-		if (!text)
-			return cs_cli_fail(cmd, "%s: %s", conf, strerror(errno));
-		rc = cs_config_parse(&c, text, len, conf, err, sizeof err);
-		free(text);
+		cs_cli_input text;
+		if (cs_cli_read_file(conf, &text, err, sizeof err))
+			return cs_cli_fail(cmd, "%s", err);
+		rc = cs_config_parse(&c, text.data ? text.data : "", text.len, conf, err, sizeof err);
+		cs_cli_free_file(&text);
 		if (rc)
 			return cs_cli_fail(cmd, "%s", err);
 	}

@@ -277,7 +277,6 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 		break;
 	}
 	case CS_WIRE_METRICS: {
-		static const char *const kinds[] = {"counter", "ratio", "throughput", "gauge"};
 		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
 			cs_wire_metric *wm = &m->u.metrics.v[i];
 			uint32_t id;
@@ -285,7 +284,7 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 				conn_fail(in, c, "METRICS", "a metric id was declared twice");
 				return;
 			}
-			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL, kinds[wm->kind],
+			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL, cs_wire_metric_kind_name(wm->kind),
 					     wm->cumulative};
 			if (cs_writer_add_metric(c->w, &mi, &id) || map_insert(c, wm->id, id)) {
 				conn_fail(in, c, "METRICS", cs_store_errmsg(s));

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -137,20 +136,6 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 	return p;
 }
 
-static void make_uuid(char out[37])
-{
-	uint8_t b[16] = {0};
-	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-		uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
-		memcpy(b, &x, 8);
-	}
-	b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-	b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-		 b[13], b[14], b[15]);
-}
-
 int cs_producer_begin(cs_producer *p, const cs_run_info *info)
 {
 	if (p->in_run)
@@ -168,7 +153,7 @@ int cs_producer_begin(cs_producer *p, const cs_run_info *info)
 	}
 	char uuid[37];
 	if (!info->uuid)
-		make_uuid(uuid);
+		cs_store_uuid(uuid);
 	cs_wire_msg m = {.type = CS_WIRE_RUN_BEGIN};
 	m.u.run_begin = (cs_wire_run_begin){
 		.kind = strcmp(info->kind, "sim") ? CS_WIRE_KIND_HW : CS_WIRE_KIND_SIM,
@@ -201,15 +186,6 @@ int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
 	return send_msg(p, &m);
 }
 
-static uint8_t metric_kind_code(const char *kind)
-{
-	static const char *const kinds[] = {"counter", "ratio", "throughput", "gauge"};
-	for (uint8_t i = 0; kind && i < 4; i++)
-		if (!strcmp(kind, kinds[i]))
-			return i;
-	return 0;
-}
-
 int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
 {
 	if (p->fd < 0) {
@@ -218,7 +194,10 @@ int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *i
 	}
 	if (!mi->name || !*mi->name)
 		return perr(p, -EINVAL, "metric name is empty");
-	cs_wire_metric wm = {p->nmetrics, metric_kind_code(mi->kind), (uint8_t)!!mi->cumulative,
+	int kind = cs_wire_metric_kind_from_name(mi->kind ? mi->kind : "counter");
+	if (kind < 0)
+		return perr(p, -EINVAL, "metric %s: unknown kind '%s'", mi->name, mi->kind);
+	cs_wire_metric wm = {p->nmetrics, (uint8_t)kind, (uint8_t)!!mi->cumulative,
 			     (char *)mi->name, (char *)mi->unit};
 	cs_wire_msg m = {.type = CS_WIRE_METRICS};
 	m.u.metrics = (cs_wire_metrics){1, &wm};

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "schema.sql.h"
 #include "store_int.h"
+#include "wire.h"
 #include "series.h"
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
@@ -557,7 +558,7 @@ void cs_range_init(cs_range *r, const char *kind, const char *name,
 	r->pid = r->tid = r->bytes = -1;
 }
 
-static void make_uuid(char out[37])
+void cs_store_uuid(char out[37])
 {
 	uint8_t b[16];
 	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
@@ -616,7 +617,7 @@ cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
 	}
 	w->s = s;
 	if (!info->uuid)
-		make_uuid(uuid);
+		cs_store_uuid(uuid);
 	int rc = sqlite3_prepare_v2(
 		s->db,
 		"INSERT INTO runs(uuid, kind, source, name, host, pid, cmdline,"
@@ -731,12 +732,8 @@ int cs_writer_add_device(cs_writer *w, const cs_device_info *d)
 int cs_writer_add_metric(cs_writer *w, const cs_metric_info *m, uint32_t *id)
 {
 	cs_store *s = w->s;
-	static const char *const kinds[] = {"counter", "ratio", "throughput",
-					    "gauge"};
 	const char *kind = m->kind ? m->kind : "counter";
-	int known = 0;
-	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-		known |= !strcmp(kind, kinds[i]);
+	int known = cs_wire_metric_kind_from_name(kind) >= 0;
 	if (!m->name || !*m->name)
 		return fail(s, -EINVAL, "metric name is empty");
 	if (!known)

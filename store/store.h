@@ -73,6 +73,9 @@ uint64_t cs_store_pending(const cs_store *s);
  * 4M); 0 means only on cs_store_commit() and cs_writer_end(). */
 void cs_store_set_commit_values(cs_store *s, uint64_t values);
 
+/* Writes a random (v4) UUID, 36 characters and a NUL, into out. */
+void cs_store_uuid(char out[37]);
+
 /* Deletes a run and everything that belongs to it, in one transaction. */
 int cs_store_delete_run(cs_store *s, int64_t run);
 

@@ -25,6 +25,21 @@ const char *cs_wire_type_name(unsigned type)
 	return "?";
 }
 
+static const char *const metric_kinds[] = {"counter", "ratio", "throughput", "gauge"};
+
+const char *cs_wire_metric_kind_name(unsigned kind)
+{
+	return kind < 4 ? metric_kinds[kind] : NULL;
+}
+
+int cs_wire_metric_kind_from_name(const char *name)
+{
+	for (int k = 0; k < 4; k++)
+		if (!strcmp(metric_kinds[k], name))
+			return k;
+	return -1;
+}
+
 static const char *const range_kinds[] = {
 	[CS_RANGE_API] = "api",		[CS_RANGE_KERNEL] = "kernel",
 	[CS_RANGE_MEMCPY] = "memcpy",	[CS_RANGE_MEMSET] = "memset",

@@ -179,6 +179,11 @@ void cs_wire_msg_free(cs_wire_msg *msg);
 /* "HELLO", "SAMPLES", ...; "?" for an unknown type. */
 const char *cs_wire_type_name(unsigned type);
 
+/* "counter", "ratio", "throughput", "gauge" for metric kinds 0..3 (NULL
+ * otherwise), and back (-1 when unknown). */
+const char *cs_wire_metric_kind_name(unsigned kind);
+int cs_wire_metric_kind_from_name(const char *name);
+
 /* "api", "kernel", ... as stored in ranges.kind; NULL when unknown. */
 const char *cs_wire_range_kind_name(unsigned kind);
 
