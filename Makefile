@@ -119,7 +119,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	@set -e; for f in $(FUZZ_SRC); do \
 		n=$$(basename $$f .c); \
-		clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined $(INC) \
+		clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(INC) \
 			$$f $(STORE_SRC) $(wildcard sim-bridge/*.c) \
 			$$(pkg-config --cflags --libs $(PKGS)) -lm -lpthread -o build-fuzz/$$n; \
 		mkdir -p build-fuzz/corpus-$$n; \

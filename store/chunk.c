@@ -346,7 +346,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len,
 		return seterr(err, errlen, "chunk payload size out of range");
 	const uint8_t *p = blob + HEADER_LEN + dirlen;
 	if (blob[1] & FLAG_ZSTD) {
-		int rc = cs_buf_reserve(&c->scratch, raw_len);
+		int rc = cs_buf_reserve(&c->scratch, (size_t)raw_len + 1); /* never NULL, even for 0 */
 		if (rc)
 			return rc;
 		size_t got = ZSTD_decompressDCtx(c->dctx, c->scratch.data,

@@ -174,6 +174,12 @@ static void test_timeline(void **state)
 	assert_memory_equal(t1, o1, sizeof t1);
 	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4095, o0, o1, err, sizeof err),
 			 -EBADMSG);
+	/* A compressed timeline claiming an empty payload (found by fuzzing:
+	 * it once did arithmetic on a NULL scratch buffer). */
+	static const uint8_t empty_zstd[16] = {1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	assert_int_equal(cs_timeline_decode(c, empty_zstd, sizeof empty_zstd, 1, o0, o1, err,
+					    sizeof err),
+			 -EBADMSG);
 	/* Invalid input is refused. */
 	t0[10] = t0[9] - 1;
 	cs_buf_reset(&b);
