@@ -660,8 +660,6 @@ cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size
 	return in;
 }
 
-cs_ingest_stats *cs_ingest_get_stats(cs_ingest *in) { return &in->st; }
-
 int cs_ingest_stop(cs_ingest *in)
 {
 	if (write(in->wake[1], "x", 1) != 1)

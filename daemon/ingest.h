@@ -55,9 +55,6 @@ typedef struct cs_ingest cs_ingest;
  * one is an error) and starts the threads. NULL with the reason in err. */
 cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size_t errlen);
 
-/* Live counters, valid until cs_ingest_stop. */
-cs_ingest_stats *cs_ingest_get_stats(cs_ingest *in);
-
 /* Stops accepting, closes every connection (their runs end incomplete),
  * drains the queue, commits, checkpoints the WAL, closes the store and
  * frees everything. Returns 0 or the first store error. */

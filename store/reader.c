@@ -159,7 +159,7 @@ static int blob_read(scan_ctx *c, uint32_t k, void *dst, size_t len, size_t off)
 
 /* Positions the blob handle on the chunk row under ck[k] and reads its
  * header and directory (or, for a compressed chunk, all of it). */
-static int open_values_by_rowid(scan_ctx *c, uint32_t k, uint32_t n, char *err, size_t errlen)
+static int open_values_by_rowid(scan_ctx *c, uint32_t k, char *err, size_t errlen)
 {
 	sqlite3_int64 id = sqlite3_column_int64(c->ck[k], 6);
 	int rc = c->blob ? sqlite3_blob_reopen(c->blob, id)
@@ -196,7 +196,6 @@ static int open_values_by_rowid(scan_ctx *c, uint32_t k, uint32_t n, char *err, 
 	if (cs_buf_reserve(&c->payload, c->view.payload_len + 1))
 		return fail(c->s, -ENOMEM, "out of memory");
 	c->view.payload = c->payload.data;
-	(void)n;
 	return 0;
 }
 
@@ -206,7 +205,7 @@ static int open_values(scan_ctx *c, uint32_t k, uint32_t n)
 	char err[128] = "";
 	int rc;
 	if (c->by_rowid) {
-		rc = open_values_by_rowid(c, k, n, err, sizeof err);
+		rc = open_values_by_rowid(c, k, err, sizeof err);
 		if (rc && !err[0])
 			return rc; /* already reported */
 	} else {
@@ -434,7 +433,7 @@ static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
 
 /* Aggregates one metric's chunk whose timeline is decoded in c->t0. */
 static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
-			uint32_t k, uint32_t n, cs_read_stats *st)
+			uint32_t k, cs_read_stats *st)
 {
 	const uint64_t *t0 = c->t0;
 	uint64_t end = bk->from + bk->width;
@@ -462,7 +461,6 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		uint32_t i1 = lower_bound(t0 + j0, j1 - j0 + 1, end) + j0;
 		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
 	}
-	(void)n;
 	return 0;
 }
 
@@ -515,7 +513,7 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 			if (!rc)
 				rc = open_values(&c, k, n);
 			if (!rc)
-				rc = bucket_chunk(&c, &bk, aggs, k, n, st);
+				rc = bucket_chunk(&c, &bk, aggs, k, st);
 		}
 	}
 	for (uint32_t b = 0; !rc && b < nbuckets; b++)

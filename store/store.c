@@ -389,8 +389,6 @@ fail:
 	return NULL;
 }
 
-static void writer_free(cs_writer *w);
-
 void cs_store_close(cs_store *s)
 {
 	if (!s)
