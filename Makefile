@@ -12,7 +12,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 PKGS    := sqlite3 libzstd libmicrohttpd
-INC     := -Istore -Isim-bridge -Iweb -Idaemon
+INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread
@@ -24,8 +24,13 @@ Q       := $(if $(V),,@)
 MAKEFLAGS += --no-print-directory
 
 STORE_SRC := $(filter-out store/series_ext.c,$(wildcard store/*.c))
+# The collector's CUDA-free half (pipeline, patterns) is ordinary code;
+# the CUPTI half (COLL_CUPTI_SRC) is built only into the injection library.
+COLL_CUPTI_SRC := collector/catalog.c collector/cupti_source.c collector/hooks.c \
+                  collector/inject.c
+COLL_SRC  := $(filter-out $(COLL_CUPTI_SRC),$(wildcard collector/*.c))
 LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
-             $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+             $(COLL_SRC) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c
 EXT_OBJ   := $(EXT_SRC:%.c=$(BUILD)/ext/%.o)
@@ -59,11 +64,14 @@ $(BUILD)/cyclescope_series.so: $(EXT_OBJ)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared $^ $(shell pkg-config --libs libzstd) -lm -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libcyclescope.a
+# Test seams (the replay PM source) live with the tests, not the product.
+SEAM_OBJ  := $(BUILD)/tests/tools/replay_source.o
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libcyclescope.a $(SEAM_OBJ)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) $< $(BUILD)/libcyclescope.a \
-		$(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/tools $(LDFLAGS) $< $(SEAM_OBJ) \
+		$(BUILD)/libcyclescope.a $(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tests/produce: tests/tools/produce.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)

@@ -1,0 +1,122 @@
+/*
+ * engine.h - the collector's pipeline above the PM-sampling sources
+ * (cs_engine_*): a control thread that owns every source call (configure,
+ * start/stop for windows, the decode loop and the final drain), a sender
+ * thread that does all output, and a bounded queue between them and the
+ * application's threads.
+ *
+ * Application threads (CUPTI callbacks) only call cs_engine_range() and
+ * cs_engine_window_*(): each copies a few bytes under a short mutex and
+ * returns; nothing they call waits for I/O. When the queue is full the
+ * item is dropped and counted (samples in RUN_END's dropped counter,
+ * ranges in the closing log line), never waited for.
+ *
+ * No CUPTI here: sources come in through source.h, output goes out
+ * through a cs_sink (a producer by default), so the whole pipeline is
+ * tested with a replay source and a real database or daemon.
+ */
+#ifndef CS_ENGINE_H
+#define CS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "producer.h"
+#include "source.h"
+#include "store.h"
+
+/* Where the engine's output goes. Called only from the sender thread. */
+typedef struct cs_sink_ops {
+	/* Starts the run; meta is a JSON object text (borrowed). */
+	int (*begin)(void *ctx, const char *meta);
+	int (*add_device)(void *ctx, const cs_device_info *d);
+	int (*add_metric)(void *ctx, const cs_metric_info *m, uint32_t *id);
+	int (*append)(void *ctx, const cs_batch *b);
+	int (*add_range)(void *ctx, const cs_range *r);
+	int (*flush)(void *ctx);
+	int (*end)(void *ctx, const char *status, const cs_run_counters *c);
+	const char *(*errmsg)(void *ctx);
+} cs_sink_ops;
+
+/* The sink over a producer: begin() starts the run described by info
+ * with the engine's metadata. p and info's strings are borrowed for the
+ * engine's life. */
+typedef struct cs_producer_sink {
+	cs_producer *p;
+	cs_run_info info;
+} cs_producer_sink;
+extern const cs_sink_ops cs_producer_sink_ops;
+
+enum cs_engine_mode { CS_ENGINE_CONTINUOUS = 0, CS_ENGINE_WINDOW = 1 };
+
+typedef struct cs_engine_opts {
+	const cs_metric_info *metrics; /* copied */
+	size_t nmetrics;
+	uint64_t interval_ns;
+	size_t buffer_bytes;   /* hardware buffer per device */
+	uint32_t max_samples;  /* counter-data slots per decode pass */
+	int mode;              /* cs_engine_mode */
+	size_t queue_bytes;    /* host-side bound; 0 = 64 MiB */
+	unsigned decode_ms;    /* control-thread sleep once drained; 0 = 10 */
+	unsigned flush_ms;     /* sender flush period; 0 = 100 */
+	unsigned close_ms;     /* how long close waits for output; 0 = 10000 */
+	const char *meta;      /* JSON object text merged into the run's
+				  metadata (copied); NULL = none */
+} cs_engine_opts;
+
+typedef struct cs_engine cs_engine;
+
+/* Starts the threads. The sink (ops, ctx) is borrowed until
+ * cs_engine_close() returns. NULL with the reason in err. */
+cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
+			 void *ctx, char *err, size_t errlen);
+
+/* Hands a device's source to the control thread (takes ownership): it is
+ * configured there and, in continuous mode, started at once. A source
+ * that fails to configure is logged once and destroyed; its device is
+ * still recorded, unsampled. Any thread. */
+void cs_engine_add_source(cs_engine *e, cs_pm_source *src);
+
+/* Queues a range (copied). Any thread; never blocks on I/O. Returns 0 or
+ * -ENOBUFS when the queue was full and the range was dropped. */
+int cs_engine_range(cs_engine *e, const cs_range *r);
+
+/* Window mode: the first open window starts every device's sampler, the
+ * last close stops it and records a "window" range named after the
+ * first opener from t_ns at open to t_ns at close. Nested opens count.
+ * In continuous mode these only record the window range. Any thread. */
+void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns);
+void cs_engine_window_close(cs_engine *e, uint64_t t_ns);
+int cs_engine_window_depth(cs_engine *e);
+
+typedef struct cs_engine_stats {
+	uint64_t samples;        /* delivered to the sink */
+	uint64_t dropped;        /* samples lost anywhere: queue full, sink
+				    failure, discarded by the source */
+	uint64_t overflows;      /* hardware-buffer overflow events */
+	uint64_t ranges;         /* delivered to the sink */
+	uint64_t ranges_dropped;
+	uint64_t decodes;
+	uint64_t windows;
+	unsigned devices;        /* sampled devices */
+} cs_engine_stats;
+
+/* A snapshot of the counters; any thread. */
+void cs_engine_stats_get(cs_engine *e, cs_engine_stats *st);
+
+/* Stops sampling, drains every source once more, sends what is queued,
+ * ends the run with status ("complete"/"incomplete") and the counters,
+ * copies the final counters to *st (may be NULL) and logs one summary
+ * line. Waits at most close_ms for output; past that the sender is
+ * abandoned (detached) and the run left to the daemon's disconnect
+ * handling (-ETIMEDOUT). Returns 0 or a negative errno. Accepts NULL.
+ * Afterwards e holds nothing but stays valid: late cs_engine_range()
+ * calls from application threads are refused and counted, so an
+ * injected collector may simply never free it. */
+int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st);
+
+/* Frees a closed engine (a no-op while an abandoned sender still runs).
+ * Accepts NULL. */
+void cs_engine_free(cs_engine *e);
+
+#endif

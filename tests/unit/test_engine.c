@@ -1,0 +1,389 @@
+/*
+ * test_engine.c - the collector pipeline above the PM sources, with the
+ * replay source: into a real database through the producer, under a slow
+ * sink (drops counted, application threads never held), in window mode,
+ * with a source that fails to configure and with a failing sink.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <time.h>
+
+#include "buf.h"
+#include "engine.h"
+#include "log.h"
+#include "replay_source.h"
+#include "store.h"
+
+static const cs_metric_info metrics2[] = {
+	{.name = "lts__t_sectors.sum", .unit = "sector", .kind = "counter"},
+	{.name = "dram__bytes_read.sum", .unit = "byte", .kind = "counter"},
+};
+
+/* A recording of nb batches of per samples, 10 us apart; every 7th value
+ * of the second metric is NaN or inf (both must arrive absent). */
+static char *recording(unsigned nb, unsigned per, unsigned overflow_batch)
+{
+	cs_buf b = {0};
+	char line[160];
+	int n = snprintf(line, sizeof line, "metrics lts__t_sectors.sum,dram__bytes_read.sum\n");
+	cs_buf_append(&b, line, (size_t)n);
+	uint64_t t = 1700000000000000000ull;
+	unsigned k = 0;
+	for (unsigned i = 0; i < nb; i++) {
+		n = snprintf(line, sizeof line, "batch%s\n",
+			     i == overflow_batch ? " overflows=1 lost=3" : "");
+		cs_buf_append(&b, line, (size_t)n);
+		for (unsigned j = 0; j < per; j++, k++, t += 10000) {
+			const char *v2 = k % 7 == 3 ? "nan" : k % 7 == 5 ? "inf" : "";
+			if (*v2)
+				n = snprintf(line, sizeof line, "%llu %llu %u %s\n",
+					     (unsigned long long)t, (unsigned long long)(t + 10000),
+					     k, v2);
+			else
+				n = snprintf(line, sizeof line, "%llu %llu %u %u\n",
+					     (unsigned long long)t, (unsigned long long)(t + 10000),
+					     k, 2 * k);
+			cs_buf_append(&b, line, (size_t)n);
+		}
+	}
+	cs_buf_put_u8(&b, 0);
+	return (char *)b.data;
+}
+
+static cs_pm_source *replay(uint32_t device, const char *text, const cs_replay_opts *base)
+{
+	cs_replay_opts o = {.device = device};
+	if (base)
+		o = *base;
+	o.device = device;
+	char err[256];
+	cs_pm_source *s = cs_replay_source_new(&o, text, strlen(text), err, sizeof err);
+	if (!s)
+		fail_msg("replay: %s", err);
+	return s;
+}
+
+static int64_t q1(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	int64_t v = -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+typedef struct app_thread {
+	cs_engine *e;
+	int id;
+	unsigned n;
+	uint64_t worst_ns; /* slowest cs_engine_range call */
+} app_thread;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *app_main(void *arg)
+{
+	app_thread *a = arg;
+	char name[32];
+	for (unsigned i = 0; i < a->n; i++) {
+		cs_range r;
+		snprintf(name, sizeof name, "cudaMemcpy");
+		cs_range_init(&r, "api", name, 1700000000000000000ull + i * 1000,
+			      1700000000000000000ull + i * 1000 + 500);
+		r.tid = a->id;
+		r.correlation_id = a->id * 100000 + (int64_t)i;
+		uint64_t t = mono_ns();
+		cs_engine_range(a->e, &r);
+		t = mono_ns() - t;
+		if (t > a->worst_ns)
+			a->worst_ns = t;
+	}
+	return NULL;
+}
+
+/* Replay -> engine -> producer -> a real database file. */
+static void test_replay_into_database(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("engine.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .name = "replay",
+					.time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .buffer_bytes = 64 << 20, .max_samples = 1000,
+			    .meta = "{\"chip\":\"GH100\"}"};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(40, 250, 17); /* 10000 samples */
+	cs_engine_add_source(e, replay(0, rec, NULL));
+	cs_engine_add_source(e, replay(1, rec, NULL));
+	free(rec);
+
+	pthread_t th[4];
+	app_thread a[4];
+	for (int i = 0; i < 4; i++) {
+		a[i] = (app_thread){.e = e, .id = i + 1, .n = 2000};
+		assert_int_equal(pthread_create(&th[i], NULL, app_main, &a[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	cs_engine_window_open(e, "cudaGraphLaunch", 1700000000000001000ull);
+	cs_engine_window_close(e, 1700000000000009000ull);
+
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	cs_producer_free(p);
+
+	/* 2 devices x (10000 samples, 3 lost in the overflow batch) */
+	assert_int_equal(st.samples, 20000);
+	assert_int_equal(st.dropped, 6);
+	assert_int_equal(st.overflows, 2);
+	assert_int_equal(st.ranges, 8001);
+	assert_int_equal(st.ranges_dropped, 0);
+	assert_int_equal(st.devices, 2);
+
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE status='complete'"), 1);
+	assert_int_equal(q1(db, "SELECT samples FROM runs"), 20000);
+	assert_int_equal(q1(db, "SELECT dropped FROM runs"), 6);
+	assert_int_equal(q1(db, "SELECT overflows FROM runs"), 2);
+	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE "
+				"json_extract(meta,'$.pm_sampling[0].trigger')='gpu_time_interval' "
+				"AND json_extract(meta,'$.chip')='GH100' "
+				"AND json_extract(meta,'$.mode')='continuous' "
+				"AND json_extract(meta,'$.metrics[0]')='lts__t_sectors.sum'"), 1);
+	assert_int_equal(q1(db, "SELECT count(*) FROM devices WHERE chip='GH100' AND sm_count=132"), 2);
+	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='api'"), 8000);
+	assert_int_equal(q1(db, "SELECT count(DISTINCT tid) FROM ranges WHERE kind='api'"), 4);
+	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND "
+				"name='cudaGraphLaunch' AND t1-t0=8000"), 1);
+	/* Values through the series table: seq is contiguous per device,
+	 * the first metric is the sample index, NaN and inf are absent. */
+	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=1 AND "
+				"metric='lts__t_sectors.sum' AND value=seq"), 10000);
+	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
+				"metric='dram__bytes_read.sum'"), 10000 - 2857);
+	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
+				"metric='dram__bytes_read.sum' AND value=2*seq"), 10000 - 2857);
+	cs_store_close(s);
+}
+
+/* A sink that takes its time: appends sleep, so the queue fills. */
+typedef struct slow_sink {
+	unsigned delay_us;
+	uint64_t appended, ranges;
+	int fail_append; /* the n-th append fails (1-based); 0 = never */
+	unsigned appends;
+	int ended;
+	uint64_t end_dropped;
+	char status[32];
+} slow_sink;
+
+static void nap(unsigned us)
+{
+	struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+	nanosleep(&ts, NULL);
+}
+
+static int sk_begin(void *c, const char *meta) { return 0; }
+static int sk_device(void *c, const cs_device_info *d) { return 0; }
+static int sk_metric(void *c, const cs_metric_info *m, uint32_t *id)
+{
+	static uint32_t next;
+	*id = next++;
+	return 0;
+}
+static int sk_append(void *c, const cs_batch *b)
+{
+	slow_sink *k = c;
+	nap(k->delay_us);
+	if (k->fail_append && ++k->appends >= (unsigned)k->fail_append)
+		return -EPIPE;
+	k->appended += b->n;
+	return 0;
+}
+static int sk_range(void *c, const cs_range *r)
+{
+	((slow_sink *)c)->ranges++;
+	return 0;
+}
+static int sk_flush(void *c) { return 0; }
+static int sk_end(void *c, const char *status, const cs_run_counters *cnt)
+{
+	slow_sink *k = c;
+	k->ended = 1;
+	k->end_dropped = cnt->dropped;
+	snprintf(k->status, sizeof k->status, "%s", status);
+	return 0;
+}
+static const char *sk_errmsg(void *c) { return "the test sink refused the batch"; }
+static const cs_sink_ops slow_ops = {sk_begin, sk_device, sk_metric, sk_append,
+				     sk_range, sk_flush, sk_end, sk_errmsg};
+
+static void test_slow_sink_counts_drops(void **state)
+{
+	char err[256];
+	slow_sink k = {.delay_us = 20000};
+	/* Room for about 4 batches of 500 samples (each ~16 KB). */
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .queue_bytes = 64 * 1024, .flush_ms = 5};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(200, 500, 1000);
+	cs_engine_add_source(e, replay(0, rec, NULL));
+	free(rec);
+	app_thread a = {.e = e, .id = 1, .n = 20000};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, app_main, &a), 0);
+	pthread_join(th, NULL);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	assert_true(k.ended);
+	/* Every sample is either delivered or counted, nothing is waited for. */
+	assert_int_equal(st.samples + st.dropped, 100000);
+	assert_true(st.dropped > 0);
+	assert_int_equal(k.appended, st.samples);
+	assert_int_equal(k.end_dropped, st.dropped);
+	assert_int_equal(st.ranges + st.ranges_dropped, 20000);
+	assert_int_equal(k.ranges, st.ranges);
+	/* A full queue refuses at once: no range call waited for the sink
+	 * (which sleeps 20 ms per batch). */
+	assert_true(a.worst_ns < 15 * 1000000ull);
+}
+
+static void test_failing_sink(void **state)
+{
+	char err[256];
+	slow_sink k = {.fail_append = 3};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .flush_ms = 5};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(10, 100, 1000);
+	cs_engine_add_source(e, replay(0, rec, NULL));
+	free(rec);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), -EIO);
+	cs_engine_free(e);
+	assert_int_equal(st.samples, 200);
+	assert_int_equal(st.dropped, 800);
+	assert_false(k.ended); /* a broken output is not asked to end the run */
+}
+
+/* Window mode: samplers run only inside windows; each window is a range
+ * and holds the samples decoded while it was open. */
+static void test_window_mode(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("window.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .mode = CS_ENGINE_WINDOW, .decode_ms = 1};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(6, 50, 1000);
+	cs_replay_opts ro = {.rebase = 1, .decode_delay_us = 200};
+	cs_engine_add_source(e, replay(0, rec, &ro));
+	free(rec);
+	nap(30000); /* not started: nothing decoded */
+	cs_engine_stats st;
+	cs_engine_stats_get(e, &st);
+	assert_int_equal(st.decodes, 0);
+
+	struct timespec ts;
+	for (int w = 0; w < 3; w++) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		cs_engine_window_open(e, w == 1 ? "cudaMemcpy" : "cuLaunchKernel", t0);
+		cs_engine_window_open(e, "nested", t0 + 10); /* depth 2 */
+		assert_int_equal(cs_engine_window_depth(e), 2);
+		cs_engine_window_close(e, t0 + 20);
+		nap(w == 2 ? 0 : 20000);
+		cs_engine_window_close(e, t0 + 5000000);
+		assert_int_equal(cs_engine_window_depth(e), 0);
+		nap(20000);
+	}
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	cs_producer_free(p);
+	assert_int_equal(st.windows, 3);
+	assert_int_equal(st.samples, 300); /* the replay ran out inside the windows */
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window'"), 3);
+	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND name='cudaMemcpy'"), 1);
+	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE json_extract(meta,'$.mode')='window'"), 1);
+	cs_store_close(s);
+}
+
+/* A device whose sampler cannot be configured is recorded unsampled; the
+ * run (ranges, other devices) goes on. */
+static void test_configure_failure(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("fail.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(2, 10, 1000);
+	cs_replay_opts bad = {.fail_configure = "insufficient privileges (test)"};
+	char logbuf[4096] = "";
+	FILE *logf = fmemopen(logbuf, sizeof logbuf - 1, "w");
+	cs_log_set_stream(logf);
+	cs_engine_add_source(e, replay(0, rec, &bad));
+	cs_engine_add_source(e, replay(1, rec, NULL));
+	free(rec);
+	cs_range r;
+	cs_range_init(&r, "api", "cudaMalloc", 10, 20);
+	assert_int_equal(cs_engine_range(e, &r), 0);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_log_set_stream(NULL);
+	fclose(logf);
+	cs_engine_free(e);
+	cs_producer_free(p);
+	assert_non_null(strstr(logbuf, "device 0: PM sampling disabled: insufficient privileges (test)"));
+	assert_int_equal(st.devices, 1);
+	assert_int_equal(st.samples, 20);
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(q1(db, "SELECT count(*) FROM devices"), 2);
+	assert_int_equal(q1(db, "SELECT count(*) FROM ranges"), 1);
+	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE "
+				"json_extract(meta,'$.pm_sampling[1].sampled')=0 OR "
+				"json_extract(meta,'$.pm_sampling[0].sampled')=0"), 1);
+	/* After close, a late range from an application thread is refused. */
+	cs_store_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_replay_into_database),
+		cmocka_unit_test(test_slow_sink_counts_drops),
+		cmocka_unit_test(test_failing_sink),
+		cmocka_unit_test(test_window_mode),
+		cmocka_unit_test(test_configure_failure),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	tu_cleanup();
+	return rc;
+}
