@@ -15,7 +15,7 @@ PKGS    := sqlite3 libzstd libmicrohttpd
 INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
-LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread
+LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl
 ifdef SAN
 CFLAGS  += -fsanitize=$(SAN) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
@@ -39,7 +39,37 @@ TESTS     := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH     := $(BUILD)/tests/bench_store
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 
-all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so
+# CUDA: from $CUDA_HOME, else from nvcc on PATH. Without it everything but
+# the injection library builds.
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(realpath $(shell command -v nvcc 2>/dev/null)))
+CUPTI_H   := $(firstword $(wildcard $(CUDA_HOME)/include/cupti.h \
+               $(CUDA_HOME)/extras/CUPTI/include/cupti.h))
+CUPTI_LIB := $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so \
+               $(CUDA_HOME)/lib/libcupti.so $(CUDA_HOME)/targets/x86_64-linux/lib/libcupti.so \
+               $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so))
+ifneq ($(and $(CUPTI_H),$(CUPTI_LIB)),)
+COLLECTOR     := $(BUILD)/libcyclescope_collector.so
+CUPTI_LIBDIR  := $(patsubst %/,%,$(dir $(CUPTI_LIB)))
+# cupti_profiler_host.h includes <string>: collector/compat has an empty one.
+# {X_STRUCT_SIZE} initialisers are CUPTI's convention (the rest zeroed).
+CUPTI_CFLAGS  := -Wno-missing-field-initializers -isystem $(dir $(CUPTI_H)) -isystem $(CUDA_HOME)/include -isystem collector/compat
+COLL_OBJ      := $(COLL_CUPTI_SRC:%.c=$(BUILD)/%.o)
+endif
+
+all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so $(COLLECTOR)
+
+$(COLL_OBJ): $(BUILD)/collector/%.o: collector/%.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC [cuda] $<")
+	$(Q)$(CC) $(CFLAGS) $(CUPTI_CFLAGS) -MMD -MP -c $< -o $@
+
+# The injection library: CUPTI glue, the pipeline, the store. Only
+# InitializeInjection and the catalog are exported (exports.map).
+$(COLLECTOR): $(COLL_OBJ) $(STORE_SRC:%.c=$(BUILD)/%.o) $(COLL_SRC:%.c=$(BUILD)/%.o) collector/exports.map
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,--version-script=collector/exports.map -Wl,-Bsymbolic \
+		-Wl,-z,defs $(filter %.o,$^) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
+		-lcupti -lnvperf_host $(shell pkg-config --libs sqlite3 libzstd) -lm -lpthread -ldl -o $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)

@@ -151,3 +151,21 @@ int cs_pat_match_callback(const cs_pat *p, const char *name)
 	int i = cs_pat_match(p, base);
 	return i >= 0 ? i : cs_pat_match(p, name);
 }
+
+enum cs_api_class cs_pat_api_class(const char *base)
+{
+	static const char *const sync_points[] = {
+		"cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
+		"cudaEventSynchronize", "cuCtxSynchronize", "cuStreamSynchronize",
+		"cuEventSynchronize", "cudaDeviceReset",
+	};
+	for (size_t i = 0; i < sizeof sync_points / sizeof *sync_points; i++)
+		if (!strcmp(base, sync_points[i]))
+			return CS_API_SYNC_POINT;
+	if (strstr(base, "Async") || strstr(base, "Launch") || strstr(base, "Memset"))
+		return CS_API_ASYNC;
+	/* Plain copies wait for the stream's earlier work and their own. */
+	if (!strncmp(base, "cudaMemcpy", 10) || !strncmp(base, "cuMemcpy", 8))
+		return CS_API_SYNC_POINT;
+	return CS_API_SYNC;
+}

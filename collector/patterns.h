@@ -43,4 +43,14 @@ char *cs_pat_base_name(const char *name, char *out, size_t outlen);
  * work. Returns the item index or -1. */
 int cs_pat_match_callback(const cs_pat *p, const char *name);
 
+/* How a CUDA API's device work relates to its return, from its base
+ * name: CS_API_SYNC_POINT waits for earlier device work
+ * (cudaDeviceSynchronize, cuStreamSynchronize, cudaEventSynchronize, and
+ * synchronous copies, which also do their own work); CS_API_ASYNC returns
+ * before its device work ends (launches, graph launches, *Async, memset);
+ * CS_API_SYNC is done when it returns. Window mode closes an async
+ * call's window at the next sync point. */
+enum cs_api_class { CS_API_SYNC = 0, CS_API_ASYNC, CS_API_SYNC_POINT };
+enum cs_api_class cs_pat_api_class(const char *base);
+
 #endif

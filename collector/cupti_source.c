@@ -1,0 +1,469 @@
+/*
+ * cupti_source.c - the real PM-sampling source (source.h) on
+ * cupti_pmsampling.h, one per device. Every call comes from the engine's
+ * control thread.
+ *
+ * Choices, with the reasons in reference/cupti.md:
+ *  - GPU_TIME_INTERVAL (ns) except on Turing and GA100, which only have
+ *    the SYS-clock trigger; the run metadata says which was used.
+ *  - KEEP_LATEST where supported (not Turing): an overflow then costs
+ *    the oldest records instead of ending the session (a KEEP_OLDEST
+ *    overflow was measured to be permanent). Overflows are counted.
+ *  - The counter-data image is sized for a whole decode pass and
+ *    restored from a pristine copy after each pass (never re-sized:
+ *    another maxSamples breaks later initialisations).
+ *  - Only completed samples are evaluated; zero-length, inverted and
+ *    zero-stamped samples are discarded and counted as lost.
+ *  - The config image stays alive until Disable (CUPTI keeps the
+ *    pointer).
+ */
+#include "cupti_source.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+
+#include "catalog.h"
+#include "collector.h"
+
+#define ASSUMED_SYSCLK_GHZ 1.0 /* to turn ns into SYS cycles on Turing/GA100 */
+
+typedef struct cupti_src {
+	char chip[64];
+	char name[256];
+	char uuid[48];
+	const char **metrics; /* copies */
+	size_t nmetrics;
+	void *host;           /* CUPTI host object: evaluates samples */
+	uint8_t *config;      /* alive until Disable */
+	size_t config_size;
+	uint8_t *avail;
+	CUpti_PmSampling_Object *obj;
+	uint8_t *image, *pristine;
+	size_t image_size;
+	uint32_t max_samples;
+	int sysclk;
+	/* one batch */
+	uint64_t *t0, *t1;
+	double *values;
+	double *row;
+} cupti_src;
+
+/* Driver calls for device facts, resolved from the libcuda already in
+ * the process (we are loaded by it), so the library needs no libcuda at
+ * link time and loads on machines without a driver. */
+typedef int (*cu_get_fn)(int *dev, int ordinal);
+typedef int (*cu_attr_fn)(int *v, int attrib, int dev);
+typedef int (*cu_name_fn)(char *name, int len, int dev);
+typedef int (*cu_uuid_fn)(unsigned char uuid[16], int dev);
+
+/* dlsym's object pointer into a function pointer, the POSIX way. */
+#define CUDA_SYM(fp, name)                                                     \
+	do {                                                                   \
+		void *sym_ = cuda_sym(name);                                   \
+		memcpy(&(fp), &sym_, sizeof(fp));                              \
+	} while (0)
+
+static void *cuda_sym(const char *name)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, name) : NULL;
+	if (h)
+		dlclose(h);
+	return f;
+}
+
+static void device_facts(cupti_src *c, uint32_t ordinal, cs_pm_setup *setup)
+{
+	cu_get_fn get;
+	cu_attr_fn attr;
+	cu_name_fn nm;
+	cu_uuid_fn uu;
+	CUDA_SYM(get, "cuDeviceGet");
+	CUDA_SYM(attr, "cuDeviceGetAttribute");
+	CUDA_SYM(nm, "cuDeviceGetName");
+	CUDA_SYM(uu, "cuDeviceGetUuid_v2");
+	int dev = 0;
+	if (!get || get(&dev, (int)ordinal) != 0)
+		return;
+	if (nm && nm(c->name, (int)sizeof c->name, dev) == 0)
+		setup->device_name = c->name;
+	unsigned char u[16];
+	if (uu && uu(u, dev) == 0) {
+		snprintf(c->uuid, sizeof c->uuid,
+			 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+			 u[12], u[13], u[14], u[15]);
+		setup->uuid = c->uuid;
+	}
+	int v;
+	/* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT 16, CLOCK_RATE 13 (kHz),
+	 * MEMORY_CLOCK_RATE 36 (kHz) */
+	if (attr && attr(&v, 16, dev) == 0)
+		setup->sm_count = (uint32_t)v;
+	if (attr && attr(&v, 13, dev) == 0)
+		setup->clock_hz = v * 1e3;
+	if (attr && attr(&v, 36, dev) == 0)
+		setup->mem_clock_hz = v * 1e3;
+}
+
+static void privilege_hint(char *err, size_t errlen, const char *what)
+{
+	snprintf(err, errlen, "%s: insufficient privileges for GPU performance counters; run "
+		 "as root or with CAP_SYS_ADMIN (containers: --cap-add SYS_ADMIN), or allow all "
+		 "users with 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in "
+		 "/etc/modprobe.d/ and a reboot", what);
+}
+
+static void busy_hint(char *err, size_t errlen, CUptiResult rc)
+{
+	snprintf(err, errlen, "the counters are busy (%s): another profiler holds them on this "
+		 "GPU (nsys GPU metrics, ncu, another cyclescope run, or DCGM profiling: "
+		 "'dcgmi profile --pause' while you sample)", cs_cupti_error(rc));
+}
+
+static int fail_rc(CUptiResult rc)
+{
+	switch (rc) {
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+		return -EPERM;
+	case CUPTI_ERROR_OUT_OF_MEMORY:
+		return -ENOMEM;
+	case CUPTI_ERROR_NOT_SUPPORTED:
+		return -ENOTSUP;
+	default:
+		return -EIO;
+	}
+}
+
+/* cuptiProfilerInitialize once per process (its deinit is not
+ * refcounted, so it is never undone). */
+static pthread_once_t profiler_once = PTHREAD_ONCE_INIT;
+static CUptiResult profiler_rc;
+
+static void profiler_init(void)
+{
+	CUpti_Profiler_Initialize_Params p = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+	profiler_rc = cuptiProfilerInitialize(&p);
+}
+
+/* The catalog's verdict, for a set the device refused. */
+static void explain_set(const char *chip, const cs_pm_config *cfg, char *err, size_t errlen)
+{
+	cs_cat_check chk;
+	char why[256];
+	if (cs_catalog_check(chip, cfg->metrics, cfg->nmetrics, &chk, why, sizeof why) == 0 &&
+	    chk.reason[0])
+		snprintf(err, errlen, "metric set invalid: %s", chk.reason);
+}
+
+static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *setup,
+			char *err, size_t errlen)
+{
+	cupti_src *c = s->impl;
+	CUptiResult rc;
+	int ret = 0;
+	pthread_once(&profiler_once, profiler_init);
+	if (profiler_rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "cuptiProfilerInitialize: %s", cs_cupti_error(profiler_rc));
+		return fail_rc(profiler_rc);
+	}
+	device_facts(c, s->device, setup);
+
+	CUpti_Profiler_DeviceSupported_Params ds = {CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+	ds.cuDevice = (CUdevice)s->device;
+	ds.api = CUPTI_PROFILER_PM_SAMPLING;
+	if ((rc = cuptiProfilerDeviceSupported(&ds)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "cannot ask whether PM sampling is supported: %s",
+			 cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	if (ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+		const char *why = ds.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+			? "the GPU is older than Turing (PM sampling needs compute capability 7.5+)"
+			: ds.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+			? "vGPU without profiling enabled"
+			: ds.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+			? "confidential compute is on"
+			: ds.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI is on"
+			: ds.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "a CMP (mining) board"
+			: ds.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL without profiling"
+			: "CUPTI says this configuration is unsupported";
+		snprintf(err, errlen, "PM sampling is not supported on %s: %s",
+			 setup->device_name ? setup->device_name : "this GPU", why);
+		return -ENOTSUP;
+	}
+	CUpti_Device_GetChipName_Params cn = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+	cn.deviceIndex = s->device;
+	if ((rc = cuptiDeviceGetChipName(&cn)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "cannot read the chip name: %s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	snprintf(c->chip, sizeof c->chip, "%s", cn.pChipName);
+	setup->chip = c->chip;
+
+	CUpti_PmSampling_GetCounterAvailability_Params ca = {
+		CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE};
+	ca.deviceIndex = s->device;
+	if ((rc = cuptiPmSamplingGetCounterAvailability(&ca)) == CUPTI_SUCCESS &&
+	    (c->avail = malloc(ca.counterAvailabilityImageSize))) {
+		ca.pCounterAvailabilityImage = c->avail;
+		rc = cuptiPmSamplingGetCounterAvailability(&ca);
+	}
+	if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
+		privilege_hint(err, errlen, "counter availability");
+		return -EPERM;
+	}
+	if (rc != CUPTI_SUCCESS) {
+		busy_hint(err, errlen, rc);
+		return fail_rc(rc);
+	}
+
+	size_t passes = 0;
+	ret = cs_catalog_config(c->chip, c->avail, cfg->metrics, cfg->nmetrics, &c->host,
+				&c->config, &c->config_size, &passes, err, errlen);
+	if (ret == -EINVAL)
+		explain_set(c->chip, cfg, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (passes != 1) {
+		snprintf(err, errlen, "the metric set needs %zu passes on %s; PM sampling takes one",
+			 passes, c->chip);
+		explain_set(c->chip, cfg, err, errlen);
+		return -EINVAL;
+	}
+	setup->bytes_per_sample = cs_catalog_sample_bytes(c->config, c->config_size);
+
+	c->nmetrics = cfg->nmetrics;
+	c->metrics = calloc(cfg->nmetrics, sizeof *c->metrics);
+	if (!c->metrics)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->nmetrics; i++)
+		if (!(c->metrics[i] = strdup(cfg->metrics[i])))
+			return -ENOMEM;
+
+	CUpti_PmSampling_Enable_Params en = {CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
+	en.deviceIndex = s->device;
+	if ((rc = cuptiPmSamplingEnable(&en)) != CUPTI_SUCCESS) {
+		if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+			privilege_hint(err, errlen, "enabling PM sampling");
+		else
+			busy_hint(err, errlen, rc);
+		return fail_rc(rc);
+	}
+	c->obj = en.pPmSamplingObject;
+
+	c->sysclk = !strncmp(c->chip, "TU", 2) || !strcmp(c->chip, "GA100");
+	CUpti_PmSampling_SetConfig_Params sc = {CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
+	sc.pPmSamplingObject = c->obj;
+	sc.configSize = c->config_size;
+	sc.pConfig = c->config;
+	sc.hardwareBufferSize = cfg->buffer_bytes;
+	if (c->sysclk) {
+		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
+		sc.samplingInterval = (uint64_t)((double)cfg->interval_ns * ASSUMED_SYSCLK_GHZ);
+		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
+			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
+			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+		setup->trigger = "gpu_sysclk_interval";
+	} else {
+		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+		sc.samplingInterval = cfg->interval_ns;
+		sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+		setup->trigger = "gpu_time_interval";
+	}
+	setup->interval = sc.samplingInterval;
+	if ((rc = cuptiPmSamplingSetConfig(&sc)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "PM sampling refused the configuration (%s)%s",
+			 cs_cupti_error(rc),
+			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass" : "");
+		return fail_rc(rc);
+	}
+
+	c->max_samples = cfg->max_samples ? cfg->max_samples : 4096;
+	CUpti_PmSampling_GetCounterDataSize_Params gs = {
+		CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE};
+	gs.pPmSamplingObject = c->obj;
+	gs.pMetricNames = c->metrics;
+	gs.numMetrics = c->nmetrics;
+	gs.maxSamples = c->max_samples;
+	if ((rc = cuptiPmSamplingGetCounterDataSize(&gs)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "sizing the counter data: %s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	c->image_size = gs.counterDataSize;
+	c->image = malloc(c->image_size);
+	c->pristine = malloc(c->image_size);
+	c->t0 = malloc(c->max_samples * sizeof *c->t0);
+	c->t1 = malloc(c->max_samples * sizeof *c->t1);
+	c->values = malloc((size_t)c->max_samples * c->nmetrics * sizeof *c->values);
+	if (!c->image || !c->pristine || !c->t0 || !c->t1 || !c->values) {
+		snprintf(err, errlen, "out of memory for a %zu-byte counter data image", c->image_size);
+		return -ENOMEM;
+	}
+	CUpti_PmSampling_CounterDataImage_Initialize_Params ci = {
+		CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+	ci.pPmSamplingObject = c->obj;
+	ci.counterDataSize = c->image_size;
+	ci.pCounterData = c->image;
+	if ((rc = cuptiPmSamplingCounterDataImageInitialize(&ci)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "initialising the counter data: %s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	memcpy(c->pristine, c->image, c->image_size);
+	return 0;
+}
+
+static int cs_start(cs_pm_source *s, char *err, size_t errlen)
+{
+	cupti_src *c = s->impl;
+	CUpti_PmSampling_Start_Params p = {CUpti_PmSampling_Start_Params_STRUCT_SIZE};
+	p.pPmSamplingObject = c->obj;
+	CUptiResult rc = cuptiPmSamplingStart(&p);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "%s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	return 0;
+}
+
+static int cs_stop(cs_pm_source *s, char *err, size_t errlen)
+{
+	cupti_src *c = s->impl;
+	CUpti_PmSampling_Stop_Params p = {CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
+	p.pPmSamplingObject = c->obj;
+	CUptiResult rc = cuptiPmSamplingStop(&p);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "%s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	return 0;
+}
+
+static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen)
+{
+	cupti_src *c = s->impl;
+	memset(out, 0, sizeof *out);
+	CUpti_PmSampling_DecodeData_Params dd = {CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE};
+	dd.pPmSamplingObject = c->obj;
+	dd.pCounterDataImage = c->image;
+	dd.counterDataImageSize = c->image_size;
+	CUptiResult rc = cuptiPmSamplingDecodeData(&dd);
+	if (dd.overflow || rc == CUPTI_ERROR_OUT_OF_MEMORY)
+		out->overflows = 1;
+	if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY) {
+		snprintf(err, errlen, "decode: %s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	CUpti_PmSampling_GetCounterDataInfo_Params di = {
+		CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
+	di.pCounterDataImage = c->image;
+	di.counterDataImageSize = c->image_size;
+	if ((rc = cuptiPmSamplingGetCounterDataInfo(&di)) != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "counter data info: %s", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	size_t done = di.numCompletedSamples;
+	if (done > c->max_samples)
+		done = c->max_samples;
+	uint32_t n = 0;
+	for (size_t i = 0; i < done; i++) {
+		CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
+			CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE};
+		si.pPmSamplingObject = c->obj;
+		si.pCounterDataImage = c->image;
+		si.counterDataImageSize = c->image_size;
+		si.sampleIndex = i;
+		if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
+		    si.startTimestamp == 0 || si.endTimestamp <= si.startTimestamp) {
+			out->lost++;
+			continue;
+		}
+		double *row = c->values + (size_t)n * c->nmetrics;
+		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
+			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+		ev.pHostObject = c->host;
+		ev.pCounterDataImage = c->image;
+		ev.counterDataImageSize = c->image_size;
+		ev.rangeIndex = i;
+		ev.ppMetricNames = c->metrics;
+		ev.numMetrics = c->nmetrics;
+		ev.pMetricValues = row;
+		if (cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
+			for (size_t k = 0; k < c->nmetrics; k++)
+				row[k] = NAN;
+		c->t0[n] = si.startTimestamp;
+		c->t1[n] = si.endTimestamp;
+		n++;
+	}
+	memcpy(c->image, c->pristine, c->image_size);
+	out->n = n;
+	out->t0 = c->t0;
+	out->t1 = c->t1;
+	out->values = c->values;
+	/* END_OF_RECORDS: the hardware buffer is empty; anything else
+	 * (COUNTER_DATA_FULL, OTHER) means decode again now. */
+	out->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
+		    rc == CUPTI_SUCCESS && done > 0;
+	return 0;
+}
+
+static void cs_destroy(cs_pm_source *s)
+{
+	if (!s)
+		return;
+	cupti_src *c = s->impl;
+	if (c) {
+		if (c->obj) {
+			CUpti_PmSampling_Disable_Params p = {CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+			p.pPmSamplingObject = c->obj;
+			cuptiPmSamplingDisable(&p);
+		}
+		cs_catalog_host_free(c->host);
+		for (size_t i = 0; c->metrics && i < c->nmetrics; i++)
+			free((char *)c->metrics[i]);
+		free(c->metrics);
+		free(c->config);
+		free(c->avail);
+		free(c->image);
+		free(c->pristine);
+		free(c->t0);
+		free(c->t1);
+		free(c->values);
+		free(c);
+	}
+	free(s);
+}
+
+static const cs_pm_source_ops cupti_ops = {
+	.configure = cs_configure,
+	.start = cs_start,
+	.stop = cs_stop,
+	.decode = cs_decode,
+	.destroy = cs_destroy,
+};
+
+cs_pm_source *cs_cupti_source_new(uint32_t device)
+{
+	cs_pm_source *s = calloc(1, sizeof *s);
+	cupti_src *c = calloc(1, sizeof *c);
+	if (!s || !c) {
+		free(s);
+		free(c);
+		return NULL;
+	}
+	s->ops = &cupti_ops;
+	s->device = device;
+	s->impl = c;
+	return s;
+}

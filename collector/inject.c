@@ -1,0 +1,592 @@
+/*
+ * inject.c - InitializeInjection and the CUPTI callbacks: the glue
+ * between CUDA and the engine.
+ *
+ * CUDA calls InitializeInjection inside cuInit when CUDA_INJECTION64_PATH
+ * names this library. It reads its settings from the environment
+ * (`cyclescope run` writes them; docs/collector.md lists them), opens the
+ * output (the daemon's socket, else the database file), subscribes to
+ * CUPTI and returns 1. Nothing here touches the GPU: PM sampling of a
+ * device is handed to the engine's control thread when its first context
+ * appears.
+ *
+ * Callbacks run on the application's threads and only timestamp, copy
+ * and queue (engine.h). Every failure becomes one stderr line through
+ * the log and the application runs on, unprofiled or partly profiled;
+ * nothing here calls exit or abort or writes to stdout.
+ *
+ * The collector's one mutable context is `g` (STYLE.md rule 6), set up
+ * once under pthread_once.
+ */
+#define _GNU_SOURCE /* syscall(SYS_gettid) */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cupti_activity.h>
+#include <cupti_callbacks.h>
+#include <cupti_result.h>
+
+#include "catalog.h"
+#include "collector.h"
+#include "cupti_source.h"
+#include "engine.h"
+#include "hooks.h"
+#include "log.h"
+#include "patterns.h"
+#include "producer.h"
+#include "store.h"
+
+#define DEFAULT_METRICS \
+	"gr__cycles_elapsed.max,gpu__time_duration.sum,sm__cycles_active.avg," \
+	"lts__t_sectors.sum,dram__bytes_read.sum,dram__bytes_write.sum," \
+	"pcie__read_bytes.sum,pcie__write_bytes.sum"
+#define DEFAULT_APIS \
+	"cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,cudaGraphLaunch,cuMemcpy*," \
+	"cuLaunchKernel*,cuGraphLaunch"
+#define ACTIVITY_BUFFER (4u << 20)
+#define MAX_DEVICES 64
+#define NVTX_OPEN_MAX 4096
+
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+typedef struct nvtx_open {
+	uint32_t id;
+	uint64_t t0;
+	int64_t tid;
+	char name[120];
+} nvtx_open;
+
+static struct {
+	int on;                 /* subscribed and collecting */
+	atomic_int finished;
+	CUpti_SubscriberHandle sub;
+	cs_hook_table hooks;
+	cs_pat *kernels;
+	int window;
+	int nvtx;
+	char devices[MAX_DEVICES]; /* 1 = sample it (from CYCLESCOPE_DEVICES) */
+	atomic_char added[MAX_DEVICES];
+	atomic_int async_open;  /* window mode: async calls awaiting a sync point */
+	cs_engine *engine;
+	cs_store *store;
+	cs_producer *producer;
+	cs_producer_sink sink;
+	char name[256];
+	char cmdline[4096];
+	char meta[1024];
+	pid_t pid;
+	pthread_mutex_t nvtx_mu;
+	nvtx_open nvtx_open[NVTX_OPEN_MAX];
+	unsigned nvtx_n;
+	cs_metric_info *metrics;
+	char **metric_names;
+	size_t nmetrics;
+} g = {.nvtx_mu = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+	return v && *v ? v : dflt;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return dflt;
+	char *end;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*end) {
+		cs_log(CS_LOG_WARN, "collector: %s='%s' is not a number; using %llu", name, v,
+		       (unsigned long long)dflt);
+		return dflt;
+	}
+	return x;
+}
+
+static uint64_t now_ns(void)
+{
+	uint64_t t = 0;
+	cuptiGetTimestamp(&t);
+	return t;
+}
+
+static int64_t tid_now(void)
+{
+	return (int64_t)syscall(SYS_gettid);
+}
+
+/* --- devices: PM sampling starts when a device's first context does --- */
+
+static void add_device(uint32_t dev)
+{
+	if (dev >= MAX_DEVICES || !g.devices[dev])
+		return;
+	if (atomic_exchange(&g.added[dev], 1))
+		return;
+	cs_pm_source *src = cs_cupti_source_new(dev);
+	if (src)
+		cs_engine_add_source(g.engine, src);
+}
+
+/* --- activity records: device-side kernels, copies, memsets, NVTX ----- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(8, ACTIVITY_BUFFER);
+	*size = *buffer ? ACTIVITY_BUFFER : 0;
+	*max_records = 0;
+}
+
+static const char *copy_kind(uint8_t k)
+{
+	switch (k) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+		return "memcpy HtoD";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+		return "memcpy DtoH";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+		return "memcpy DtoD";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return "memcpy PtoP";
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		return "memcpy HtoH";
+	default:
+		return "memcpy";
+	}
+}
+
+static void nvtx_marker(const CUpti_ActivityMarker2 *m)
+{
+	pthread_mutex_lock(&g.nvtx_mu);
+	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+		if (g.nvtx_n < NVTX_OPEN_MAX) {
+			nvtx_open *o = &g.nvtx_open[g.nvtx_n++];
+			o->id = m->id;
+			o->t0 = m->timestamp;
+			o->tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD
+				? (int64_t)m->objectId.pt.threadId : -1;
+			snprintf(o->name, sizeof o->name, "%s", m->name ? m->name : "");
+		}
+	} else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+		for (unsigned i = g.nvtx_n; i-- > 0;) {
+			if (g.nvtx_open[i].id != m->id)
+				continue;
+			nvtx_open o = g.nvtx_open[i];
+			g.nvtx_open[i] = g.nvtx_open[--g.nvtx_n];
+			pthread_mutex_unlock(&g.nvtx_mu);
+			cs_range r;
+			cs_range_init(&r, "nvtx", o.name, o.t0, m->timestamp);
+			r.tid = o.tid;
+			r.pid = g.pid;
+			cs_engine_range(g.engine, &r);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&g.nvtx_mu);
+}
+
+static void activity_record(const CUpti_Activity *rec)
+{
+	cs_range r;
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+		if (!k->name || cs_pat_match(g.kernels, k->name) < 0)
+			return;
+		cs_range_init(&r, "kernel", k->name, k->start, k->end);
+		r.device = k->deviceId;
+		r.stream = k->streamId;
+		r.correlation_id = k->correlationId;
+		r.pid = g.pid;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
+		cs_range_init(&r, "memcpy", copy_kind(m->copyKind), m->start, m->end);
+		r.device = m->deviceId;
+		r.stream = m->streamId;
+		r.correlation_id = m->correlationId;
+		r.bytes = (int64_t)m->bytes;
+		r.pid = g.pid;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
+		cs_range_init(&r, "memset", "memset", m->start, m->end);
+		r.device = m->deviceId;
+		r.stream = m->streamId;
+		r.correlation_id = m->correlationId;
+		r.bytes = (int64_t)m->bytes;
+		r.pid = g.pid;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MARKER:
+		nvtx_marker((const CUpti_ActivityMarker2 *)rec);
+		return;
+	default:
+		return;
+	}
+	cs_engine_range(g.engine, &r);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+	while (g.engine && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+		activity_record(rec);
+	size_t dropped = 0;
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		cs_log(CS_LOG_WARN, "collector: CUPTI dropped %zu activity records", dropped);
+	free(buffer);
+}
+
+/* --- API callbacks ----------------------------------------------------- */
+
+static void finish(const char *why);
+
+static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			 const CUpti_CallbackData *cb)
+{
+	int d = domain == CUPTI_CB_DOMAIN_DRIVER_API ? CS_HOOK_DRIVER : CS_HOOK_RUNTIME;
+	if (cbid >= g.hooks.n[d])
+		return;
+	int matched = g.hooks.on[d][cbid];
+	int cls = g.hooks.cls[d][cbid];
+	const char *base = g.hooks.base[d][cbid] ? g.hooks.base[d][cbid] : cb->functionName;
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		uint64_t t = now_ns();
+		if (cb->correlationData)
+			*cb->correlationData = t;
+		if (matched && g.window)
+			cs_engine_window_open(g.engine, base, t);
+		return;
+	}
+	uint64_t t1 = now_ns();
+	uint64_t t0 = cb->correlationData ? *cb->correlationData : t1;
+	if (matched) {
+		cs_range r;
+		cs_range_init(&r, "api", base, t0, t1);
+		r.correlation_id = cb->correlationId;
+		r.pid = g.pid;
+		r.tid = tid_now();
+		uint32_t dev;
+		if (cb->context && cuptiGetDeviceId(cb->context, &dev) == CUPTI_SUCCESS)
+			r.device = dev;
+		cs_engine_range(g.engine, &r);
+	}
+	if (!g.window)
+		return;
+	/* Window mode: a synchronous call's window ends at its EXIT; an
+	 * asynchronous one's at the next synchronisation point. */
+	if (matched && cls == CS_API_ASYNC) {
+		atomic_fetch_add(&g.async_open, 1);
+	} else if (matched) {
+		cs_engine_window_close(g.engine, t1);
+	}
+	if (cls == CS_API_SYNC_POINT) {
+		int n = atomic_exchange(&g.async_open, 0);
+		while (n-- > 0)
+			cs_engine_window_close(g.engine, t1);
+	}
+}
+
+static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
+			      CUpti_CallbackId cbid, const void *data)
+{
+	if (!g.on || atomic_load(&g.finished))
+		return;
+	switch (domain) {
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		api_callback(domain, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_RESOURCE: {
+		const CUpti_ResourceData *rd = data;
+		uint32_t dev;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd->context &&
+		    cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+			add_device(dev);
+		else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			finish("a CUDA context is being destroyed");
+		break;
+	}
+	case CUPTI_CB_DOMAIN_STATE:
+		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+			const CUpti_StateData *sd = data;
+			cs_log(CS_LOG_ERROR, "collector: CUPTI reported a fatal error (%s); "
+			       "collection ends", sd->notification.message ? sd->notification.message : "");
+			finish(NULL);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- start and end ----------------------------------------------------- */
+
+/* Ends the collection once: activity flushed, samplers stopped and
+ * drained, the run ended. From atexit, a context teardown or a fatal
+ * CUPTI error. The engine handle is never freed (late callbacks on other
+ * threads find it closed). */
+static void finish(const char *why)
+{
+	if (!g.on || atomic_exchange(&g.finished, 1))
+		return;
+	if (why)
+		cs_log(CS_LOG_INFO, "collector: %s; ending the run", why);
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	cs_engine_stats st;
+	cs_engine_close(g.engine, "complete", &st);
+	cs_producer_free(g.producer);
+	g.producer = NULL;
+	cs_store_close(g.store);
+	g.store = NULL;
+}
+
+static void at_exit(void)
+{
+	finish(NULL);
+}
+
+static void in_child(void)
+{
+	/* A fork without exec: the engine's threads did not come along. */
+	g.on = 0;
+}
+
+static void read_cmdline(void)
+{
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	size_t n = f ? fread(g.cmdline, 1, sizeof g.cmdline - 1, f) : 0;
+	if (f)
+		fclose(f);
+	g.cmdline[n] = '\0';
+	const char *argv0 = g.cmdline;
+	const char *slash = strrchr(argv0, '/');
+	snprintf(g.name, sizeof g.name, "%.255s", env_or("CYCLESCOPE_NAME", slash ? slash + 1 : argv0));
+	for (size_t i = 0; n && i < n - 1; i++)
+		if (!g.cmdline[i])
+			g.cmdline[i] = ' ';
+}
+
+static int parse_devices(const char *list)
+{
+	if (!list || !*list || !strcmp(list, "all")) {
+		memset(g.devices, 1, sizeof g.devices);
+		return 0;
+	}
+	memset(g.devices, 0, sizeof g.devices);
+	const char *s = list;
+	while (*s) {
+		char *end;
+		unsigned long d = strtoul(s, &end, 10);
+		if (end == s || d >= MAX_DEVICES || (*end && *end != ','))
+			return -1;
+		g.devices[d] = 1;
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int parse_metrics(const char *list)
+{
+	char *copy = strdup(list);
+	if (!copy)
+		return -1;
+	size_t cap = 1;
+	for (const char *c = list; *c; c++)
+		cap += *c == ',';
+	g.metrics = calloc(cap, sizeof *g.metrics);
+	g.metric_names = calloc(cap, sizeof *g.metric_names);
+	if (!g.metrics || !g.metric_names) {
+		free(copy);
+		return -1;
+	}
+	const char *chip = env_or("CYCLESCOPE_CHIP", "GH100");
+	char *save = NULL;
+	for (char *t = strtok_r(copy, ", \t\n", &save); t; t = strtok_r(NULL, ", \t\n", &save)) {
+		if (!(g.metric_names[g.nmetrics] = strdup(t)))
+			break;
+		cs_cat_metric m;
+		cs_metric_info *mi = &g.metrics[g.nmetrics];
+		mi->name = g.metric_names[g.nmetrics];
+		if (cs_catalog_describe(chip, t, &m) == 0) {
+			mi->unit = m.unit ? strdup(m.unit) : NULL;
+			mi->kind = m.kind ? strdup(m.kind) : NULL;
+		}
+		g.nmetrics++;
+	}
+	free(copy);
+	return 0;
+}
+
+/* The output: the daemon's socket unless CYCLESCOPE_OUTPUT=db, and the
+ * database file when no daemon answers. */
+static int open_output(void)
+{
+	char err[512], sock[512];
+	const char *mode = env_or("CYCLESCOPE_OUTPUT", "auto");
+	if (strcmp(mode, "db")) {
+		cs_producer_default_socket(sock, sizeof sock);
+		g.producer = cs_producer_socket(sock, err, sizeof err);
+		if (g.producer)
+			return 0;
+		cs_log(CS_LOG_INFO, "collector: no daemon at %s (%s); writing the database file",
+		       sock, err);
+	}
+	const char *db = env_or("CYCLESCOPE_DB", "cyclescope.db");
+	g.store = cs_store_open(db, CS_OPEN_CREATE, err, sizeof err);
+	if (!g.store) {
+		cs_log(CS_LOG_ERROR, "collector: cannot open %s: %s; not collecting", db, err);
+		return -1;
+	}
+	g.producer = cs_producer_direct(g.store);
+	return g.producer ? 0 : -1;
+}
+
+static int subscribe(void)
+{
+	char holder[256] = "";
+	CUpti_SubscriberParams sp = {CUpti_SubscriberParams_STRUCT_SIZE};
+	sp.subscriberName = "cyclescope";
+	sp.oldSubscriberName = holder;
+	sp.oldSubscriberSize = sizeof holder;
+	CUptiResult rc = cuptiSubscribe_v2(&g.sub, callback, NULL, &sp);
+	if (rc == CUPTI_SUCCESS)
+		return 0;
+	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		cs_log(CS_LOG_ERROR, "collector: another CUPTI client is already attached (%s): "
+		       "nsys, ncu, cuda-gdb or a framework profiler; cyclescope is off for this "
+		       "process", holder[0] ? holder : "unnamed");
+	else
+		cs_log(CS_LOG_ERROR, "collector: CUPTI is not usable here (%s): no NVIDIA driver "
+		       "or GPU, or a driver older than this CUPTI; the application runs unprofiled",
+		       cs_cupti_error(rc));
+	return -1;
+}
+
+static void enable_callbacks(void)
+{
+	static const CUpti_CallbackDomain dom[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+						    CUPTI_CB_DOMAIN_DRIVER_API};
+	for (int d = 0; d < 2; d++)
+		for (size_t id = 1; id < g.hooks.n[d]; id++)
+			if (g.hooks.on[d][id] ||
+			    (g.window && g.hooks.cls[d][id] == CS_API_SYNC_POINT))
+				cuptiEnableCallback(1, g.sub, dom[d], (CUpti_CallbackId)id);
+	cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+			    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+}
+
+static void enable_activity(void)
+{
+	CUptiResult rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (rc != CUPTI_SUCCESS) {
+		cs_log(CS_LOG_WARN, "collector: no device-side ranges (activity API: %s)",
+		       cs_cupti_error(rc));
+		return;
+	}
+	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (g.nvtx)
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+	/* Deliver buffers every 100 ms so ranges stream during the run. */
+	cuptiActivityFlushPeriod(100);
+}
+
+static void init_once(void)
+{
+	char err[512];
+	const char *level = getenv("CYCLESCOPE_LOG");
+	if (level && !strcmp(level, "debug"))
+		cs_log_set_level(CS_LOG_DEBUG);
+	else if (level && !strcmp(level, "info"))
+		cs_log_set_level(CS_LOG_INFO);
+	g.pid = getpid();
+	read_cmdline();
+	g.window = !strcmp(env_or("CYCLESCOPE_MODE", "continuous"), "window");
+	g.nvtx = env_u64("CYCLESCOPE_NVTX", 0) != 0;
+	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {
+		cs_log(CS_LOG_ERROR, "collector: CYCLESCOPE_DEVICES='%s': expected 'all' or "
+		       "device ordinals like 0,1; not collecting", getenv("CYCLESCOPE_DEVICES"));
+		return;
+	}
+	cs_pat *apis = cs_pat_parse(env_or("CYCLESCOPE_APIS", DEFAULT_APIS), err, sizeof err);
+	g.kernels = cs_pat_parse(env_or("CYCLESCOPE_KERNELS", "*"), err, sizeof err);
+	if (!apis || !g.kernels) {
+		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		cs_pat_free(apis);
+		return;
+	}
+	int rc = cs_hooks_build(apis, &g.hooks, err, sizeof err);
+	cs_pat_free(apis);
+	if (rc < 0) {
+		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		return;
+	}
+	if (subscribe() < 0)
+		return;
+	if (parse_metrics(env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS)) < 0 || open_output() < 0) {
+		cuptiUnsubscribe(g.sub);
+		return;
+	}
+	g.sink.p = g.producer;
+	g.sink.info = (cs_run_info){.kind = "hw", .source = "collector", .name = g.name,
+				    .time_unit = "ns", .cmdline = g.cmdline, .pid = g.pid};
+	snprintf(g.meta, sizeof g.meta, "{\"collector\":\"libcyclescope_collector\","
+		 "\"apis\":\"%s\",\"kernels\":\"%s\"}",
+		 env_or("CYCLESCOPE_APIS", DEFAULT_APIS), env_or("CYCLESCOPE_KERNELS", "*"));
+	if (strpbrk(env_or("CYCLESCOPE_APIS", ""), "\"\\") || strpbrk(env_or("CYCLESCOPE_KERNELS", ""), "\"\\"))
+		snprintf(g.meta, sizeof g.meta, "{}"); /* never emit broken JSON */
+	uint64_t interval = env_u64("CYCLESCOPE_INTERVAL_NS", 100000);
+	uint64_t buffer_mb = env_u64("CYCLESCOPE_BUFFER_MB", 256);
+	/* Slots for 2.5x the samples of one 10 ms decode period, bounded. */
+	uint64_t slots = interval ? 25000000u / interval : 4096;
+	slots = slots < 256 ? 256 : slots > 20000 ? 20000 : slots;
+	cs_engine_opts o = {
+		.metrics = g.metrics,
+		.nmetrics = g.nmetrics,
+		.interval_ns = interval,
+		.buffer_bytes = (size_t)buffer_mb << 20,
+		.max_samples = (uint32_t)slots,
+		.mode = g.window ? CS_ENGINE_WINDOW : CS_ENGINE_CONTINUOUS,
+		.meta = g.meta,
+	};
+	g.engine = cs_engine_new(&o, &cs_producer_sink_ops, &g.sink, err, sizeof err);
+	if (!g.engine) {
+		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		cuptiUnsubscribe(g.sub);
+		cs_producer_discard(g.producer);
+		return;
+	}
+	g.on = 1;
+	enable_callbacks();
+	enable_activity();
+	atexit(at_exit);
+	pthread_atfork(NULL, NULL, in_child);
+	cs_log(CS_LOG_INFO, "collector: %zu metrics, %zu API callbacks hooked, %s mode, "
+	       "interval %llu ns", g.nmetrics, cs_hooks_count(&g.hooks),
+	       g.window ? "window" : "continuous", (unsigned long long)interval);
+}
+
+int InitializeInjection(void)
+{
+	pthread_once(&g_once, init_once);
+	/* 1 even when collection is off: the application must run on. */
+	return 1;
+}
