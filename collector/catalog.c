@@ -376,8 +376,8 @@ static void explain_refusal(const char *chip, const char *name, CUptiResult rc,
 			 "(cyclescope metrics --chip %s lists what it accepts)",
 			 name, chip, cs_cupti_error(rc), chip);
 	else if (nearest && best <= 4)
-		snprintf(out, outlen, "metric '%s' is unknown on %s; did you mean '%s'?", name,
-			 chip, nearest);
+		snprintf(out, outlen, "metric '%s' is unknown on %s; did you mean '%s%s'?", name,
+			 chip, nearest, name + strlen(base));
 	else
 		snprintf(out, outlen, "metric '%s' is unknown on %s (cyclescope metrics --chip "
 			 "%s lists the known ones)", name, chip, chip);

@@ -9,5 +9,7 @@ extern const cs_cmd cs_cmd_runs;
 extern const cs_cmd cs_cmd_export;
 extern const cs_cmd cs_cmd_query;
 extern const cs_cmd cs_cmd_serve;
+extern const cs_cmd cs_cmd_run;
+extern const cs_cmd cs_cmd_metrics;
 
 #endif

@@ -1,0 +1,260 @@
+/*
+ * cmd_run.c - `cyclescope run -- CMD`: runs CMD with the collector
+ * injected (CUDA_INJECTION64_PATH, and NVTX_INJECTION64_PATH for --nvtx)
+ * and its settings in CYCLESCOPE_* variables, which children inherit;
+ * waits and exits with CMD's status.
+ *
+ * The metric set is checked on the host first (--chip, GH100 unless
+ * told), so a set that cannot be sampled is a usage error before a long
+ * job starts rather than a log line after it.
+ */
+#define _DEFAULT_SOURCE /* realpath */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "collector_lib.h"
+
+static int run_run(int argc, char **argv);
+
+const cs_cmd cs_cmd_run = {
+	"run", run_run, "run a CUDA program with the collector injected",
+	"usage: cyclescope run [--db F | --socket PATH] [--metrics LIST|@FILE]\n"
+	"                      [--apis PATTERNS] [--kernels PATTERNS] [--nvtx]\n"
+	"                      [--interval-ns N] [--buffer-mb N] [--mode continuous|window]\n"
+	"                      [--name NAME] [--devices LIST] [--chip CHIP] [--no-check]\n"
+	"                      -- CMD [ARGS...]\n"
+	"       cyclescope run --list-apis [--apis PATTERNS]\n\n"
+	"Runs CMD (and every CUDA process it starts) with libcyclescope_collector.so\n"
+	"injected: PM sampling of the metric set on every device CMD uses, a range for\n"
+	"each call of a hooked API and for each kernel, copy and memset on the device.\n"
+	"Output goes to the daemon's socket (--socket, else $CYCLESCOPE_SOCKET or the\n"
+	"default), or, with --db or when no daemon answers, straight into the\n"
+	"database file. Exits with CMD's status.\n\n"
+	"  --metrics     comma list or @FILE / @SET (@hopper-l2, @general, @memory-io);\n"
+	"                default: @general. Checked to fit one pass on --chip (GH100)\n"
+	"                unless --no-check\n"
+	"  --apis        runtime/driver API globs, suffixes like _v2/_ptsz ignored\n"
+	"                (default cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,\n"
+	"                cudaGraphLaunch,cuMemcpy*,cuLaunchKernel*,cuGraphLaunch)\n"
+	"  --kernels     kernel symbol globs that become ranges (default '*')\n"
+	"  --nvtx        NVTX push/pop and start/end ranges\n"
+	"  --interval-ns sampling interval (default 100000 = 10 kHz)\n"
+	"  --buffer-mb   hardware buffer per device, in GPU memory (default 256)\n"
+	"  --mode        continuous (whole process) or window (sample only from a\n"
+	"                hooked API's entry until its device work is done)\n"
+	"  --devices     CUDA ordinals to sample, e.g. 0,1 (default all)\n"
+	"  --list-apis   print the callbacks the --apis patterns select, then exit\n\n"
+	"docs/collector.md has the details: overhead, privileges, conflicts.\n",
+};
+
+static pid_t child_pid;
+
+static void forward(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static int print_hook(void *ctx, const char *domain, unsigned cbid, const char *name,
+		      const char *pattern)
+{
+	printf("%s\t%u\t%s\t%s\n", domain, cbid, name, pattern);
+	return 0;
+}
+
+static int count_hook(void *ctx, const char *domain, unsigned cbid, const char *name,
+		      const char *pattern)
+{
+	return 0;
+}
+
+static int set_env(const cs_cmd *cmd, const char *name, const char *value)
+{
+	if (!value)
+		return 0;
+	if (setenv(name, value, 1) != 0)
+		return cs_cli_fail(cmd, "setenv %s: %s", name, strerror(errno));
+	return 0;
+}
+
+static int check_number(const cs_cmd *cmd, const char *opt, const char *v)
+{
+	uint64_t x;
+	if (!v)
+		return 0;
+	if (cs_cli_u64(cmd, opt, v, &x) < 0 || x == 0)
+		return cs_cli_usage_error(cmd, "--%s must be a positive integer, not '%s'", opt, v);
+	return 0;
+}
+
+static int run_run(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_run;
+	const char *db = NULL, *sock = NULL, *metrics = "@general", *apis = NULL,
+		   *kernels = NULL, *interval = NULL, *buffer = NULL, *mode = NULL, *name = NULL,
+		   *devices = NULL, *chip = "GH100";
+	int nvtx = 0, list_apis = 0, no_check = 0;
+	const cs_opt opts[] = {
+		{"db", &db, NULL},           {"socket", &sock, NULL},
+		{"metrics", &metrics, NULL}, {"apis", &apis, NULL},
+		{"kernels", &kernels, NULL}, {"nvtx", NULL, &nvtx},
+		{"interval-ns", &interval, NULL}, {"buffer-mb", &buffer, NULL},
+		{"mode", &mode, NULL},       {"name", &name, NULL},
+		{"devices", &devices, NULL}, {"chip", &chip, NULL},
+		{"list-apis", NULL, &list_apis}, {"no-check", NULL, &no_check},
+		{NULL, NULL, NULL},
+	};
+	/* Options end at "--"; everything after it is CMD. */
+	int dash = argc;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dash = i;
+			break;
+		}
+	const char *pos[1];
+	int npos;
+	int rc = cs_cli_parse(cmd, dash, argv, opts, pos, 0, &npos);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	if (db && sock)
+		return cs_cli_usage_error(cmd, "--db and --socket exclude each other");
+	if (mode && strcmp(mode, "continuous") && strcmp(mode, "window"))
+		return cs_cli_usage_error(cmd, "--mode is continuous or window, not '%s'", mode);
+	if ((rc = check_number(cmd, "interval-ns", interval)) ||
+	    (rc = check_number(cmd, "buffer-mb", buffer)))
+		return rc;
+	if (devices && strcmp(devices, "all") &&
+	    strspn(devices, "0123456789,") != strlen(devices))
+		return cs_cli_usage_error(cmd, "--devices is 'all' or ordinals like 0,1, not '%s'",
+					  devices);
+	if (!list_apis && dash >= argc - 1)
+		return cs_cli_usage_error(cmd, "expected -- CMD [ARGS...]");
+
+	char err[4096];
+	cs_colllib lib;
+	if (cs_colllib_open(&lib, err, sizeof err) < 0)
+		return cs_cli_fail(cmd, "%s", err);
+	if (list_apis) {
+		rc = lib.hooks(apis ? apis : "cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,"
+					     "cudaGraphLaunch,cuMemcpy*,cuLaunchKernel*,cuGraphLaunch",
+			       print_hook, NULL, err, sizeof err);
+		cs_colllib_close(&lib);
+		if (rc < 0)
+			return cs_cli_usage_error(cmd, "--apis: %s", err);
+		if (rc == 0)
+			return cs_cli_fail(cmd, "--apis '%s' matches no runtime or driver callback",
+					   apis ? apis : "");
+		return CS_EXIT_OK;
+	}
+
+	char **names;
+	size_t n;
+	if (cs_colllib_read_metrics(metrics, &names, &n, err, sizeof err) < 0) {
+		cs_colllib_close(&lib);
+		return cs_cli_usage_error(cmd, "--metrics %s", err);
+	}
+	if (!no_check) {
+		cs_cat_check c;
+		rc = lib.check(chip, (const char *const *)names, n, &c, err, sizeof err);
+		if (rc < 0 || c.passes != 1) {
+			cs_colllib_free_list(names, n);
+			cs_colllib_close(&lib);
+			return cs_cli_usage_error(cmd, "--metrics: %s (--no-check to try anyway, "
+						  "--chip for another GPU)", rc < 0 ? err : c.reason);
+		}
+	}
+	if (apis && (rc = lib.hooks(apis, count_hook, NULL, err, sizeof err)) <= 0) {
+		cs_colllib_free_list(names, n);
+		cs_colllib_close(&lib);
+		if (rc < 0)
+			return cs_cli_usage_error(cmd, "--apis: %s", err);
+		return cs_cli_usage_error(cmd, "--apis '%s' matches no runtime or driver callback "
+					  "(--list-apis shows what a pattern selects)", apis);
+	}
+	char *joined = cs_colllib_join(names, n);
+	cs_colllib_free_list(names, n);
+
+	char dbpath[PATH_MAX];
+	const char *dbp = cs_cli_db_path(db);
+	if (!realpath(dbp, dbpath)) {
+		/* not there yet: make it absolute so children elsewhere agree */
+		char cwd[PATH_MAX];
+		if (dbp[0] != '/' && getcwd(cwd, sizeof cwd))
+			snprintf(dbpath, sizeof dbpath, "%.*s/%.*s", (int)(sizeof dbpath / 2 - 1), cwd,
+				 (int)(sizeof dbpath / 2 - 1), dbp);
+		else
+			snprintf(dbpath, sizeof dbpath, "%s", dbp);
+	}
+	if ((rc = set_env(cmd, "CUDA_INJECTION64_PATH", lib.path)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_METRICS", joined)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_APIS", apis)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_KERNELS", kernels)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_INTERVAL_NS", interval)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_BUFFER_MB", buffer)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_MODE", mode)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_NAME", name)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_DEVICES", devices)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_CHIP", chip)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_DB", dbpath)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_OUTPUT", db ? "db" : "auto")) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_SOCKET", sock))) {
+		free(joined);
+		cs_colllib_close(&lib);
+		return rc;
+	}
+	free(joined);
+	if (nvtx) {
+		const char *cupti = cs_colllib_cupti_path();
+		if (!cupti) {
+			cs_colllib_close(&lib);
+			return cs_cli_fail(cmd, "--nvtx: cannot find the libcupti the collector uses");
+		}
+		if ((rc = set_env(cmd, "CYCLESCOPE_NVTX", "1")) ||
+		    (rc = set_env(cmd, "NVTX_INJECTION64_PATH", cupti))) {
+			cs_colllib_close(&lib);
+			return rc;
+		}
+	}
+	cs_colllib_close(&lib);
+
+	/* Signals meant for the job go to the job; we wait for its status. */
+	struct sigaction sa = {0};
+	sa.sa_handler = forward;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	fflush(NULL);
+	child_pid = fork();
+	if (child_pid < 0)
+		return cs_cli_fail(cmd, "fork: %s", strerror(errno));
+	if (child_pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execvp(argv[dash + 1], argv + dash + 1);
+		fprintf(stderr, "cyclescope run: cannot run '%s': %s\n", argv[dash + 1],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	int status;
+	while (waitpid(child_pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			return cs_cli_fail(cmd, "waitpid: %s", strerror(errno));
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return CS_EXIT_FAIL;
+}
