@@ -103,6 +103,14 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libcyclescope.a 
 	$(Q)$(CC) $(CFLAGS) -Itests/unit -Itests/tools $(LDFLAGS) $< $(SEAM_OBJ) \
 		$(BUILD)/libcyclescope.a $(LDLIBS) -lcmocka -o $@
 
+$(BUILD)/tests/replay_run: tests/tools/replay_run.c $(SEAM_OBJ) $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/tools $(LDFLAGS) $< $(SEAM_OBJ) $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
+
+$(BUILD)/tests/inject: tests/tools/inject.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -ldl -o $@
+
 $(BUILD)/tests/produce: tests/tools/produce.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
@@ -113,7 +121,9 @@ $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 
 # Every test binary, then the CLI end-to-end script. Prints one
 # "N passed, N failed" line at the end.
-test: all $(TESTS) $(BUILD)/tests/produce
+TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject
+
+test: all $(TESTS) $(TOOLS)
 	@CS_BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
 
 check: test
@@ -125,7 +135,7 @@ tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread O=-O1 test
 
 valgrind:
-	$(MAKE) BUILD=build-vg O=-O0 all $(TESTS:$(BUILD)/%=build-vg/%) build-vg/tests/produce
+	$(MAKE) BUILD=build-vg O=-O0 all $(TESTS:$(BUILD)/%=build-vg/%) $(TOOLS:$(BUILD)/%=build-vg/%)
 	@CS_BUILD=build-vg CS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
 

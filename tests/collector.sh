@@ -1,0 +1,155 @@
+#!/bin/sh
+# The collector on a machine without a GPU: the offline catalog and set
+# checks through the real CUPTI host library, hook resolution, `cyclescope
+# run` (environment, exit status, refusals), InitializeInjection with no
+# driver, and the pipeline end to end with the replay source into a
+# database file and through a real daemon checked with curl. TAP-style.
+#   sh tests/collector.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+LIB="$B/libcyclescope_collector.so"
+T=$(mktemp -d)
+n=0
+fails=0
+DPID=
+cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && [ -f "$2" ] && head -c 2000 "$2" | sed 's/^/#   /'; }
+get() { curl -sS --noproxy '*' "$@"; }
+
+if [ ! -f "$LIB" ]; then
+	# Built only where the CUDA toolkit is; the rest must still work.
+	echo "# $LIB not built (no CUDA toolkit): collector checks skipped"
+	"$CS" metrics >"$T/out" 2>&1
+	[ $? -eq 1 ] && grep -q 'built when the CUDA toolkit' "$T/out" && ok "metrics says how to get the collector" || no "metrics without the collector" "$T/out"
+	exit $fails
+fi
+
+# --- the offline catalog (CUPTI host API, chip GH100) ---
+"$CS" metrics --chip GH100 >"$T/cat" 2>"$T/err"
+c=$(wc -l <"$T/cat")
+[ "$c" -ge 500 ] && ok "GH100 catalog lists $c single-pass metrics" || no "catalog size ($c)" "$T/err"
+grep -qP '^lts__t_sectors\.sum\tcounter\tl2_sector\tlts\t1\t' "$T/cat" && ok "lts__t_sectors.sum is there, a counter of l2_sector" || no "lts__t_sectors.sum in the catalog" "$T/cat"
+grep -qP '^sm__throughput\.avg\.pct_of_peak_sustained_elapsed\t' "$T/cat" && no "19-pass sm__throughput is listed as sampleable" || ok "multi-pass metrics are left out"
+"$CS" metrics --chip GH100 --all --json >"$T/cat.json" 2>"$T/err"
+python3 -c "
+import json,sys
+m=json.load(open('$T/cat.json'))
+by={x['name']:x for x in m}
+assert len(m) > $c, len(m)
+assert by['sm__throughput.avg.pct_of_peak_sustained_elapsed']['passes'] > 1
+assert by['lts__t_sectors.sum']['passes'] == 1 and by['lts__t_sectors.sum']['description']
+" 2>"$T/err" && ok "--all --json adds multi-pass metrics with their pass counts" || no "--all --json" "$T/err"
+"$CS" metrics --chip XX100 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'known chips:.*GH100' "$T/out" && ok "an unknown chip lists the known ones" || no "unknown chip" "$T/out"
+
+# --- set checks ---
+"$CS" metrics --chip GH100 --check lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum >"$T/out" 2>&1 &&
+	grep -q 'ok: 2 metrics fit one PM-sampling pass' "$T/out" && grep -q 'about 3104 bytes per sample' "$T/out" &&
+	ok "the L2 pair fits one pass, 3104 bytes/sample" || no "L2 pair" "$T/out"
+"$CS" metrics --chip GH100 --check lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcnode_gpc.sum >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "adding 'lts__t_sectors_srcnode_gpc.sum' (metric 3 of 3) makes the set need 2 passes" "$T/out" &&
+	ok "the known two-pass set is refused naming srcnode_gpc" || no "two-pass set" "$T/out"
+"$CS" metrics --chip GH100 --check lts__t_sectors.sum,lts__t_sectorz.sum >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "'lts__t_sectorz.sum' is unknown on GH100; did you mean 'lts__t_sectors.sum'" "$T/out" &&
+	ok "a misspelled metric is refused with the nearest name" || no "misspelled metric" "$T/out"
+"$CS" metrics --check sm__throughput.avg.pct_of_peak_sustained_elapsed >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'alone needs 19 passes' "$T/out" && ok "a metric needing 19 passes alone is named" || no "multi-pass alone" "$T/out"
+"$CS" metrics --check lts__t_sectors.sum,lts__t_sectors_srcnode_gpc.sum,lts__t_sectors_srcunit_tex.sum --json >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q '"single_pass":false,"passes":2,"bad":"lts__t_sectors_srcunit_tex.sum"' "$T/out" &&
+	ok "--check --json names the breaking metric" || no "--check --json" "$T/out"
+for set in hopper-l2 general memory-io; do
+	"$CS" metrics --chip GH100 --check "@$set" >"$T/out" 2>&1 && ok "shipped set $set is single-pass on GH100" || no "set $set" "$T/out"
+done
+grep -q '^lts__t_sectors_srcunit_tex.sum' configs/metric-sets/hopper-l2.txt && grep -q '^lts__t_sectors.sum' configs/metric-sets/hopper-l2.txt &&
+	ok "hopper-l2 holds lts__t_sectors.sum and its srcunit_tex part" || no "hopper-l2 content"
+"$CS" metrics --check @no-such-set >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'no-such-set' "$T/out" && ok "an unknown set file is a usage error" || no "unknown set" "$T/out"
+
+# --- hook resolution ---
+"$CS" run --list-apis --apis cudaMemcpy >"$T/apis" 2>&1
+grep -qP '^runtime\t\d+\tcudaMemcpy_v3020\tcudaMemcpy$' "$T/apis" && grep -qP '\tcudaMemcpy_ptds_v7000\t' "$T/apis" &&
+	[ "$(wc -l <"$T/apis")" -eq 2 ] && ok "cudaMemcpy enables cudaMemcpy_v3020 and its _ptds variant, nothing else" || no "cudaMemcpy resolution" "$T/apis"
+"$CS" run --list-apis --apis 'cuLaunchKernel*' >"$T/apis" 2>&1
+for f in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz; do
+	grep -qP "^driver\t\d+\t$f\t" "$T/apis" || { no "cuLaunchKernel* misses $f" "$T/apis"; f=; break; }
+done
+[ -n "$f" ] && ok "cuLaunchKernel* enables cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms" 
+"$CS" run --list-apis --apis 'cudaGraphLaunch,cuMemcpyHtoD*,*Malloc*' >"$T/apis" 2>&1
+grep -q 'cudaGraphLaunch_v10000' "$T/apis" && grep -q 'cuMemcpyHtoDAsync_v2' "$T/apis" && grep -q 'cudaMallocManaged' "$T/apis" &&
+	ok "graph, HtoD and *Malloc* patterns resolve" || no "more patterns" "$T/apis"
+"$CS" run --list-apis --apis 'cudaNoSuchCall*' >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'matches no runtime or driver callback' "$T/out" && ok "a pattern matching nothing is refused" || no "empty pattern" "$T/out"
+
+# --- cyclescope run ---
+"$CS" run --db "$T/r.db" -- sh -c 'exit 7'
+[ $? -eq 7 ] && ok "run exits with the job's status" || no "exit status"
+"$CS" run --db "$T/r.db" --metrics @hopper-l2 --apis 'cudaMemcpy*' --kernels '*gemm*' --nvtx \
+	--interval-ns 50000 --buffer-mb 64 --mode window --name job --devices 0 -- \
+	sh -c 'env' >"$T/env" 2>&1
+grep -q "^CUDA_INJECTION64_PATH=/.*libcyclescope_collector.so$" "$T/env" &&
+	grep -q '^CYCLESCOPE_METRICS=lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,' "$T/env" &&
+	grep -q '^CYCLESCOPE_OUTPUT=db$' "$T/env" && grep -q "^CYCLESCOPE_DB=$T/r.db$" "$T/env" &&
+	grep -q '^CYCLESCOPE_MODE=window$' "$T/env" && grep -q '^CYCLESCOPE_INTERVAL_NS=50000$' "$T/env" &&
+	grep -q '^CYCLESCOPE_KERNELS=\*gemm\*$' "$T/env" && grep -q '^NVTX_INJECTION64_PATH=/.*libcupti.so' "$T/env" &&
+	ok "run hands its settings and the injection paths to the job" || no "run environment" "$T/env"
+sh -c "cd '$T' && '$PWD/$CS' run -- sh -c 'echo \$CYCLESCOPE_DB \$CYCLESCOPE_OUTPUT'" >"$T/out" 2>&1
+grep -q "^$T/cyclescope.db auto$" "$T/out" && ok "without --db: the default database as an absolute path, daemon first" || no "default output" "$T/out"
+"$CS" run --metrics lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcnode_gpc.sum -- true >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'srcnode_gpc' "$T/out" && ok "run refuses a two-pass set before starting the job" || no "run two-pass" "$T/out"
+"$CS" run --db "$T/r.db" -- /no/such/program >"$T/out" 2>&1
+[ $? -eq 127 ] && grep -q "cannot run '/no/such/program'" "$T/out" && ok "a missing program exits 127" || no "missing program" "$T/out"
+"$CS" run --mode sometimes -- true >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'continuous or window' "$T/out" && ok "a bad --mode is a usage error" || no "bad mode" "$T/out"
+"$CS" run --interval-ns 0 -- true >"$T/out" 2>&1
+[ $? -eq 2 ] && ok "--interval-ns 0 is a usage error" || no "interval 0" "$T/out"
+"$CS" run -- >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'expected -- CMD' "$T/out" && ok "no command is a usage error" || no "no command" "$T/out"
+
+# --- injection without a driver ---
+"$B/tests/inject" "$LIB" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$T/out")" = "InitializeInjection=1,1" ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	grep -q 'collector: CUPTI is not usable here.*no NVIDIA driver' "$T/err" &&
+	ok "InitializeInjection with no driver returns 1 with one stderr line" || no "injection without a driver (rc $rc)" "$T/err"
+CYCLESCOPE_DEVICES=zero "$B/tests/inject" "$LIB" >"$T/out" 2>"$T/err"
+[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "CYCLESCOPE_DEVICES='zero'" "$T/err" && ok "a bad setting is one line too" || no "bad setting" "$T/err"
+
+# --- the pipeline end to end with the replay source ---
+awk 'BEGIN { print "metrics lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum"
+	t = 1700000000000000000; k = 0
+	for (b = 0; b < 20; b++) {
+		print (b == 7 ? "batch overflows=1 lost=2" : "batch")
+		for (j = 0; j < 500; j++) {
+			printf "%.0f %.0f %d %d %s\n", t, t + 10000, k * 10, k * 7, (k % 50 == 0 ? "nan" : k * 64)
+			t += 10000; k++ } } }' >"$T/rec"
+"$B/tests/replay_run" --db "$T/p.db" --devices 2 --name direct "$T/rec" >"$T/out" 2>&1 &&
+	grep -q 'samples=20000 dropped=4 overflows=2 ranges=200 ranges_dropped=0' "$T/out" && ok "replay into a database file: every sample and range counted" || no "replay direct" "$T/out"
+"$CS" query --db "$T/p.db" "SELECT samples, dropped, overflows, status, json_extract(meta,'$.pm_sampling[0].trigger') FROM runs" >"$T/out" 2>&1
+grep -q '^20000,4,2,complete,gpu_time_interval' "$T/out" && ok "the run records samples, drops, overflows and the trigger mode" || no "run row" "$T/out"
+"$CS" query --db "$T/p.db" "SELECT count(*), sum(value) FROM series WHERE run=1 AND device=1 AND metric='dram__bytes_read.sum'" >"$T/out" 2>&1
+grep -q '^9800,3136000000' "$T/out" && ok "NaN samples are absent, the rest sum exactly" || no "series values" "$T/out"
+
+SOCK="$T/s.sock"
+"$CS" serve --db "$T/d.db" --socket "$SOCK" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
+DPID=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+U="http://127.0.0.1:$PORT"
+"$B/tests/replay_run" --socket "$SOCK" --name viadaemon "$T/rec" >"$T/out" 2>&1 &&
+	grep -q 'samples=10000 dropped=2' "$T/out" && ok "replay through the daemon's socket" || no "replay via daemon" "$T/out"
+i=0
+while [ $i -lt 100 ] && ! get "$U/api/v1/runs?name=viadaemon" | grep -q '"status":"complete"'; do sleep 0.05; i=$((i + 1)); done
+get "$U/api/v1/runs/viadaemon/series.csv?metric=lts__t_sectors.sum,dram__bytes_read.sum" -o "$T/s.csv"
+[ "$(wc -l <"$T/s.csv")" -eq 10001 ] && head -n 1 "$T/s.csv" | tr -d '\r' | grep -q '^t0,t1,lts__t_sectors.sum,dram__bytes_read.sum$' &&
+	ok "curl gets the 10000 samples back as CSV" || no "series.csv via daemon" "$T/s.csv"
+get "$U/api/v1/runs/viadaemon/ranges.csv" -o "$T/r.csv"
+grep -c 'memcpy HtoD' "$T/r.csv" | grep -q '^50$' && grep -q '1048576' "$T/r.csv" && ok "API and device ranges arrive, copies with bytes" || no "ranges via daemon" "$T/r.csv"
+"$B/tests/replay_run" --socket "$SOCK" --name win --mode window "$T/rec" >"$T/out" 2>&1 &&
+	grep -q 'windows=1' "$T/out" && ok "window mode through the daemon records the window" || no "window mode" "$T/out"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+"$CS" query --db "$T/d.db" "SELECT count(*) FROM ranges r JOIN runs u ON u.id = r.run WHERE u.name='win' AND r.kind='window' AND r.name='cudaMemcpy'" >"$T/out" 2>&1
+tr -d '\r' <"$T/out" | grep -q '^1$' && ok "the window is a range named after the call that opened it" || no "window range" "$T/out"
+exit $fails
