@@ -124,12 +124,13 @@ $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject
 
 test: all $(TESTS) $(TOOLS)
-	@CS_BUILD=$(BUILD) sh tests/run-tests.sh $(TESTS)
+	@CS_BUILD=$(BUILD) CS_SAN=$(SAN) sh tests/run-tests.sh $(TESTS)
 
 check: test
 
+# libcupti's own start-up allocations are never freed: not ours to report.
 asan:
-	$(MAKE) BUILD=build-asan SAN=address,undefined O=-O1 test
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) BUILD=build-asan SAN=address,undefined O=-O1 test
 
 tsan:
 	$(MAKE) BUILD=build-tsan SAN=thread O=-O1 test

@@ -96,10 +96,10 @@ int cs_colllib_open(cs_colllib *lib, char *err, size_t errlen)
 	return -ENOENT;
 }
 
+/* The library stays mapped: libcupti keeps threads and state that do
+ * not survive being unloaded, and the process is short-lived anyway. */
 void cs_colllib_close(cs_colllib *lib)
 {
-	if (lib && lib->handle)
-		dlclose(lib->handle);
 	if (lib)
 		lib->handle = NULL;
 }
