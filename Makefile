@@ -155,10 +155,14 @@ demo: setup
 	@$(MAKE) -s --no-print-directory all
 	@sh tests/demo.sh $(BUILD)
 
+# Only where a GPU is (tests/gpu/README.md).
+gpu-check:
+	@sh tests/gpu/run.sh
+
 lint:
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 		--inline-suppr --suppress=missingIncludeSystem $(INC) \
-		store sim-bridge web daemon
+		store sim-bridge web daemon collector
 	clang-tidy --quiet $(LIB_SRC) daemon/main.c -- $(STD) $(INC) \
 		$(shell pkg-config --cflags $(PKGS))
 
@@ -184,5 +188,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean
+.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check
 .SECONDARY:

@@ -200,7 +200,8 @@ static void queue_samples(cs_engine *e, const dev *d, const cs_pm_batch *b)
 		it->u.s.n = b->n;
 		it->u.s.t0 = (uint64_t *)(it + 1);
 		it->u.s.t1 = it->u.s.t0 + b->n;
-		it->u.s.values = (double *)(it->u.s.t1 + b->n);
+		void *vals = (char *)(it + 1) + 2 * (size_t)b->n * sizeof(uint64_t);
+		it->u.s.values = vals;
 		memcpy(it->u.s.t0, b->t0, b->n * sizeof(uint64_t));
 		memcpy(it->u.s.t1, b->t1, b->n * sizeof(uint64_t));
 		memcpy(it->u.s.values, b->values, (size_t)b->n * m * sizeof(double));
@@ -281,7 +282,7 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 	return 1;
 }
 
-static void start_dev(cs_engine *e, dev *d)
+static void start_dev(dev *d)
 {
 	char err[512] = "";
 	if (d->failed || d->started || !d->configured)
@@ -356,7 +357,7 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 	int want = e->o.mode == CS_ENGINE_CONTINUOUS || e->depth > 0;
 	pthread_mutex_unlock(&e->mu);
 	if (want)
-		start_dev(e, d);
+		start_dev(d);
 	pthread_mutex_lock(&e->mu);
 	e->pending_config--;
 	pthread_cond_broadcast(&e->send_cv);
@@ -367,7 +368,7 @@ static void set_samplers(cs_engine *e, int on)
 {
 	for (dev *d = e->devs; d; d = d->next) {
 		if (on)
-			start_dev(e, d);
+			start_dev(d);
 		else
 			stop_dev(e, d);
 	}

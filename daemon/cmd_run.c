@@ -66,6 +66,7 @@ static void forward(int sig)
 static int print_hook(void *ctx, const char *domain, unsigned cbid, const char *name,
 		      const char *pattern)
 {
+	(void)ctx;
 	printf("%s\t%u\t%s\t%s\n", domain, cbid, name, pattern);
 	return 0;
 }
@@ -73,6 +74,7 @@ static int print_hook(void *ctx, const char *domain, unsigned cbid, const char *
 static int count_hook(void *ctx, const char *domain, unsigned cbid, const char *name,
 		      const char *pattern)
 {
+	(void)ctx, (void)domain, (void)cbid, (void)name, (void)pattern;
 	return 0;
 }
 

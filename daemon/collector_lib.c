@@ -224,11 +224,14 @@ char *cs_colllib_join(char *const *names, size_t n)
 	char *out = malloc(len);
 	if (!out)
 		return NULL;
-	out[0] = '\0';
+	size_t at = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			strcat(out, ",");
-		strcat(out, names[i]);
+			out[at++] = ',';
+		size_t l = strlen(names[i]);
+		memcpy(out + at, names[i], l);
+		at += l;
 	}
+	out[at] = '\0';
 	return out;
 }
