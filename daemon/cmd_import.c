@@ -10,6 +10,7 @@
 
 #include "cmds.h"
 #include "buf.h"
+#include "aerialvision.h"
 #include "import_csv.h"
 #include "producer.h"
 
@@ -44,6 +45,7 @@ static const struct {
 	import_fn fn;
 } formats[] = {
 	{"csv", cs_import_csv},
+	{"aerialvision", cs_import_aerialvision},
 };
 
 static int run_import(int argc, char **argv)

@@ -17,15 +17,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "metric_map.h"
 #include "producer.h"
 #include "store.h"
+#include "textin.h"
 
+/* What every importer takes (cmd_import.c fills it). */
 typedef struct cs_import_opts {
 	const char *label;     /* the file name used in messages and metadata */
 	const char *name;      /* run name; NULL = the file's base name */
-	const char *time_unit; /* "ns" or "cycle"; NULL = "ns" */
-	const char *kind;      /* "hw" or "sim"; NULL = hw for ns, sim for cycle */
-	double clock_hz;       /* 0 = unknown */
+	const char *time_unit; /* "ns" or "cycle"; NULL = the format's own */
+	const char *kind;      /* "hw" or "sim"; NULL = the format's own */
+	double clock_hz;       /* 0 = unknown / from the file */
+	const cs_mmap *map;    /* metric map applied at import; may be NULL */
+	int per_bank;          /* aerialvision: keep per-bank DRAM series */
+	uint64_t sample_cycles; /* accelwattch: cycles per row; 0 = 500 */
+	cs_progress_fn progress; /* bytes consumed; may be NULL */
+	void *progress_ctx;
 } cs_import_opts;
 
 /* Imports buf[0..len) (borrowed for the call) as one new run through p

@@ -1,0 +1,598 @@
+/*
+ * aerialvision.c - the visualizer log importer (aerialvision.h).
+ *
+ * A sample's lines are parsed into (metric, value) pairs as they come;
+ * the sample's time is only known at its globalcyclecount line and it
+ * ends at STmemlatdist, so the pairs are kept until then and written as
+ * one row. Cumulative series keep their previous raw value (by series
+ * name, including per-bank ones that are not stored) to become deltas.
+ */
+#include "aerialvision.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "simrun.h"
+#include "textin.h"
+
+#define MAX_VALUES 65536
+
+enum key_kind {
+	K_SKIP,       /* CFLog: PC histograms, not a time series */
+	K_SM_WINDOW,  /* per-SM array, value as is (ShdrCTACount) */
+	K_SM_CUMUL,   /* per-SM array, cumulative */
+	K_CH_SUM,     /* "<ch> <v>", windowed counts: total = sum */
+	K_CH_MEAN,    /* "<ch> <v>", windowed ratios: total = mean */
+	K_BANK_CUMUL, /* "<ch> <bank> <v>", cumulative */
+	K_ARRAY,      /* breakdown array, windowed: NAME[i] */
+	K_WARPDIV,    /* WarpDivergenceBreakdown: named bins */
+	K_SCALAR,     /* windowed scalar */
+	K_SCALAR_CUMUL,
+	K_CYCLE,      /* globalcyclecount */
+	K_END,        /* STmemlatdist: an array, and the sample's end */
+	K_UNKNOWN,
+};
+
+static const struct {
+	const char *key;
+	int kind;
+	const char *unit;
+} keys[] = {
+	{"ShdrCTACount", K_SM_WINDOW, "cta"},
+	{"shaderinsncount", K_SM_CUMUL, "thread_inst"},
+	{"shaderwarpinsncount", K_SM_CUMUL, "warp_inst"},
+	{"shaderwarpdiv", K_SM_CUMUL, "divergence"},
+	{"dramncmd", K_CH_SUM, "command"},
+	{"dramnop", K_CH_SUM, "command"},
+	{"dramnact", K_CH_SUM, "command"},
+	{"dramnpre", K_CH_SUM, "command"},
+	{"dramnreq", K_CH_SUM, "request"},
+	{"dramavemrqs", K_CH_MEAN, "request"},
+	{"dramutil", K_CH_MEAN, "percent"},
+	{"drameff", K_CH_MEAN, "percent"},
+	{"dramglobal_acc_r", K_BANK_CUMUL, "dram_atom"},
+	{"dramglobal_acc_w", K_BANK_CUMUL, "dram_atom"},
+	{"dramlocal_acc_r", K_BANK_CUMUL, "dram_atom"},
+	{"dramlocal_acc_w", K_BANK_CUMUL, "dram_atom"},
+	{"dramconst_acc_r", K_BANK_CUMUL, "dram_atom"},
+	{"dramtexture_acc_r", K_BANK_CUMUL, "dram_atom"},
+	{"WarpDivergenceBreakdown", K_WARPDIV, "cycle"},
+	{"WarpIssueSlotBreakdown", K_ARRAY, "warp_inst"},
+	{"WarpIssueDynamicIdBreakdown", K_ARRAY, "warp_inst"},
+	{"LDmemlatdist", K_ARRAY, "cycle"},
+	{"STmemlatdist", K_END, "cycle"},
+	{"ctas_completed", K_SCALAR, "cta"},
+	{"Ltwowritemiss", K_SCALAR, "access"},
+	{"Ltwowritehit", K_SCALAR, "access"},
+	{"Ltworeadmiss", K_SCALAR, "access"},
+	{"Ltworeadhit", K_SCALAR, "access"},
+	{"averagemflatency", K_SCALAR, "cycle"},
+	{"gpgpu_n_l1cache_bkconflict", K_SCALAR_CUMUL, "conflict"},
+	{"gpgpu_n_cache_bkconflict", K_SCALAR_CUMUL, "conflict"},
+	{"gpgpu_n_shmem_bkconflict", K_SCALAR_CUMUL, "conflict"},
+	{"globalcyclecount", K_CYCLE, "cycle"},
+	{"globalinsncount", K_SCALAR_CUMUL, "thread_inst"},
+	{"globaltotinsncount", K_SCALAR_CUMUL, "thread_inst"},
+};
+
+/* A string -> index table (open addressing), for series' previous raw
+ * values and the metric cache. */
+typedef struct strtab {
+	char **names;
+	int *slot;
+	size_t n, cap, hcap;
+} strtab;
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int strtab_get(strtab *t, const char *name, int *created)
+{
+	if (t->hcap) {
+		for (size_t i = fnv(name) & (t->hcap - 1);; i = (i + 1) & (t->hcap - 1)) {
+			if (!t->slot[i])
+				break;
+			if (!strcmp(t->names[t->slot[i] - 1], name)) {
+				*created = 0;
+				return t->slot[i] - 1;
+			}
+		}
+	}
+	if ((t->n + 1) * 2 > t->hcap) {
+		size_t hc = t->hcap ? t->hcap * 2 : 256;
+		int *slot = calloc(hc, sizeof *slot);
+		if (!slot)
+			return -ENOMEM;
+		for (size_t k = 0; k < t->n; k++) {
+			size_t i = fnv(t->names[k]) & (hc - 1);
+			while (slot[i])
+				i = (i + 1) & (hc - 1);
+			slot[i] = (int)k + 1;
+		}
+		free(t->slot);
+		t->slot = slot;
+		t->hcap = hc;
+	}
+	if (t->n == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 256;
+		char **g = realloc(t->names, c * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		t->names = g;
+		t->cap = c;
+	}
+	if (!(t->names[t->n] = strdup(name)))
+		return -ENOMEM;
+	size_t i = fnv(name) & (t->hcap - 1);
+	while (t->slot[i])
+		i = (i + 1) & (t->hcap - 1);
+	t->slot[i] = (int)t->n + 1;
+	*created = 1;
+	return (int)t->n++;
+}
+
+static void strtab_free(strtab *t)
+{
+	for (size_t k = 0; k < t->n; k++)
+		free(t->names[k]);
+	free(t->names);
+	free(t->slot);
+}
+
+typedef struct pair {
+	int metric;
+	double v;
+	int add; /* sum into the metric (totals) rather than set */
+} pair;
+
+typedef struct av {
+	const cs_import_opts *o;
+	const char *label;
+	char *err;
+	size_t errlen;
+	cs_simrun *run;
+	/* metric cache: name -> simrun index */
+	strtab mnames;
+	int *midx;
+	/* cumulative series: name -> previous raw value */
+	strtab prev_names;
+	double *prev;
+	/* the sample being read */
+	pair *pairs;
+	size_t npairs, cappairs;
+	int have_cycle;
+	uint64_t cycle;
+	unsigned chan_count[64]; /* per K_CH_MEAN key seen this sample */
+	/* time axis */
+	uint64_t offset, last_cycle, last_t1, kernel_t0;
+	unsigned kernels, samples_in_kernel;
+	uint64_t samples;
+	long nsm;      /* SM count, from the first per-SM array */
+	long channels; /* highest channel id + 1 */
+	uint64_t first_period;
+	unsigned unknown_reported;
+	unsigned skipped_cflog;
+	double vals[MAX_VALUES];
+	size_t nvals;
+	uint64_t line;
+} av;
+
+static int fail(av *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(av *a, const char *fmt, ...)
+{
+	int n = snprintf(a->err, a->errlen, "%s:%llu: ", a->label, (unsigned long long)a->line);
+	if (n > 0 && (size_t)n < a->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(a->err + n, a->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int metric(av *a, const char *name, const char *unit)
+{
+	int created;
+	int k = strtab_get(&a->mnames, name, &created);
+	if (k < 0)
+		return k;
+	if (created) {
+		int *g = realloc(a->midx, a->mnames.cap * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		a->midx = g;
+		a->midx[k] = cs_simrun_metric(a->run, name, unit, NULL);
+		if (a->midx[k] < 0) {
+			fail(a, "%s", cs_simrun_errmsg(a->run));
+			return a->midx[k];
+		}
+	}
+	return a->midx[k];
+}
+
+/* The delta of a cumulative series since its previous value; a value
+ * below the previous one means the counter restarted (a new kernel). */
+static int delta(av *a, const char *series, double v, double *out)
+{
+	int created;
+	int k = strtab_get(&a->prev_names, series, &created);
+	if (k < 0)
+		return k;
+	if (created) {
+		double *g = realloc(a->prev, a->prev_names.cap * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		a->prev = g;
+		a->prev[k] = 0;
+	}
+	double p = a->prev[k];
+	*out = v >= p ? v - p : v;
+	a->prev[k] = v;
+	return 0;
+}
+
+static int put(av *a, int m, double v, int add)
+{
+	if (m < 0)
+		return m;
+	if (a->npairs == a->cappairs) {
+		size_t c = a->cappairs ? a->cappairs * 2 : 1024;
+		pair *g = realloc(a->pairs, c * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		a->pairs = g;
+		a->cappairs = c;
+	}
+	a->pairs[a->npairs++] = (pair){m, v, add};
+	return 0;
+}
+
+#define KEY_CFLOG (-2)
+
+static int find_key(const char *key)
+{
+	if (!strncmp(key, "CFLog", 5))
+		return KEY_CFLOG;
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (!strcmp(keys[i].key, key))
+			return (int)i;
+	return -1;
+}
+
+static const char *warpdiv_bin(size_t i, char *buf, size_t len)
+{
+	if (i == 0)
+		return "W0_Idle";
+	if (i == 1)
+		return "W0_Scoreboard";
+	if (i == 2)
+		return "Stall";
+	snprintf(buf, len, "W%zu_%zu", (i - 3) * 4 + 1, (i - 3) * 4 + 4);
+	return buf;
+}
+
+/* Parses the numbers after the colon into a->vals. */
+static int numbers(av *a, const char *key, char *s)
+{
+	a->nvals = 0;
+	while (*s) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		if (a->nvals == MAX_VALUES)
+			return fail(a, "more than %d values after %s", MAX_VALUES, key);
+		char *end;
+		double v = strtod(s, &end);
+		if (end == s || (*end && *end != ' ' && *end != '\t')) {
+			char shown[40];
+			size_t n = strcspn(s, " \t");
+			snprintf(shown, sizeof shown, "%.*s", (int)(n < 30 ? n : 30), s);
+			return fail(a, "'%s' is not a number (in the values of %s)", shown, key);
+		}
+		if (!strncasecmp(s, "nan", 3) || !strncasecmp(s, "-nan", 4))
+			v = NAN;
+		a->vals[a->nvals++] = v;
+		s = end;
+	}
+	return 0;
+}
+
+static int sm_count(av *a, const char *key)
+{
+	if (a->nsm < 0) {
+		a->nsm = (long)a->nvals;
+		return 0;
+	}
+	if ((long)a->nvals != a->nsm)
+		return fail(a, "expected %ld values after %s (one per SM, as in the first "
+			    "per-SM line), found %zu", a->nsm, key, a->nvals);
+	return 0;
+}
+
+static int end_sample(av *a);
+
+static int key_line(av *a, const char *key, char *vals)
+{
+	int rc = numbers(a, key, vals);
+	if (rc)
+		return rc;
+	int ki = find_key(key);
+	int kind = ki == KEY_CFLOG ? K_SKIP : ki < 0 ? K_UNKNOWN : keys[ki].kind;
+	const char *unit = ki >= 0 ? keys[ki].unit : NULL;
+	char name[256], series[256];
+	switch (kind) {
+	case K_SKIP:
+		a->skipped_cflog++;
+		return 0;
+	case K_SM_WINDOW:
+	case K_SM_CUMUL: {
+		if ((rc = sm_count(a, key)))
+			return rc;
+		int total = metric(a, key, unit);
+		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
+			double v = a->vals[i];
+			if (kind == K_SM_CUMUL) {
+				snprintf(series, sizeof series, "%s.sm[%zu]", key, i);
+				if ((rc = delta(a, series, v, &v)))
+					return rc;
+			}
+			snprintf(name, sizeof name, "%s.sm[%zu]", key, i);
+			rc = put(a, metric(a, name, unit), v, 0);
+			if (rc == 0)
+				rc = put(a, total, v, 1);
+		}
+		return rc;
+	}
+	case K_CH_SUM:
+	case K_CH_MEAN: {
+		if (a->nvals != 2 || a->vals[0] < 0 || a->vals[0] >= 4096 ||
+		    a->vals[0] != floor(a->vals[0]))
+			return fail(a, "expected '%s: <channel> <value>', found %zu numbers", key, a->nvals);
+		long ch = (long)a->vals[0];
+		if (ch + 1 > a->channels)
+			a->channels = ch + 1;
+		snprintf(name, sizeof name, "%s.ch[%ld]", key, ch);
+		if ((rc = put(a, metric(a, name, unit), a->vals[1], 0)))
+			return rc;
+		if (kind == K_CH_MEAN && ki >= 0 && (size_t)ki < 64)
+			a->chan_count[ki]++;
+		return put(a, metric(a, key, unit), a->vals[1], 1);
+	}
+	case K_BANK_CUMUL: {
+		if (a->nvals != 3 || a->vals[0] < 0 || a->vals[1] < 0)
+			return fail(a, "expected '%s: <channel> <bank> <value>', found %zu numbers", key,
+				    a->nvals);
+		long ch = (long)a->vals[0], bank = (long)a->vals[1];
+		double d;
+		snprintf(series, sizeof series, "%s.ch[%ld].bank[%ld]", key, ch, bank);
+		if ((rc = delta(a, series, a->vals[2], &d)))
+			return rc;
+		if (a->o->per_bank && (rc = put(a, metric(a, series, unit), d, 0)))
+			return rc;
+		snprintf(name, sizeof name, "%s.ch[%ld]", key, ch);
+		if ((rc = put(a, metric(a, name, unit), d, 1)))
+			return rc;
+		return put(a, metric(a, key, unit), d, 1);
+	}
+	case K_WARPDIV:
+	case K_ARRAY:
+	case K_END:
+		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
+			char bin[32];
+			if (kind == K_WARPDIV)
+				snprintf(name, sizeof name, "%s.%s", key, warpdiv_bin(i, bin, sizeof bin));
+			else
+				snprintf(name, sizeof name, "%s[%zu]", key, i);
+			rc = put(a, metric(a, name, unit), a->vals[i], 0);
+		}
+		if (rc == 0 && kind == K_END)
+			rc = end_sample(a);
+		return rc;
+	case K_SCALAR:
+	case K_SCALAR_CUMUL: {
+		if (a->nvals != 1)
+			return fail(a, "expected one value after %s, found %zu", key, a->nvals);
+		double v = a->vals[0];
+		if (kind == K_SCALAR_CUMUL && (rc = delta(a, key, v, &v)))
+			return rc;
+		return put(a, metric(a, key, unit), v, 0);
+	}
+	case K_CYCLE:
+		if (a->nvals != 1 || !(a->vals[0] >= 0))
+			return fail(a, "expected one cycle count after globalcyclecount");
+		a->cycle = (uint64_t)a->vals[0];
+		a->have_cycle = 1;
+		return 0;
+	default: /* K_UNKNOWN: kept, said once per key */
+		if (a->unknown_reported < 20)
+			cs_log(CS_LOG_WARN, "%s:%llu: unknown key '%s' kept as a generic metric",
+			       a->label, (unsigned long long)a->line, key);
+		a->unknown_reported++;
+		if (a->nvals == 1)
+			return put(a, metric(a, key, NULL), a->vals[0], 0);
+		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
+			snprintf(name, sizeof name, "%s[%zu]", key, i);
+			rc = put(a, metric(a, name, NULL), a->vals[i], 0);
+		}
+		return rc;
+	}
+}
+
+static int close_kernel(av *a)
+{
+	if (!a->kernels)
+		return 0;
+	char name[64];
+	snprintf(name, sizeof name, "kernel %u", a->kernels);
+	cs_range r;
+	cs_range_init(&r, "sim-kernel", name, a->kernel_t0, a->last_t1);
+	r.device = 0;
+	int rc = cs_simrun_range(a->run, &r);
+	return rc < 0 ? fail(a, "%s", cs_simrun_errmsg(a->run)) : 0;
+}
+
+static int end_sample(av *a)
+{
+	if (!a->have_cycle)
+		return fail(a, "sample %llu ended (STmemlatdist) without a globalcyclecount line",
+			    (unsigned long long)a->samples + 1);
+	int rc;
+	/* A cycle count that does not increase starts the next kernel. */
+	if (!a->samples || a->cycle <= a->last_cycle) {
+		if ((rc = close_kernel(a)))
+			return rc;
+		a->offset = a->last_t1;
+		a->kernel_t0 = a->last_t1;
+		a->kernels++;
+		a->samples_in_kernel = 0;
+		a->last_cycle = 0;
+	}
+	if (!a->first_period)
+		a->first_period = a->cycle;
+	uint64_t t0 = a->offset + a->last_cycle, t1 = a->offset + a->cycle;
+	if ((rc = cs_simrun_row(a->run, t0, t1)) < 0)
+		return fail(a, "%s", cs_simrun_errmsg(a->run));
+	for (size_t i = 0; i < a->npairs; i++) {
+		if (a->pairs[i].add)
+			cs_simrun_add(a->run, a->pairs[i].metric, a->pairs[i].v);
+		else
+			cs_simrun_set(a->run, a->pairs[i].metric, a->pairs[i].v);
+	}
+	/* Ratio totals are means over the channels that reported. */
+	for (size_t k = 0; k < sizeof keys / sizeof *keys && k < 64; k++) {
+		if (keys[k].kind != K_CH_MEAN || !a->chan_count[k])
+			continue;
+		int m = metric(a, keys[k].key, keys[k].unit);
+		for (size_t i = 0; i < a->npairs; i++)
+			if (a->pairs[i].metric == m && a->pairs[i].add)
+				goto found;
+		continue;
+found:;
+		double sum = 0;
+		for (size_t i = 0; i < a->npairs; i++)
+			if (a->pairs[i].metric == m && a->pairs[i].add)
+				sum += a->pairs[i].v;
+		cs_simrun_set(a->run, m, sum / a->chan_count[k]);
+	}
+	memset(a->chan_count, 0, sizeof a->chan_count);
+	a->npairs = 0;
+	a->have_cycle = 0;
+	a->last_cycle = a->cycle;
+	a->last_t1 = t1;
+	a->samples++;
+	a->samples_in_kernel++;
+	return 0;
+}
+
+static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
+{
+	av *a = ctx;
+	a->line = lineno;
+	while (len && isspace((unsigned char)line[len - 1]))
+		line[--len] = '\0';
+	if (!len)
+		return 0;
+	char *colon = strchr(line, ':');
+	if (!colon) {
+		char shown[48];
+		snprintf(shown, sizeof shown, "%.40s", line);
+		return fail(a, "expected 'key: values', found '%s'", shown);
+	}
+	*colon = '\0';
+	char *key = line;
+	while (*key == ' ')
+		key++;
+	size_t kl = strlen(key);
+	while (kl && key[kl - 1] == ' ')
+		key[--kl] = '\0';
+	if (!kl || strlen(key) > 200)
+		return fail(a, "expected a key before ':'");
+	for (const char *c = key; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return fail(a, "'%s' is not a visualizer key (letters, digits, '_')", key);
+	return key_line(a, key, colon + 1);
+}
+
+int cs_av_sniff(const char *text)
+{
+	return strstr(text, "globalcyclecount:") || strstr(text, "ShdrCTACount:") ||
+	       (!strncmp(text, "CFLog", 5) && strchr(text, ':'));
+}
+
+int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
+			   const cs_import_opts *o, char *err, size_t errlen)
+{
+	const char *label = o->label ? o->label : "input";
+	char esc[600], meta[1024];
+	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"aerialvision\"}",
+		 cs_simrun_json_escape(label, esc, sizeof esc));
+	cs_run_info info = {
+		.kind = o->kind ? o->kind : "sim",
+		.source = "aerialvision",
+		.name = o->name ? o->name : cs_simrun_base_name(label),
+		.time_unit = o->time_unit ? o->time_unit : "cycle",
+		.meta = meta,
+		.clock_hz = o->clock_hz,
+	};
+	av *a = calloc(1, sizeof *a);
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	a->o = o;
+	a->label = label;
+	a->err = err;
+	a->errlen = errlen;
+	a->nsm = -1;
+	err[0] = '\0';
+	a->run = cs_simrun_begin(p, &info, o->map, err, errlen);
+	int rc = a->run ? 0 : -EIO;
+	cs_textin_stats st;
+	if (rc == 0)
+		rc = cs_textin_lines(buf, len, label, on_line, a, o->progress, o->progress_ctx, &st,
+				     err, errlen);
+	if (rc == 0 && a->npairs) /* a last sample without its STmemlatdist line */
+		rc = fail(a, "the file ends inside sample %llu (no STmemlatdist line): truncated?",
+			  (unsigned long long)a->samples + 1);
+	if (rc == 0 && !a->samples)
+		rc = fail(a, "no complete visualizer sample (globalcyclecount ... STmemlatdist)");
+	if (rc == 0)
+		rc = close_kernel(a);
+	if (rc == 0) {
+		cs_log(CS_LOG_INFO, "%s: %llu samples, %u kernels, %ld SMs, %ld DRAM channels, "
+		       "every %llu cycles", label, (unsigned long long)a->samples, a->kernels,
+		       a->nsm, a->channels, (unsigned long long)a->first_period);
+		if (a->unknown_reported)
+			cs_log(CS_LOG_WARN, "%s: %u lines with unknown keys were kept as generic metrics",
+			       label, a->unknown_reported);
+		rc = cs_simrun_end(a->run, err, errlen);
+		a->run = NULL;
+	}
+	if (rc < 0 && !err[0])
+		snprintf(err, errlen, "%s: %s", label, strerror(-rc));
+	if (rc < 0) {
+		/* Nothing of a failed import stays. */
+		cs_simrun_free(a->run);
+		cs_producer_discard(p);
+	}
+	strtab_free(&a->mnames);
+	strtab_free(&a->prev_names);
+	free(a->midx);
+	free(a->prev);
+	free(a->pairs);
+	free(a);
+	return rc;
+}

@@ -1,0 +1,371 @@
+/*
+ * metric_map.c - parsing and evaluating metric maps (metric_map.h).
+ * Expressions compile to a small stack program per entry.
+ */
+#include "metric_map.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPS 256
+#define MAX_STACK 64
+
+enum op_kind { OP_NUM, OP_NAME, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG };
+
+typedef struct op {
+	int kind;
+	double num;
+	size_t name;
+} op;
+
+typedef struct entry {
+	char *target;
+	unsigned line;
+	op *ops;
+	size_t nops;
+} entry;
+
+typedef struct mname {
+	char *text;
+	int glob;
+} mname;
+
+struct cs_mmap {
+	entry *e;
+	size_t n;
+	mname *names;
+	size_t nnames;
+};
+
+typedef struct parser {
+	const char *s, *end, *line_start;
+	const char *label;
+	unsigned line;
+	char *err;
+	size_t errlen;
+	cs_mmap *m;
+	op ops[MAX_OPS];
+	size_t nops;
+	int failed;
+} parser;
+
+static void perr(parser *p, const char *at, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void perr(parser *p, const char *at, const char *fmt, ...)
+{
+	if (p->failed)
+		return;
+	p->failed = 1;
+	int n = snprintf(p->err, p->errlen, "%s:%u:%d: ", p->label, p->line,
+			 (int)(at - p->line_start) + 1);
+	if (n > 0 && (size_t)n < p->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+}
+
+static void skip_ws(parser *p)
+{
+	while (p->s < p->end && (*p->s == ' ' || *p->s == '\t'))
+		p->s++;
+}
+
+static void emit(parser *p, int kind, double num, size_t name)
+{
+	if (p->nops >= MAX_OPS) {
+		perr(p, p->s, "expression too long (more than %d terms)", MAX_OPS);
+		return;
+	}
+	p->ops[p->nops++] = (op){kind, num, name};
+}
+
+static size_t intern(parser *p, const char *text, size_t len, int glob)
+{
+	cs_mmap *m = p->m;
+	for (size_t k = 0; k < m->nnames; k++)
+		if (m->names[k].glob == glob && strlen(m->names[k].text) == len &&
+		    !memcmp(m->names[k].text, text, len))
+			return k;
+	mname *g = realloc(m->names, (m->nnames + 1) * sizeof *g);
+	char *copy = malloc(len + 1);
+	if (!g || !copy) {
+		free(copy);
+		if (g)
+			m->names = g;
+		perr(p, p->s, "out of memory");
+		return 0;
+	}
+	m->names = g;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	m->names[m->nnames] = (mname){copy, glob};
+	return m->nnames++;
+}
+
+static int name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '[' || c == ']';
+}
+
+static void parse_expr(parser *p);
+
+/* A quoted string: returns its start and sets *len; p->s after it. */
+static const char *quoted(parser *p, size_t *len)
+{
+	const char *start = ++p->s;
+	while (p->s < p->end && *p->s != '"')
+		p->s++;
+	if (p->s >= p->end) {
+		perr(p, start - 1, "unclosed '\"'");
+		return NULL;
+	}
+	*len = (size_t)(p->s - start);
+	p->s++;
+	return start;
+}
+
+static void parse_primary(parser *p)
+{
+	skip_ws(p);
+	if (p->s >= p->end) {
+		perr(p, p->s, "expected a number, a stat name, sum(\"GLOB\") or '(' at the end of the line");
+		return;
+	}
+	char c = *p->s;
+	if (c == '(') {
+		p->s++;
+		parse_expr(p);
+		skip_ws(p);
+		if (p->s >= p->end || *p->s != ')')
+			perr(p, p->s, "expected ')'");
+		else
+			p->s++;
+		return;
+	}
+	if (c == '-') {
+		p->s++;
+		parse_primary(p);
+		emit(p, OP_NEG, 0, 0);
+		return;
+	}
+	if (isdigit((unsigned char)c) || (c == '.' && p->s + 1 < p->end && isdigit((unsigned char)p->s[1]))) {
+		char *endp;
+		double v = strtod(p->s, &endp);
+		p->s = endp;
+		emit(p, OP_NUM, v, 0);
+		return;
+	}
+	if (c == '"') {
+		size_t len;
+		const char *q = quoted(p, &len);
+		if (q)
+			emit(p, OP_NAME, 0, intern(p, q, len, 0));
+		return;
+	}
+	if (name_char(c)) {
+		const char *start = p->s;
+		while (p->s < p->end && name_char(*p->s))
+			p->s++;
+		size_t len = (size_t)(p->s - start);
+		skip_ws(p);
+		if (len == 3 && !memcmp(start, "sum", 3) && p->s < p->end && *p->s == '(') {
+			p->s++;
+			skip_ws(p);
+			if (p->s >= p->end || *p->s != '"') {
+				perr(p, p->s, "sum() takes a quoted glob, e.g. sum(\"m_num_sim_winsn_*\")");
+				return;
+			}
+			size_t glen;
+			const char *g = quoted(p, &glen);
+			skip_ws(p);
+			if (!g)
+				return;
+			if (p->s >= p->end || *p->s != ')') {
+				perr(p, p->s, "expected ')' after the sum() pattern");
+				return;
+			}
+			p->s++;
+			emit(p, OP_NAME, 0, intern(p, g, glen, 1));
+			return;
+		}
+		emit(p, OP_NAME, 0, intern(p, start, len, 0));
+		return;
+	}
+	perr(p, p->s, "unexpected '%c': expected a number, a stat name, sum(\"GLOB\") or '('", c);
+}
+
+static void parse_term(parser *p)
+{
+	parse_primary(p);
+	for (;;) {
+		skip_ws(p);
+		if (p->failed || p->s >= p->end || (*p->s != '*' && *p->s != '/'))
+			return;
+		int kind = *p->s == '*' ? OP_MUL : OP_DIV;
+		p->s++;
+		parse_primary(p);
+		emit(p, kind, 0, 0);
+	}
+}
+
+static void parse_expr(parser *p)
+{
+	parse_term(p);
+	for (;;) {
+		skip_ws(p);
+		if (p->failed || p->s >= p->end || (*p->s != '+' && *p->s != '-'))
+			return;
+		int kind = *p->s == '+' ? OP_ADD : OP_SUB;
+		p->s++;
+		parse_term(p);
+		emit(p, kind, 0, 0);
+	}
+}
+
+void cs_mmap_free(cs_mmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->e[i].target);
+		free(m->e[i].ops);
+	}
+	for (size_t k = 0; k < m->nnames; k++)
+		free(m->names[k].text);
+	free(m->names);
+	free(m->e);
+	free(m);
+}
+
+cs_mmap *cs_mmap_parse(const char *buf, size_t len, const char *label, char *err,
+		       size_t errlen)
+{
+	cs_mmap *m = calloc(1, sizeof *m);
+	if (!m) {
+		snprintf(err, errlen, "%s: out of memory", label);
+		return NULL;
+	}
+	parser p = {.label = label, .err = err, .errlen = errlen, .m = m};
+	const char *s = buf, *end = buf + len;
+	while (s < end && !p.failed) {
+		const char *eol = memchr(s, '\n', (size_t)(end - s));
+		if (!eol)
+			eol = end;
+		p.line++;
+		p.line_start = s;
+		p.s = s;
+		p.end = eol;
+		const char *hash = memchr(s, '#', (size_t)(eol - s));
+		if (hash)
+			p.end = hash;
+		while (p.end > s && isspace((unsigned char)p.end[-1]))
+			p.end--;
+		skip_ws(&p);
+		if (p.s < p.end) {
+			const char *t0 = p.s;
+			while (p.s < p.end && !isspace((unsigned char)*p.s) && *p.s != '=')
+				p.s++;
+			size_t tlen = (size_t)(p.s - t0);
+			skip_ws(&p);
+			if (!tlen || p.s >= p.end || *p.s != '=') {
+				perr(&p, p.s, "expected 'NCU_METRIC = EXPRESSION'");
+				break;
+			}
+			p.s++;
+			p.nops = 0;
+			parse_expr(&p);
+			skip_ws(&p);
+			if (!p.failed && p.s < p.end)
+				perr(&p, p.s, "unexpected '%c' after the expression", *p.s);
+			if (p.failed)
+				break;
+			for (size_t i = 0; i < m->n; i++)
+				if (strlen(m->e[i].target) == tlen && !memcmp(m->e[i].target, t0, tlen)) {
+					perr(&p, t0, "'%.*s' is already mapped on line %u", (int)tlen, t0,
+					     m->e[i].line);
+					break;
+				}
+			if (p.failed)
+				break;
+			entry *g = realloc(m->e, (m->n + 1) * sizeof *g);
+			if (!g) {
+				perr(&p, p.s, "out of memory");
+				break;
+			}
+			m->e = g;
+			entry *e = &m->e[m->n++];
+			e->line = p.line;
+			e->target = malloc(tlen + 1);
+			e->ops = malloc(p.nops * sizeof *e->ops);
+			e->nops = p.nops;
+			if (!e->target || !e->ops) {
+				perr(&p, p.s, "out of memory");
+				break;
+			}
+			memcpy(e->target, t0, tlen);
+			e->target[tlen] = '\0';
+			memcpy(e->ops, p.ops, p.nops * sizeof *e->ops);
+		}
+		s = eol < end ? eol + 1 : end;
+	}
+	if (p.failed) {
+		cs_mmap_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+size_t cs_mmap_count(const cs_mmap *m) { return m ? m->n : 0; }
+const char *cs_mmap_target(const cs_mmap *m, size_t i) { return m->e[i].target; }
+unsigned cs_mmap_line(const cs_mmap *m, size_t i) { return m->e[i].line; }
+size_t cs_mmap_names(const cs_mmap *m) { return m ? m->nnames : 0; }
+
+const char *cs_mmap_name(const cs_mmap *m, size_t k, int *is_glob)
+{
+	if (is_glob)
+		*is_glob = m->names[k].glob;
+	return m->names[k].text;
+}
+
+int cs_mmap_uses(const cs_mmap *m, size_t i, size_t k)
+{
+	for (size_t j = 0; j < m->e[i].nops; j++)
+		if (m->e[i].ops[j].kind == OP_NAME && m->e[i].ops[j].name == k)
+			return 1;
+	return 0;
+}
+
+double cs_mmap_eval(const cs_mmap *m, size_t i, const double *values)
+{
+	double st[MAX_STACK];
+	size_t sp = 0;
+	const entry *e = &m->e[i];
+	for (size_t j = 0; j < e->nops; j++) {
+		const op *o = &e->ops[j];
+		if (o->kind == OP_NUM || o->kind == OP_NAME) {
+			if (sp >= MAX_STACK)
+				return NAN;
+			st[sp++] = o->kind == OP_NUM ? o->num : values[o->name];
+			continue;
+		}
+		if (o->kind == OP_NEG) {
+			if (sp < 1)
+				return NAN;
+			st[sp - 1] = -st[sp - 1];
+			continue;
+		}
+		if (sp < 2)
+			return NAN;
+		double b = st[--sp], a = st[sp - 1];
+		st[sp - 1] = o->kind == OP_ADD ? a + b : o->kind == OP_SUB ? a - b
+			   : o->kind == OP_MUL ? a * b : (b != 0 ? a / b : (double)NAN);
+	}
+	return sp == 1 ? st[0] : (double)NAN;
+}

@@ -1,0 +1,63 @@
+/*
+ * simrun.h - building one imported run from sample rows (cs_simrun_*):
+ * the part every simulator importer shares. Metrics are declared the first
+ * time a value is set (so a format's metric set may grow as the file is
+ * read); rows are buffered and sent as batches, absent values as NaN;
+ * ranges pass straight through; metric maps (metric_map.h) add their
+ * derived metrics to every row. On any error the caller discards the run,
+ * so a failed import leaves nothing behind.
+ *
+ * Threads: one thread per builder.
+ */
+#ifndef CS_SIMRUN_H
+#define CS_SIMRUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metric_map.h"
+#include "producer.h"
+#include "store.h"
+
+typedef struct cs_simrun cs_simrun;
+
+/* Begins the run described by info through p (both borrowed until
+ * cs_simrun_end/discard). map may be NULL. NULL with the reason in err. */
+cs_simrun *cs_simrun_begin(cs_producer *p, const cs_run_info *info, const cs_mmap *map,
+			   char *err, size_t errlen);
+
+/* The index of a metric, declared on first use (unit and kind may be
+ * NULL: counter). Returns the index or a negative errno. */
+int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const char *kind);
+
+/* Starts a new sample row [t0, t1) and finishes the previous one. t0 must
+ * not decrease. 0 or a negative errno. */
+int cs_simrun_row(cs_simrun *r, uint64_t t0, uint64_t t1);
+
+/* Sets metric idx in the current row; NaN = absent. */
+void cs_simrun_set(cs_simrun *r, int idx, double v);
+
+/* Adds v to metric idx in the current row (an absent value counts as 0). */
+void cs_simrun_add(cs_simrun *r, int idx, double v);
+
+int cs_simrun_range(cs_simrun *r, const cs_range *range);
+
+/* Rows so far (including the open one). */
+uint64_t cs_simrun_rows(const cs_simrun *r);
+
+/* Flushes and ends the run "complete"; frees r. 0 or a negative errno
+ * (then the caller discards). */
+int cs_simrun_end(cs_simrun *r, char *err, size_t errlen);
+
+/* Frees r without ending the run (the caller discards it). Accepts NULL. */
+void cs_simrun_free(cs_simrun *r);
+
+const char *cs_simrun_errmsg(const cs_simrun *r);
+
+/* Helpers for importers' run metadata and names. */
+/* The last path component of path (borrowed). */
+const char *cs_simrun_base_name(const char *path);
+/* s as a JSON string body (no quotes) into out; returns out. */
+char *cs_simrun_json_escape(const char *s, char *out, size_t outlen);
+
+#endif
