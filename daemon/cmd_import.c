@@ -10,6 +10,7 @@
 
 #include "cmds.h"
 #include "buf.h"
+#include "accelsim_log.h"
 #include "aerialvision.h"
 #include "import_csv.h"
 #include "producer.h"
@@ -46,6 +47,7 @@ static const struct {
 } formats[] = {
 	{"csv", cs_import_csv},
 	{"aerialvision", cs_import_aerialvision},
+	{"accelsim-log", cs_import_accelsim_log},
 };
 
 static int run_import(int argc, char **argv)
