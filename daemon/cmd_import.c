@@ -6,12 +6,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "simrun.h"
 
 #include "cmds.h"
 #include "buf.h"
 #include "accelsim_log.h"
 #include "aerialvision.h"
+#include "metric_map.h"
+#include "simcsv.h"
+#include "textin.h"
 #include "import_csv.h"
 #include "producer.h"
 
@@ -19,12 +25,20 @@ static int run_import(int argc, char **argv);
 
 const cs_cmd cs_cmd_import = {
 	"import", run_import, "import simulator or CSV statistics as a run",
-	"usage: cyclescope import FORMAT FILE [--db F | --socket PATH] [--name NAME]\n"
-	"                         [--time-unit ns|cycle] [--kind hw|sim] [--clock-mhz MHZ]\n\n"
-	"Imports FILE ('-' for standard input) as one new run.\n\n"
-	"Formats:\n"
-	"  csv   wide CSV: header t0,t1[,device],<metric>,...; one row per sample\n"
-	"        (what 'cyclescope export' writes; see docs/import-formats.md)\n\n"
+	"usage: cyclescope import [FORMAT] FILE [--db F | --socket PATH] [--name NAME]\n"
+	"                         [--map F] [--time-unit ns|cycle] [--kind hw|sim]\n"
+	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank]\n\n"
+	"Imports FILE ('-' for standard input; gzip or plain) as one new run. Without\n"
+	"FORMAT the format is detected from the content and named on stderr.\n\n"
+	"Formats (docs/sim-bridge.md, docs/import-formats.md):\n"
+	"  csv            wide CSV t0,t1[,device],<metric>,... (what 'export' writes),\n"
+	"                 or the long form t,metric,value / t0,t1,metric,value\n"
+	"  aerialvision   GPGPU-Sim visualizer log gpgpusim_visualizer__*.log.gz\n"
+	"  accelsim-log   Accel-Sim/GPGPU-Sim stdout with per-kernel statistics\n"
+	"  accelsim-perf  Accel-Sim perf_counter_*.csv.gz\n"
+	"  accelwattch    AccelWattch metric or power trace (*_trace_report__*.log.gz)\n"
+	"  pm-cupti-csv   Accel-Sim pm_cupti_tools CSV (hardware)\n"
+	"  kernbench      KernBench series t_ns,component,stat,value\n\n"
 	"Options:\n"
 	"  --db F          write this database file directly\n"
 	"  --socket PATH   send the run to the daemon listening at PATH\n"
@@ -33,7 +47,12 @@ const cs_cmd cs_cmd_import = {
 	"  --name NAME     run name (default: the file's name)\n"
 	"  --time-unit U   unit of t0/t1: ns (default) or cycle\n"
 	"  --kind K        hw or sim (default: hw for ns, sim for cycle)\n"
-	"  --clock-mhz MHZ clock of the time axis, recorded with the run\n\n"
+	"  --clock-mhz MHZ clock of the time axis, recorded with the run\n"
+	"  --map F         a metric map (configs/metric-maps/): adds NCU-named\n"
+	"                  metrics computed from the simulator's stats\n"
+	"  --sample-cycles N  accelwattch: cycles per row (the run's\n"
+	"                  -gpgpu_runtime_stat period; default 500)\n"
+	"  --per-bank      aerialvision: also keep per-bank DRAM series\n\n"
 	"A file with an error is not imported at all: the message names the file,\n"
 	"line and column.\n",
 };
@@ -41,23 +60,93 @@ const cs_cmd cs_cmd_import = {
 typedef int (*import_fn)(cs_producer *p, const char *buf, size_t len,
 			 const cs_import_opts *opts, char *err, size_t errlen);
 
+/* csv is the wide form unless its header names the long one. */
+static int import_csv_any(cs_producer *p, const char *buf, size_t len,
+			  const cs_import_opts *opts, char *err, size_t errlen)
+{
+	char head[4096];
+	cs_textin_peek(buf, len, head, sizeof head);
+	const char *f = cs_simcsv_sniff(head);
+	if (f && !strcmp(f, "csv-long"))
+		return cs_import_csv_long(p, buf, len, opts, err, errlen);
+	if (cs_textin_is_gzip(buf, len)) {
+		snprintf(err, errlen, "%s: a gzip file; the wide csv form is read uncompressed "
+			 "(zcat it first)", opts->label);
+		return -EINVAL;
+	}
+	return cs_import_csv(p, buf, len, opts, err, errlen);
+}
+
 static const struct {
 	const char *name;
 	import_fn fn;
 } formats[] = {
-	{"csv", cs_import_csv},
+	{"csv", import_csv_any},
 	{"aerialvision", cs_import_aerialvision},
 	{"accelsim-log", cs_import_accelsim_log},
+	{"accelsim-perf", cs_import_accelsim_perf},
+	{"accelwattch", cs_import_accelwattch},
+	{"pm-cupti-csv", cs_import_pm_cupti_csv},
+	{"kernbench", cs_import_kernbench},
 };
+
+/* The format the content looks like, or NULL. */
+static const char *detect(const char *buf, size_t len)
+{
+	static char head[65536];
+	cs_textin_peek(buf, len, head, sizeof head);
+	const char *f = cs_simcsv_sniff(head);
+	if (f)
+		return !strcmp(f, "csv-long") ? "csv" : f;
+	if (cs_av_sniff(head))
+		return "aerialvision";
+	if (cs_accelsim_log_sniff(head))
+		return "accelsim-log";
+	return NULL;
+}
+
+/* A progress bar on a terminal: bytes, percent, rate. */
+typedef struct progress {
+	int on;
+	double t0, last;
+	const char *label;
+} progress;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void show_progress(void *ctx, size_t done, size_t total)
+{
+	progress *pg = ctx;
+	double t = now_s();
+	if (!pg->on || (t - pg->last < 0.2 && done < total))
+		return;
+	pg->last = t;
+	double el = t - pg->t0 > 1e-6 ? t - pg->t0 : 1e-6;
+	int width = 30, fill = total ? (int)((double)done / (double)total * width) : width;
+	fprintf(stderr, "\r%-24.24s [%.*s%*s] %5.1f%%  %.1f/%.1f MB  %.1f MB/s", pg->label, fill,
+		"##############################", width - fill, "",
+		total ? 100.0 * (double)done / (double)total : 100.0, (double)done / 1e6,
+		(double)total / 1e6, (double)done / 1e6 / el);
+	if (done >= total)
+		fputc('\n', stderr);
+}
 
 static int run_import(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_import;
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
-	const char *socket_path = NULL;
+	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL;
+	int per_bank = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
 		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {"socket", &socket_path, NULL},
+		{"map", &map_path, NULL},  {"sample-cycles", &cycles, NULL},
+		{"per-bank", NULL, &per_bank},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -65,14 +154,22 @@ static int run_import(int argc, char **argv)
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 2, &npos);
 	if (rc)
 		return CS_CLI_EXIT(rc);
-	if (npos != 2)
-		return cs_cli_usage_error(cmd, "expected FORMAT and FILE");
+	if (npos < 1)
+		return cs_cli_usage_error(cmd, "expected [FORMAT] FILE");
+	const char *format = npos == 2 ? pos[0] : NULL, *file = pos[npos - 1];
 	import_fn fn = NULL;
-	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++)
-		if (!strcmp(formats[i].name, pos[0]))
+	char known[256] = "";
+	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
+		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+			 formats[i].name);
+		if (format && !strcmp(formats[i].name, format))
 			fn = formats[i].fn;
-	if (!fn)
-		return cs_cli_usage_error(cmd, "unknown format '%s' (known: csv)", pos[0]);
+	}
+	if (format && !fn)
+		return cs_cli_usage_error(cmd, "unknown format '%s' (known: %s)", format, known);
+	uint64_t sample_cycles = 0;
+	if (cycles && (cs_cli_u64(cmd, "sample-cycles", cycles, &sample_cycles) < 0 || !sample_cycles))
+		return cs_cli_usage_error(cmd, "--sample-cycles must be a positive integer");
 	if (unit && strcmp(unit, "ns") && strcmp(unit, "cycle"))
 		return cs_cli_usage_error(cmd, "--time-unit must be ns or cycle, not '%s'", unit);
 	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
@@ -86,9 +183,34 @@ static int run_import(int argc, char **argv)
 						       "number, got '%s'", mhz);
 	}
 	char err[1024];
+	cs_mmap *map = NULL;
+	if (map_path) {
+		cs_cli_input mi;
+		if (cs_cli_read_file(map_path, &mi, err, sizeof err))
+			return cs_cli_fail(cmd, "--map %s", err);
+		map = cs_mmap_parse(mi.data ? mi.data : "", mi.len, map_path, err, sizeof err);
+		cs_cli_free_file(&mi);
+		if (!map)
+			return cs_cli_fail(cmd, "%s", err);
+	}
 	cs_cli_input in;
-	if (cs_cli_read_file(pos[1], &in, err, sizeof err))
+	if (cs_cli_read_file(file, &in, err, sizeof err)) {
+		cs_mmap_free(map);
 		return cs_cli_fail(cmd, "%s", err);
+	}
+	if (!fn) {
+		const char *d = detect(in.data ? in.data : "", in.len);
+		for (size_t i = 0; d && i < sizeof formats / sizeof *formats; i++)
+			if (!strcmp(formats[i].name, d))
+				fn = formats[i].fn;
+		if (!fn) {
+			cs_cli_free_file(&in);
+			cs_mmap_free(map);
+			return cs_cli_fail(cmd, "%s: cannot tell the format from the content; name it "
+					   "(known: %s)", file, known);
+		}
+		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, d);
+	}
 	/* A daemon that is running owns the database: send it the run. With
 	 * --db, or when no daemon listens, write the file directly. */
 	char sock[512];
@@ -99,6 +221,7 @@ static int run_import(int argc, char **argv)
 		p = cs_producer_socket(socket_path, err, sizeof err);
 		if (!p) {
 			cs_cli_free_file(&in);
+			cs_mmap_free(map);
 			return cs_cli_fail(cmd, "%s", err);
 		}
 	} else if (!db) {
@@ -112,15 +235,23 @@ static int run_import(int argc, char **argv)
 		if (!p) {
 			cs_store_close(s);
 			cs_cli_free_file(&in);
+			cs_mmap_free(map);
 			return CS_EXIT_FAIL;
 		}
 	}
+	progress pg = {.on = isatty(2) && in.len > (8u << 20), .t0 = now_s(),
+		       .label = cs_simrun_base_name(file)};
 	cs_import_opts io = {
-		.label = strcmp(pos[1], "-") ? pos[1] : "stdin",
+		.label = strcmp(file, "-") ? file : "stdin",
 		.name = name,
 		.time_unit = unit,
 		.kind = kind,
 		.clock_hz = clock_hz,
+		.map = map,
+		.per_bank = per_bank,
+		.sample_cycles = sample_cycles,
+		.progress = pg.on ? show_progress : NULL,
+		.progress_ctx = &pg,
 	};
 	rc = fn(p, in.data, in.len, &io, err, sizeof err);
 	int64_t run = cs_producer_run(p);
@@ -151,5 +282,6 @@ static int run_import(int argc, char **argv)
 	cs_producer_free(p);
 	cs_store_close(s);
 	cs_cli_free_file(&in);
+	cs_mmap_free(map);
 	return rc;
 }
