@@ -45,6 +45,7 @@ typedef struct alog {
 	cs_simrun *run;
 	stat *st;
 	size_t nst, capst;
+	int collect; /* first pass: learn every stat's name */
 	int in_kernel;
 	int in_dram_block;
 	char kname[1024];
@@ -184,6 +185,11 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	while (*s == ' ' || *s == '\t')
 		s++;
 	if (!strncmp(s, "kernel_name = ", 14) || !strcmp(s, "kernel_name =")) {
+		if (a->collect) {
+			a->in_kernel = 1;
+			a->in_dram_block = 0;
+			return 0;
+		}
 		int rc = end_kernel(a);
 		if (rc)
 			return rc;
@@ -257,7 +263,7 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	}
 	if (!strcmp(key, "kernel_stream_id"))
 		return 0;
-	return add_stat(a, key, x);
+	return add_stat(a, key, a->collect ? (double)NAN : x);
 }
 
 int cs_accelsim_log_sniff(const char *text)
@@ -319,6 +325,14 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 	a->run = cs_simrun_begin(p, &info, o->map, err, errlen);
 	if (!a->run)
 		rc = -EIO;
+	/* Two passes: the old stdout form prints non-zero values only, so a
+	 * stat may first appear in a later kernel; knowing every name first
+	 * lets each kernel's row say 0 for it instead of nothing. */
+	a->collect = 1;
+	if (rc == 0)
+		rc = cs_textin_lines(buf, len, label, on_line, a, NULL, NULL, &st, err, errlen);
+	a->collect = 0;
+	a->in_kernel = 0;
 	if (rc == 0)
 		rc = cs_textin_lines(buf, len, label, on_line, a, o->progress, o->progress_ctx, &st,
 				     err, errlen);

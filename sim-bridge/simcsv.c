@@ -207,7 +207,10 @@ static int header(tbl *t, char *line)
 				t->col_t0 = (int)i;
 			else
 				t->col_t1 = (int)i;
-			continue;
+			if (t->fmt == F_PMCUPTI)
+				continue;
+			/* The cycle columns are also kept, differenced: cycles per
+			 * interval (gpu_sim_cycle) for maps and rates. */
 		}
 		/* perf_counter: everything is a running total except the
 		 * occupancy ratio and the LRC queue gauges. */

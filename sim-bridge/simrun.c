@@ -177,8 +177,15 @@ int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const cha
 	r->m[r->nm] = (mdef){copy, id};
 	r->ids[r->nm] = id;
 	r->nm++;
-	if (r->nm * 2 > r->hcap && (rc = rehash(r, r->hcap ? r->hcap * 2 : 128)) < 0)
-		return rc;
+	if (r->nm * 2 > r->hcap) {
+		if ((rc = rehash(r, r->hcap ? r->hcap * 2 : 128)) < 0)
+			return rc;
+	} else {
+		size_t i = hash_str(copy) & (r->hcap - 1);
+		while (r->hash[i])
+			i = (i + 1) & (r->hcap - 1);
+		r->hash[i] = (int)r->nm;
+	}
 	if (r->nm > r->stride && (rc = widen(r, r->stride ? r->stride * 2 : 64)) < 0)
 		return rc;
 	return (int)r->nm - 1;
