@@ -144,6 +144,7 @@ bench: $(BENCH) all $(BUILD)/tests/produce
 	@rm -rf $(BUILD)/bench && mkdir -p $(BUILD)/bench
 	$(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
 	@sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
+	@sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
 	@rm -rf $(BUILD)/bench
 
 # Quick start: install what is missing, build, import the example into

@@ -157,6 +157,34 @@ typedef struct pair {
 	int add; /* sum into the metric (totals) rather than set */
 } pair;
 
+/* What one line of a sample does, learned the first time a line of that
+ * shape (same key, value count, channel and bank) is seen at that
+ * position in a sample: which values (raw or differenced through a
+ * cumulative series' slot) go into which metrics. Every later sample
+ * replays it without building a name or looking one up. */
+typedef struct lval {
+	int src;   /* index into the line's numbers */
+	int dslot; /* cumulative series slot, -1 = the value as is */
+} lval;
+
+typedef struct lop {
+	int val;
+	int metric;
+	int add;
+} lop;
+
+typedef struct lprog {
+	char key[64];
+	size_t nvals;
+	double ch, bank;
+	int mean_key; /* K_CH_MEAN key index, -1 */
+	int valid;
+	lval *v;
+	size_t nv, capv;
+	lop *op;
+	size_t nop, capop;
+} lprog;
+
 typedef struct av {
 	const cs_import_opts *o;
 	const char *label;
@@ -187,6 +215,11 @@ typedef struct av {
 	double vals[MAX_VALUES];
 	size_t nvals;
 	uint64_t line;
+	lprog *prog;        /* per line position within a sample */
+	size_t nprog;
+	size_t lix;         /* this line's position in the sample */
+	lprog *cur;         /* the program being learned */
+	double dv[MAX_VALUES];
 } av;
 
 static int fail(av *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -222,9 +255,8 @@ static int metric(av *a, const char *name, const char *unit)
 	return a->midx[k];
 }
 
-/* The delta of a cumulative series since its previous value; a value
- * below the previous one means the counter restarted (a new kernel). */
-static int delta(av *a, const char *series, double v, double *out)
+/* The slot of a cumulative series (its previous raw value). */
+static int delta_slot(av *a, const char *series)
 {
 	int created;
 	int k = strtab_get(&a->prev_names, series, &created);
@@ -237,9 +269,53 @@ static int delta(av *a, const char *series, double v, double *out)
 		a->prev = g;
 		a->prev[k] = 0;
 	}
+	return k;
+}
+
+/* The delta since the series' previous value; a value below it means the
+ * counter restarted (a new kernel). */
+static double delta_apply(av *a, int k, double v)
+{
 	double p = a->prev[k];
-	*out = v >= p ? v - p : v;
 	a->prev[k] = v;
+	return v >= p ? v - p : v;
+}
+
+/* Learning a line's program. */
+static int val(av *a, int src, const char *series)
+{
+	lprog *g = a->cur;
+	if (g->nv == g->capv) {
+		size_t c = g->capv ? g->capv * 2 : 8;
+		lval *n = realloc(g->v, c * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		g->v = n;
+		g->capv = c;
+	}
+	int slot = -1;
+	if (series && (slot = delta_slot(a, series)) < 0)
+		return slot;
+	g->v[g->nv] = (lval){src, slot};
+	return (int)g->nv++;
+}
+
+static int op(av *a, int v, int m, int add)
+{
+	if (v < 0)
+		return v;
+	if (m < 0)
+		return m;
+	lprog *g = a->cur;
+	if (g->nop == g->capop) {
+		size_t c = g->capop ? g->capop * 2 : 8;
+		lop *n = realloc(g->op, c * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		g->op = n;
+		g->capop = c;
+	}
+	g->op[g->nop++] = (lop){v, m, add};
 	return 0;
 }
 
@@ -294,15 +370,23 @@ static int numbers(av *a, const char *key, char *s)
 			break;
 		if (a->nvals == MAX_VALUES)
 			return fail(a, "more than %d values after %s", MAX_VALUES, key);
-		char *end;
-		double v = strtod(s, &end);
+		char *end = s;
+		double v;
+		/* Most values are plain non-negative integers. */
+		uint64_t x = 0;
+		while (*end >= '0' && *end <= '9' && end - s < 18)
+			x = x * 10 + (uint64_t)(*end++ - '0');
+		if (end > s && (!*end || *end == ' ' || *end == '\t'))
+			v = (double)x;
+		else
+			v = strtod(s, &end);
 		if (end == s || (*end && *end != ' ' && *end != '\t')) {
 			char shown[40];
 			size_t n = strcspn(s, " \t");
 			snprintf(shown, sizeof shown, "%.*s", (int)(n < 30 ? n : 30), s);
 			return fail(a, "'%s' is not a number (in the values of %s)", shown, key);
 		}
-		if (!strncasecmp(s, "nan", 3) || !strncasecmp(s, "-nan", 4))
+		if ((*s == 'n' || *s == 'N' || *s == '-') && (!strncasecmp(s, "nan", 3) || !strncasecmp(s, "-nan", 4)))
 			v = NAN;
 		a->vals[a->nvals++] = v;
 		s = end;
@@ -324,15 +408,13 @@ static int sm_count(av *a, const char *key)
 
 static int end_sample(av *a);
 
-static int key_line(av *a, const char *key, char *vals)
+/* Builds the program for a line (the slow path, once per line shape). */
+static int learn(av *a, const char *key, int ki, int kind)
 {
-	int rc = numbers(a, key, vals);
-	if (rc)
-		return rc;
-	int ki = find_key(key);
-	int kind = ki == KEY_CFLOG ? K_SKIP : ki < 0 ? K_UNKNOWN : keys[ki].kind;
 	const char *unit = ki >= 0 ? keys[ki].unit : NULL;
 	char name[256], series[256];
+	int rc = 0;
+	lprog *g = a->cur;
 	switch (kind) {
 	case K_SKIP:
 		a->skipped_cflog++;
@@ -343,16 +425,11 @@ static int key_line(av *a, const char *key, char *vals)
 			return rc;
 		int total = metric(a, key, unit);
 		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
-			double v = a->vals[i];
-			if (kind == K_SM_CUMUL) {
-				snprintf(series, sizeof series, "%s.sm[%zu]", key, i);
-				if ((rc = delta(a, series, v, &v)))
-					return rc;
-			}
 			snprintf(name, sizeof name, "%s.sm[%zu]", key, i);
-			rc = put(a, metric(a, name, unit), v, 0);
+			int v = val(a, (int)i, kind == K_SM_CUMUL ? name : NULL);
+			rc = op(a, v, metric(a, name, unit), 0);
 			if (rc == 0)
-				rc = put(a, total, v, 1);
+				rc = op(a, v, total, 1);
 		}
 		return rc;
 	}
@@ -365,27 +442,26 @@ static int key_line(av *a, const char *key, char *vals)
 		if (ch + 1 > a->channels)
 			a->channels = ch + 1;
 		snprintf(name, sizeof name, "%s.ch[%ld]", key, ch);
-		if ((rc = put(a, metric(a, name, unit), a->vals[1], 0)))
+		int v = val(a, 1, NULL);
+		if ((rc = op(a, v, metric(a, name, unit), 0)))
 			return rc;
-		if (kind == K_CH_MEAN && ki >= 0 && (size_t)ki < 64)
-			a->chan_count[ki]++;
-		return put(a, metric(a, key, unit), a->vals[1], 1);
+		if (kind == K_CH_MEAN)
+			g->mean_key = ki;
+		return op(a, v, metric(a, key, unit), 1);
 	}
 	case K_BANK_CUMUL: {
 		if (a->nvals != 3 || a->vals[0] < 0 || a->vals[1] < 0)
 			return fail(a, "expected '%s: <channel> <bank> <value>', found %zu numbers", key,
 				    a->nvals);
 		long ch = (long)a->vals[0], bank = (long)a->vals[1];
-		double d;
 		snprintf(series, sizeof series, "%s.ch[%ld].bank[%ld]", key, ch, bank);
-		if ((rc = delta(a, series, a->vals[2], &d)))
-			return rc;
-		if (a->o->per_bank && (rc = put(a, metric(a, series, unit), d, 0)))
+		int v = val(a, 2, series);
+		if (a->o->per_bank && (rc = op(a, v, metric(a, series, unit), 0)))
 			return rc;
 		snprintf(name, sizeof name, "%s.ch[%ld]", key, ch);
-		if ((rc = put(a, metric(a, name, unit), d, 1)))
+		if ((rc = op(a, v, metric(a, name, unit), 1)))
 			return rc;
-		return put(a, metric(a, key, unit), d, 1);
+		return op(a, v, metric(a, key, unit), 1);
 	}
 	case K_WARPDIV:
 	case K_ARRAY:
@@ -396,39 +472,95 @@ static int key_line(av *a, const char *key, char *vals)
 				snprintf(name, sizeof name, "%s.%s", key, warpdiv_bin(i, bin, sizeof bin));
 			else
 				snprintf(name, sizeof name, "%s[%zu]", key, i);
-			rc = put(a, metric(a, name, unit), a->vals[i], 0);
+			rc = op(a, val(a, (int)i, NULL), metric(a, name, unit), 0);
 		}
-		if (rc == 0 && kind == K_END)
-			rc = end_sample(a);
 		return rc;
 	case K_SCALAR:
-	case K_SCALAR_CUMUL: {
+	case K_SCALAR_CUMUL:
 		if (a->nvals != 1)
 			return fail(a, "expected one value after %s, found %zu", key, a->nvals);
-		double v = a->vals[0];
-		if (kind == K_SCALAR_CUMUL && (rc = delta(a, key, v, &v)))
-			return rc;
-		return put(a, metric(a, key, unit), v, 0);
-	}
-	case K_CYCLE:
-		if (a->nvals != 1 || !(a->vals[0] >= 0))
-			return fail(a, "expected one cycle count after globalcyclecount");
-		a->cycle = (uint64_t)a->vals[0];
-		a->have_cycle = 1;
-		return 0;
-	default: /* K_UNKNOWN: kept, said once per key */
+		return op(a, val(a, 0, kind == K_SCALAR_CUMUL ? key : NULL), metric(a, key, unit), 0);
+	default: /* K_UNKNOWN: kept, said once per line shape */
 		if (a->unknown_reported < 20)
 			cs_log(CS_LOG_WARN, "%s:%llu: unknown key '%s' kept as a generic metric",
 			       a->label, (unsigned long long)a->line, key);
 		a->unknown_reported++;
 		if (a->nvals == 1)
-			return put(a, metric(a, key, NULL), a->vals[0], 0);
+			return op(a, val(a, 0, NULL), metric(a, key, NULL), 0);
 		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
 			snprintf(name, sizeof name, "%s[%zu]", key, i);
-			rc = put(a, metric(a, name, NULL), a->vals[i], 0);
+			rc = op(a, val(a, (int)i, NULL), metric(a, name, NULL), 0);
 		}
 		return rc;
 	}
+}
+
+static int run_prog(av *a, const lprog *g)
+{
+	for (size_t i = 0; i < g->nv; i++) {
+		double x = a->vals[g->v[i].src];
+		a->dv[i] = g->v[i].dslot >= 0 ? delta_apply(a, g->v[i].dslot, x) : x;
+	}
+	for (size_t i = 0; i < g->nop; i++) {
+		int rc = put(a, g->op[i].metric, a->dv[g->op[i].val], g->op[i].add);
+		if (rc)
+			return rc;
+	}
+	if (g->mean_key >= 0 && g->mean_key < 64)
+		a->chan_count[g->mean_key]++;
+	return 0;
+}
+
+static int key_line(av *a, const char *key, char *vals)
+{
+	int rc = numbers(a, key, vals);
+	if (rc)
+		return rc;
+	size_t lix = a->lix++;
+	if (lix < a->nprog) {
+		lprog *g = &a->prog[lix];
+		if (g->valid && g->nvals == a->nvals && !strcmp(g->key, key) &&
+		    (a->nvals < 2 || (g->ch == a->vals[0] && (a->nvals < 3 || g->bank == a->vals[1])))) {
+			if ((rc = run_prog(a, g)))
+				return rc;
+			return !strcmp(key, "STmemlatdist") ? end_sample(a) : 0;
+		}
+	}
+	int ki = find_key(key);
+	int kind = ki == KEY_CFLOG ? K_SKIP : ki < 0 ? K_UNKNOWN : keys[ki].kind;
+	if (kind == K_CYCLE) {
+		if (a->nvals != 1 || !(a->vals[0] >= 0))
+			return fail(a, "expected one cycle count after globalcyclecount");
+		a->cycle = (uint64_t)a->vals[0];
+		a->have_cycle = 1;
+		return 0;
+	}
+	/* Learn this line's program at its position (replacing another shape). */
+	if (lix >= a->nprog) {
+		size_t n = lix + 1 > a->nprog * 2 ? lix + 1 : a->nprog * 2;
+		lprog *gr = realloc(a->prog, n * sizeof *gr);
+		if (!gr)
+			return -ENOMEM;
+		memset(gr + a->nprog, 0, (n - a->nprog) * sizeof *gr);
+		a->prog = gr;
+		a->nprog = n;
+	}
+	lprog *g = &a->prog[lix];
+	g->valid = 0;
+	g->nv = g->nop = 0;
+	g->mean_key = -1;
+	snprintf(g->key, sizeof g->key, "%s", key);
+	g->nvals = a->nvals;
+	g->ch = a->nvals >= 1 ? a->vals[0] : 0;
+	g->bank = a->nvals >= 2 ? a->vals[1] : 0;
+	a->cur = g;
+	if ((rc = learn(a, key, ki, kind)))
+		return rc;
+	/* Only keys of at most 63 bytes can be matched again. */
+	g->valid = strlen(key) < sizeof g->key;
+	if ((rc = run_prog(a, g)))
+		return rc;
+	return kind == K_END ? end_sample(a) : 0;
 }
 
 static int close_kernel(av *a)
@@ -488,6 +620,7 @@ found:;
 		cs_simrun_set(a->run, m, sum / a->chan_count[k]);
 	}
 	memset(a->chan_count, 0, sizeof a->chan_count);
+	a->lix = 0;
 	a->npairs = 0;
 	a->have_cycle = 0;
 	a->last_cycle = a->cycle;
@@ -588,6 +721,11 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 		cs_simrun_free(a->run);
 		cs_producer_discard(p);
 	}
+	for (size_t i = 0; i < a->nprog; i++) {
+		free(a->prog[i].v);
+		free(a->prog[i].op);
+	}
+	free(a->prog);
 	strtab_free(&a->mnames);
 	strtab_free(&a->prev_names);
 	free(a->midx);

@@ -71,18 +71,20 @@ static size_t split(char *line, char **f, size_t max)
 	size_t n = 0;
 	char *s = line;
 	for (;;) {
-		char *c = strchr(s, ',');
-		if (c)
-			*c = '\0';
 		while (*s == ' ' || *s == '\t')
 			s++;
-		size_t l = strlen(s);
-		while (l && (s[l - 1] == ' ' || s[l - 1] == '\t'))
-			s[--l] = '\0';
+		char *c = s;
+		while (*c && *c != ',')
+			c++;
+		int more = *c == ',';
+		char *e = c;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		*e = '\0';
 		if (n < max)
 			f[n] = s;
 		n++;
-		if (!c)
+		if (!more)
 			break;
 		s = c + 1;
 	}
@@ -97,7 +99,16 @@ static int number(const char *s, double *v)
 		*v = NAN;
 		return 0;
 	}
-	if (!strcasecmp(s, "nan") || !strcasecmp(s, "-nan")) {
+	/* Most fields are plain non-negative integers: no strtod for them. */
+	uint64_t x = 0;
+	const char *c = s;
+	while (*c >= '0' && *c <= '9' && c - s < 18)
+		x = x * 10 + (uint64_t)(*c++ - '0');
+	if (!*c) {
+		*v = (double)x;
+		return 0;
+	}
+	if ((*s == 'n' || *s == 'N' || *s == '-') && (!strcasecmp(s, "nan") || !strcasecmp(s, "-nan"))) {
 		*v = NAN;
 		return 0;
 	}
