@@ -164,7 +164,7 @@ static int end_kernel(alog *a)
 	cs_range_init(&r, "sim-kernel", a->kname, t0, t1);
 	r.device = 0;
 	r.correlation_id = a->kuid;
-	if ((rc = cs_simrun_range(a->run, &r)) < 0)
+	if (cs_simrun_range(a->run, &r) < 0)
 		return fail(a, "%s", cs_simrun_errmsg(a->run));
 	a->last_t1 = t1;
 	return 0;
@@ -180,6 +180,7 @@ static void trim(char *s)
 static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 {
 	alog *a = ctx;
+	(void)len;
 	a->line = lineno;
 	const char *s = line;
 	while (*s == ' ' || *s == '\t')

@@ -595,7 +595,7 @@ static int end_sample(av *a)
 	if (!a->first_period)
 		a->first_period = a->cycle;
 	uint64_t t0 = a->offset + a->last_cycle, t1 = a->offset + a->cycle;
-	if ((rc = cs_simrun_row(a->run, t0, t1)) < 0)
+	if (cs_simrun_row(a->run, t0, t1) < 0)
 		return fail(a, "%s", cs_simrun_errmsg(a->run));
 	for (size_t i = 0; i < a->npairs; i++) {
 		if (a->pairs[i].add)
@@ -604,7 +604,7 @@ static int end_sample(av *a)
 			cs_simrun_set(a->run, a->pairs[i].metric, a->pairs[i].v);
 	}
 	/* Ratio totals are means over the channels that reported. */
-	for (size_t k = 0; k < sizeof keys / sizeof *keys && k < 64; k++) {
+	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
 		if (keys[k].kind != K_CH_MEAN || !a->chan_count[k])
 			continue;
 		int m = metric(a, keys[k].key, keys[k].unit);

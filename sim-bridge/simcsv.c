@@ -271,10 +271,9 @@ static int long_row(tbl *t, char **f, size_t n)
 	if (t->rows && ts < t->last_t)
 		return fail(t, "time %llu is before the previous row's %llu (rows must be in time "
 			    "order)", (unsigned long long)ts, (unsigned long long)t->last_t);
-	int rc;
 	/* Rows with the same time are one sample. */
 	if (!t->rows || ts != t->last_t) {
-		if ((rc = cs_simrun_row(t->run, ts, isnan(t1v) ? ts : (uint64_t)t1v)) < 0)
+		if (cs_simrun_row(t->run, ts, isnan(t1v) ? ts : (uint64_t)t1v) < 0)
 			return fail(t, "%s", cs_simrun_errmsg(t->run));
 		t->rows++;
 		t->last_t = ts;
@@ -350,7 +349,7 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		t0 = (uint64_t)a;
 		t1 = (uint64_t)b;
 	}
-	if ((rc = cs_simrun_row(t->run, t0, t1)) < 0)
+	if (cs_simrun_row(t->run, t0, t1) < 0)
 		return fail(t, "%s", cs_simrun_errmsg(t->run));
 	for (size_t i = 0; i < t->ncols; i++) {
 		if (t->metric[i] < 0)

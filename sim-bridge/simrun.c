@@ -174,14 +174,15 @@ int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const cha
 		snprintf(r->err, sizeof r->err, "metric '%s': %s", name, cs_producer_errmsg(r->p));
 		return rc;
 	}
-	r->m[r->nm] = (mdef){copy, id};
+	r->m[r->nm].name = copy;
+	r->m[r->nm].id = id;
 	r->ids[r->nm] = id;
 	r->nm++;
 	if (r->nm * 2 > r->hcap) {
 		if ((rc = rehash(r, r->hcap ? r->hcap * 2 : 128)) < 0)
 			return rc;
 	} else {
-		size_t i = hash_str(copy) & (r->hcap - 1);
+		size_t i = hash_str(r->m[r->nm - 1].name) & (r->hcap - 1);
 		while (r->hash[i])
 			i = (i + 1) & (r->hcap - 1);
 		r->hash[i] = (int)r->nm;

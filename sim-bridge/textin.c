@@ -154,7 +154,6 @@ int cs_textin_lines(const char *buf, size_t len, const char *label, cs_line_fn f
 			progress(pctx, off, len);
 		if (zr == Z_STREAM_END) {
 			local.members++;
-			in_member = 0;
 			/* Another member may follow (one per GPGPU-Sim sample). */
 			while (off < len && buf[off] == 0) /* padding some tools add */
 				off++;
