@@ -60,14 +60,11 @@ typedef struct alog {
 static int fail(alog *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(alog *a, const char *fmt, ...)
 {
-	int n = snprintf(a->err, a->errlen, "%s:%llu: ", a->label, (unsigned long long)a->line);
-	if (n > 0 && (size_t)n < a->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(a->err + n, a->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cs_simrun_verrf(a->err, a->errlen, a->label, a->line, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* Values printed per kernel, or as rates, averages, maxima: kept as
@@ -344,15 +341,8 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 			  "per-kernel statistics");
 	if (rc == 0) {
 		cs_log(CS_LOG_INFO, "%s: %u kernels, %zu stats each", label, a->kernels, a->nst);
-		rc = cs_simrun_end(a->run, err, errlen);
-		a->run = NULL;
 	}
-	if (rc < 0 && !err[0])
-		snprintf(err, errlen, "%s: %s", label, strerror(-rc));
-	if (rc < 0) {
-		cs_simrun_free(a->run);
-		cs_producer_discard(p);
-	}
+	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
 	for (size_t i = 0; i < a->nst; i++)
 		free(a->st[i].name);
 	free(a->st);

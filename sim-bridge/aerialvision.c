@@ -191,9 +191,6 @@ typedef struct av {
 	char *err;
 	size_t errlen;
 	cs_simrun *run;
-	/* metric cache: name -> simrun index */
-	strtab mnames;
-	int *midx;
 	/* cumulative series: name -> previous raw value */
 	strtab prev_names;
 	double *prev;
@@ -225,34 +222,19 @@ typedef struct av {
 static int fail(av *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(av *a, const char *fmt, ...)
 {
-	int n = snprintf(a->err, a->errlen, "%s:%llu: ", a->label, (unsigned long long)a->line);
-	if (n > 0 && (size_t)n < a->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(a->err + n, a->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cs_simrun_verrf(a->err, a->errlen, a->label, a->line, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static int metric(av *a, const char *name, const char *unit)
 {
-	int created;
-	int k = strtab_get(&a->mnames, name, &created);
+	int k = cs_simrun_metric(a->run, name, unit, NULL);
 	if (k < 0)
-		return k;
-	if (created) {
-		int *g = realloc(a->midx, a->mnames.cap * sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		a->midx = g;
-		a->midx[k] = cs_simrun_metric(a->run, name, unit, NULL);
-		if (a->midx[k] < 0) {
-			fail(a, "%s", cs_simrun_errmsg(a->run));
-			return a->midx[k];
-		}
-	}
-	return a->midx[k];
+		fail(a, "%s", cs_simrun_errmsg(a->run));
+	return k;
 }
 
 /* The slot of a cumulative series (its previous raw value). */
@@ -711,24 +693,14 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 		if (a->unknown_reported)
 			cs_log(CS_LOG_WARN, "%s: %u lines with unknown keys were kept as generic metrics",
 			       label, a->unknown_reported);
-		rc = cs_simrun_end(a->run, err, errlen);
-		a->run = NULL;
 	}
-	if (rc < 0 && !err[0])
-		snprintf(err, errlen, "%s: %s", label, strerror(-rc));
-	if (rc < 0) {
-		/* Nothing of a failed import stays. */
-		cs_simrun_free(a->run);
-		cs_producer_discard(p);
-	}
+	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
 	for (size_t i = 0; i < a->nprog; i++) {
 		free(a->prog[i].v);
 		free(a->prog[i].op);
 	}
 	free(a->prog);
-	strtab_free(&a->mnames);
 	strtab_free(&a->prev_names);
-	free(a->midx);
 	free(a->prev);
 	free(a->pairs);
 	free(a);

@@ -54,14 +54,11 @@ typedef struct tbl {
 static int fail(tbl *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(tbl *t, const char *fmt, ...)
 {
-	int n = snprintf(t->err, t->errlen, "%s:%llu: ", t->label, (unsigned long long)t->line);
-	if (n > 0 && (size_t)n < t->errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(t->err + n, t->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cs_simrun_verrf(t->err, t->errlen, t->label, t->line, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* Splits line at ',' in place; one trailing empty field (the trailing
@@ -425,16 +422,7 @@ static int import(int fmt, cs_producer *p, const char *buf, size_t len,
 		rc = fail(t, "empty file: expected a header line");
 	if (rc == 0 && !t->rows)
 		rc = fail(t, "no data rows after the header");
-	if (rc == 0) {
-		rc = cs_simrun_end(t->run, err, errlen);
-		t->run = NULL;
-	}
-	if (rc < 0 && !err[0])
-		snprintf(err, errlen, "%s: %s", label, strerror(-rc));
-	if (rc < 0) {
-		cs_simrun_free(t->run);
-		cs_producer_discard(p);
-	}
+	rc = cs_simrun_finish(t->run, p, rc, label, err, errlen);
 	for (size_t i = 0; t->names && i < t->ncols; i++)
 		free(t->names[i]);
 	free(t->names);

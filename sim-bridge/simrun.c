@@ -408,3 +408,29 @@ char *cs_simrun_json_escape(const char *s, char *out, size_t outlen)
 	out[o] = '\0';
 	return out;
 }
+
+int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
+		    const char *fmt, va_list ap)
+{
+	int n = line ? snprintf(err, errlen, "%s:%llu: ", label, (unsigned long long)line)
+		     : snprintf(err, errlen, "%s: ", label);
+	if (n > 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	return -EINVAL;
+}
+
+int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, char *err,
+		     size_t errlen)
+{
+	if (rc == 0 && r) {
+		rc = cs_simrun_end(r, err, errlen);
+		r = NULL;
+	}
+	if (rc < 0 && !err[0])
+		snprintf(err, errlen, "%s: %s", label, strerror(-rc));
+	if (rc < 0) {
+		cs_simrun_free(r);
+		cs_producer_discard(p);
+	}
+	return rc;
+}

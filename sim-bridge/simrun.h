@@ -12,6 +12,7 @@
 #ifndef CS_SIMRUN_H
 #define CS_SIMRUN_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,18 @@ int cs_simrun_end(cs_simrun *r, char *err, size_t errlen);
 void cs_simrun_free(cs_simrun *r);
 
 const char *cs_simrun_errmsg(const cs_simrun *r);
+
+/* Formats "LABEL:LINE: message" into err (LINE 0: "LABEL: message");
+ * returns -EINVAL, so an importer can `return cs_simrun_verrf(...)`. */
+int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
+		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+/* Ends an import. With rc == 0 the run is ended complete (r freed);
+ * with an error, or when ending fails, r is freed and the run discarded,
+ * so nothing of a failed import stays. err gets a message when it has
+ * none. Returns the final rc. r may be NULL (begin failed). */
+int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, char *err,
+		     size_t errlen);
 
 /* Helpers for importers' run metadata and names. */
 /* The last path component of path (borrowed). */

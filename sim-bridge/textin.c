@@ -4,6 +4,7 @@
 #include "textin.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,194 @@ static int finish(splitter *s)
 	return rc;
 }
 
+/* Gzip input is inflated on its own thread while the caller's thread
+ * splits and handles lines, so an import costs about the larger of the
+ * two rather than their sum (the machines have more than one core). The
+ * inflater fills NBUF chunk buffers ahead; an error it meets is handed
+ * over after the good chunks before it, so the message can count the
+ * lines that were complete. */
+#define NBUF 4
+
+enum gz_fail { GZ_OK = 0, GZ_JUNK, GZ_TRUNCATED, GZ_CORRUPT, GZ_NOMEM };
+
+typedef struct gzpipe {
+	const char *buf;
+	size_t len;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *chunk[NBUF];
+	size_t clen[NBUF], cin[NBUF]; /* bytes out, compressed bytes consumed */
+	unsigned head, count;
+	int done, stop;
+	int fail;                     /* enum gz_fail, once done */
+	size_t fail_off;
+	unsigned members;
+	char zmsg[128];
+} gzpipe;
+
+static void *inflater(void *arg)
+{
+	gzpipe *g = arg;
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	int fail = GZ_OK;
+	size_t off = 0;
+	unsigned members = 0;
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		fail = GZ_NOMEM;
+		goto out;
+	}
+	for (;;) {
+		pthread_mutex_lock(&g->mu);
+		while (g->count == NBUF && !g->stop)
+			pthread_cond_wait(&g->cv, &g->mu);
+		int stop = g->stop;
+		unsigned slot = (g->head + g->count) % NBUF;
+		pthread_mutex_unlock(&g->mu);
+		if (stop)
+			break;
+		unsigned char *outb = g->chunk[slot];
+		size_t chunk = g->len - off > (1u << 30) ? (1u << 30) : g->len - off;
+		z.next_in = (unsigned char *)(uintptr_t)(g->buf + off);
+		z.avail_in = (uInt)chunk;
+		z.next_out = outb;
+		z.avail_out = OUT_CHUNK;
+		int zr = inflate(&z, Z_NO_FLUSH);
+		off += chunk - z.avail_in;
+		size_t produced = OUT_CHUNK - z.avail_out;
+		int end_member = zr == Z_STREAM_END;
+		if (end_member) {
+			members++;
+			while (off < g->len && g->buf[off] == 0) /* padding some tools add */
+				off++;
+		}
+		if (produced) {
+			pthread_mutex_lock(&g->mu);
+			g->clen[slot] = produced;
+			g->cin[slot] = off;
+			g->count++;
+			g->members = members;
+			pthread_cond_broadcast(&g->cv);
+			pthread_mutex_unlock(&g->mu);
+		}
+		if (end_member) {
+			if (off >= g->len)
+				break;
+			if (!cs_textin_is_gzip(g->buf + off, g->len - off)) {
+				fail = GZ_JUNK;
+				break;
+			}
+			inflateReset(&z);
+			continue;
+		}
+		if (zr == Z_OK || (zr == Z_BUF_ERROR && produced))
+			continue;
+		fail = zr == Z_BUF_ERROR && off >= g->len ? GZ_TRUNCATED : GZ_CORRUPT;
+		if (z.msg)
+			snprintf(g->zmsg, sizeof g->zmsg, "%s", z.msg);
+		break;
+	}
+	inflateEnd(&z);
+out:
+	pthread_mutex_lock(&g->mu);
+	g->done = 1;
+	g->fail = fail;
+	g->fail_off = off;
+	g->members = members;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+static int gunzip_lines(const char *buf, size_t len, const char *label, splitter *s,
+			cs_progress_fn progress, void *pctx, cs_textin_stats *local, char *err,
+			size_t errlen)
+{
+	gzpipe *g = calloc(1, sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	g->buf = buf;
+	g->len = len;
+	int rc = 0;
+	for (unsigned i = 0; i < NBUF; i++)
+		if (!(g->chunk[i] = malloc(OUT_CHUNK + 1)))
+			rc = -ENOMEM;
+	pthread_t th;
+	if (rc == 0) {
+		pthread_mutex_init(&g->mu, NULL);
+		pthread_cond_init(&g->cv, NULL);
+		if (pthread_create(&th, NULL, inflater, g) != 0) {
+			pthread_mutex_destroy(&g->mu);
+			pthread_cond_destroy(&g->cv);
+			rc = -EAGAIN;
+		}
+	}
+	if (rc < 0) {
+		for (unsigned i = 0; i < NBUF; i++)
+			free(g->chunk[i]);
+		free(g);
+		return rc;
+	}
+	for (;;) {
+		pthread_mutex_lock(&g->mu);
+		while (!g->count && !g->done)
+			pthread_cond_wait(&g->cv, &g->mu);
+		if (!g->count) { /* done, everything handed over */
+			pthread_mutex_unlock(&g->mu);
+			break;
+		}
+		unsigned slot = g->head;
+		size_t n = g->clen[slot], in = g->cin[slot];
+		pthread_mutex_unlock(&g->mu);
+		local->text_bytes += n;
+		rc = feed(s, (char *)g->chunk[slot], n);
+		if (rc == 0 && progress)
+			progress(pctx, in, len);
+		pthread_mutex_lock(&g->mu);
+		g->head = (g->head + 1) % NBUF;
+		g->count--;
+		if (rc)
+			g->stop = 1;
+		pthread_cond_broadcast(&g->cv);
+		pthread_mutex_unlock(&g->mu);
+		if (rc)
+			break;
+	}
+	pthread_join(th, NULL);
+	local->members = g->members;
+	if (rc == 0) {
+		unsigned long long lines = (unsigned long long)s->lineno;
+		switch (g->fail) {
+		case GZ_JUNK:
+			snprintf(err, errlen, "%s: byte %zu: expected another gzip member or the end of "
+				 "the file, found other bytes (after %llu lines)", label, g->fail_off, lines);
+			rc = -EINVAL;
+			break;
+		case GZ_TRUNCATED:
+			snprintf(err, errlen, "%s: truncated gzip stream: the data ends inside member %u "
+				 "at byte %zu (after %llu complete lines)", label, g->members + 1, len, lines);
+			rc = -EINVAL;
+			break;
+		case GZ_CORRUPT:
+			snprintf(err, errlen, "%s: corrupt gzip data near byte %zu (member %u): %s", label,
+				 g->fail_off, g->members + 1, g->zmsg[0] ? g->zmsg : "inflate failed");
+			rc = -EINVAL;
+			break;
+		case GZ_NOMEM:
+			rc = -ENOMEM;
+			break;
+		default:
+			break;
+		}
+	}
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->cv);
+	for (unsigned i = 0; i < NBUF; i++)
+		free(g->chunk[i]);
+	free(g);
+	return rc;
+}
+
 int cs_textin_lines(const char *buf, size_t len, const char *label, cs_line_fn fn,
 		    void *ctx, cs_progress_fn progress, void *pctx, cs_textin_stats *st,
 		    char *err, size_t errlen)
@@ -125,66 +314,7 @@ int cs_textin_lines(const char *buf, size_t len, const char *label, cs_line_fn f
 		local.text_bytes = len;
 		goto out;
 	}
-	unsigned char *out = malloc(OUT_CHUNK + 1);
-	if (!out)
-		return -ENOMEM;
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (inflateInit2(&z, 15 + 16) != Z_OK) {
-		free(out);
-		snprintf(err, errlen, "%s: cannot start zlib", label);
-		return -ENOMEM;
-	}
-	size_t off = 0;
-	int in_member = 1;
-	while (rc == 0) {
-		size_t chunk = len - off > (1u << 30) ? (1u << 30) : len - off;
-		z.next_in = (unsigned char *)(uintptr_t)(buf + off);
-		z.avail_in = (uInt)chunk;
-		z.next_out = out;
-		z.avail_out = OUT_CHUNK;
-		int zr = inflate(&z, Z_NO_FLUSH);
-		size_t used = chunk - z.avail_in;
-		off += used;
-		size_t produced = OUT_CHUNK - z.avail_out;
-		local.text_bytes += produced;
-		if (produced && (rc = feed(&s, (char *)out, produced)) != 0)
-			break;
-		if (progress)
-			progress(pctx, off, len);
-		if (zr == Z_STREAM_END) {
-			local.members++;
-			/* Another member may follow (one per GPGPU-Sim sample). */
-			while (off < len && buf[off] == 0) /* padding some tools add */
-				off++;
-			if (off >= len)
-				break;
-			if (!cs_textin_is_gzip(buf + off, len - off)) {
-				snprintf(err, errlen, "%s: byte %zu: expected another gzip member or the "
-					 "end of the file, found other bytes (after %llu lines)", label, off,
-					 (unsigned long long)s.lineno);
-				rc = -EINVAL;
-				break;
-			}
-			inflateReset(&z);
-			in_member = 1;
-			continue;
-		}
-		if (zr == Z_OK || (zr == Z_BUF_ERROR && produced))
-			continue;
-		if (zr == Z_BUF_ERROR && off >= len && in_member) {
-			snprintf(err, errlen, "%s: truncated gzip stream: the data ends inside member "
-				 "%u at byte %zu (after %llu complete lines)", label, local.members + 1,
-				 len, (unsigned long long)s.lineno);
-			rc = -EINVAL;
-			break;
-		}
-		snprintf(err, errlen, "%s: corrupt gzip data near byte %zu (member %u): %s", label, off,
-			 local.members + 1, z.msg ? z.msg : "inflate failed");
-		rc = -EINVAL;
-	}
-	inflateEnd(&z);
-	free(out);
+	rc = gunzip_lines(buf, len, label, &s, progress, pctx, &local, err, errlen);
 	if (rc == 0)
 		rc = finish(&s);
 out:
