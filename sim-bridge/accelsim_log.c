@@ -303,24 +303,11 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 			free(text);
 		}
 	}
-	char esc[600], meta[1400];
-	if (a->have_clocks)
-		snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"accelsim-log\","
-			 "\"clock_domains_hz\":{\"core\":%.0f,\"icnt\":%.0f,\"l2\":%.0f,\"dram\":%.0f}}",
-			 cs_simrun_json_escape(label, esc, sizeof esc), a->clocks[0], a->clocks[1],
-			 a->clocks[2], a->clocks[3]);
-	else
-		snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"accelsim-log\"}",
-			 cs_simrun_json_escape(label, esc, sizeof esc));
-	cs_run_info info = {
-		.kind = o->kind ? o->kind : "sim",
-		.source = "accelsim-log",
-		.name = o->name ? o->name : cs_simrun_base_name(label),
-		.time_unit = o->time_unit ? o->time_unit : "cycle",
-		.meta = meta,
-		.clock_hz = o->clock_hz ? o->clock_hz : a->have_clocks ? a->clocks[0] : 0,
-	};
-	a->run = cs_simrun_begin(p, &info, o->map, err, errlen);
+	char extra[256];
+	snprintf(extra, sizeof extra, "\"clock_domains_hz\":{\"core\":%.0f,\"icnt\":%.0f,"
+		 "\"l2\":%.0f,\"dram\":%.0f}", a->clocks[0], a->clocks[1], a->clocks[2], a->clocks[3]);
+	a->run = cs_simrun_open(p, o, "accelsim-log", "sim", "cycle",
+				a->have_clocks ? a->clocks[0] : 0, a->have_clocks ? extra : NULL, err, errlen);
 	if (!a->run)
 		rc = -EIO;
 	/* Two passes: the old stdout form prints non-zero values only, so a

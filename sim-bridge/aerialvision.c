@@ -651,17 +651,6 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 			   const cs_import_opts *o, char *err, size_t errlen)
 {
 	const char *label = o->label ? o->label : "input";
-	char esc[600], meta[1024];
-	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"aerialvision\"}",
-		 cs_simrun_json_escape(label, esc, sizeof esc));
-	cs_run_info info = {
-		.kind = o->kind ? o->kind : "sim",
-		.source = "aerialvision",
-		.name = o->name ? o->name : cs_simrun_base_name(label),
-		.time_unit = o->time_unit ? o->time_unit : "cycle",
-		.meta = meta,
-		.clock_hz = o->clock_hz,
-	};
 	av *a = calloc(1, sizeof *a);
 	if (!a) {
 		snprintf(err, errlen, "out of memory");
@@ -673,7 +662,7 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 	a->errlen = errlen;
 	a->nsm = -1;
 	err[0] = '\0';
-	a->run = cs_simrun_begin(p, &info, o->map, err, errlen);
+	a->run = cs_simrun_open(p, o, "aerialvision", "sim", "cycle", 0, NULL, err, errlen);
 	int rc = a->run ? 0 : -EIO;
 	cs_textin_stats st;
 	if (rc == 0)

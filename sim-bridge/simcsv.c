@@ -393,26 +393,11 @@ static int import(int fmt, cs_producer *p, const char *buf, size_t len,
 	t->errlen = errlen;
 	t->sample_cycles = o->sample_cycles ? o->sample_cycles : 500;
 	err[0] = '\0';
-	char esc[600], meta[1200];
-	const char *unit = o->time_unit ? o->time_unit : fmts[fmt].unit ? fmts[fmt].unit : "ns";
-	const char *kind = o->kind ? o->kind : fmts[fmt].kind ? fmts[fmt].kind
-				       : !strcmp(unit, "cycle") ? "sim" : "hw";
-	if (fmt == F_WATTCH)
-		snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"%s\",\"sample_cycles\":%llu}",
-			 cs_simrun_json_escape(label, esc, sizeof esc), fmts[fmt].source,
-			 (unsigned long long)t->sample_cycles);
-	else
-		snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"%s\"}",
-			 cs_simrun_json_escape(label, esc, sizeof esc), fmts[fmt].source);
-	cs_run_info info = {
-		.kind = kind,
-		.source = fmts[fmt].source,
-		.name = o->name ? o->name : cs_simrun_base_name(label),
-		.time_unit = unit,
-		.meta = meta,
-		.clock_hz = o->clock_hz,
-	};
-	t->run = cs_simrun_begin(p, &info, o->map, err, errlen);
+	char extra[64];
+	snprintf(extra, sizeof extra, "\"sample_cycles\":%llu", (unsigned long long)t->sample_cycles);
+	t->run = cs_simrun_open(p, o, fmts[fmt].source, fmts[fmt].kind,
+				fmts[fmt].unit ? fmts[fmt].unit : "ns", 0,
+				fmt == F_WATTCH ? extra : NULL, err, errlen);
 	int rc = t->run ? 0 : -EIO;
 	cs_textin_stats st;
 	if (rc == 0)

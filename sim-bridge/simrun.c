@@ -434,3 +434,24 @@ int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, ch
 	}
 	return rc;
 }
+
+cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *source,
+			  const char *kind, const char *unit, double clock_hz,
+			  const char *extra_members, char *err, size_t errlen)
+{
+	const char *label = o->label ? o->label : "input";
+	char esc[600], meta[2048];
+	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"%s\"%s%s}",
+		 cs_simrun_json_escape(label, esc, sizeof esc), source,
+		 extra_members ? "," : "", extra_members ? extra_members : "");
+	const char *u = o->time_unit ? o->time_unit : unit;
+	cs_run_info info = {
+		.kind = o->kind ? o->kind : kind ? kind : !strcmp(u, "cycle") ? "sim" : "hw",
+		.source = source,
+		.name = o->name ? o->name : cs_simrun_base_name(label),
+		.time_unit = u,
+		.meta = meta,
+		.clock_hz = o->clock_hz ? o->clock_hz : clock_hz,
+	};
+	return cs_simrun_begin(p, &info, o->map, err, errlen);
+}

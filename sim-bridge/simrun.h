@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "import_csv.h"
 #include "metric_map.h"
 #include "producer.h"
 #include "store.h"
@@ -54,6 +55,15 @@ int cs_simrun_end(cs_simrun *r, char *err, size_t errlen);
 void cs_simrun_free(cs_simrun *r);
 
 const char *cs_simrun_errmsg(const cs_simrun *r);
+
+/* Begins an imported run from the import options: the format's source
+ * name, default kind and time unit (the options override them), the run
+ * name (the file's base name unless given), the clock (the options', else
+ * clock_hz) and metadata {"file", "format", then extra_members (JSON
+ * object members without braces, or NULL)}. NULL with err set. */
+cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *source,
+			  const char *kind, const char *unit, double clock_hz,
+			  const char *extra_members, char *err, size_t errlen);
 
 /* Formats "LABEL:LINE: message" into err (LINE 0: "LABEL: message");
  * returns -EINVAL, so an importer can `return cs_simrun_verrf(...)`. */

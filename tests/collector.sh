@@ -8,14 +8,7 @@
 B=${1:-build}
 CS="$B/cyclescope"
 LIB="$B/libcyclescope_collector.so"
-T=$(mktemp -d)
-n=0
-fails=0
-DPID=
-cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && [ -f "$2" ] && head -c 2000 "$2" | sed 's/^/#   /'; }
+. tests/lib.sh
 get() { curl -sS --noproxy '*' "$@"; }
 
 if [ ! -f "$LIB" ]; then

@@ -8,17 +8,10 @@ CS="$B/cyclescope"
 PRODUCE="$B/tests/produce"
 [ -x "$PRODUCE" ] || { echo "not ok 1 - $PRODUCE is missing (make $PRODUCE)"; exit 1; }
 EX=docs/examples/h100-l2-overlap.csv
-T=$(mktemp -d)
+. tests/lib.sh
 DB="$T/d.db"
 SOCK="$T/ingest.sock"
 TOKEN=s3cret-token
-n=0
-fails=0
-DPID=
-cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && [ -f "$2" ] && head -c 2000 "$2" | sed 's/^/#   /'; }
 # curl against the daemon, never through a proxy
 get() { curl -sS --noproxy '*' -H "Authorization: Bearer $TOKEN" "$@"; }
 # status PATH -> prints the HTTP status, body in $T/body

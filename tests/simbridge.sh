@@ -11,15 +11,8 @@ CS="$B/cyclescope"
 Q=tests/fixtures/accelsim-qv100
 S=tests/fixtures/sim
 AV=$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz
-T=$(mktemp -d)
+. tests/lib.sh
 DB="$T/s.db"
-n=0
-fails=0
-DPID=
-cleanup() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ -n "$2" ] && [ -f "$2" ] && head -c 2000 "$2" | sed 's/^/#   /'; }
 q() { "$CS" query --db "$DB" "$1" | tail -n +2 | tr -d '\r'; }
 same() { # DESC GOT WANT
 	if [ "$2" = "$3" ]; then ok "$1 ($3)"; else echo "got '$2', wanted '$3'" >"$T/why"; no "$1" "$T/why"; fi

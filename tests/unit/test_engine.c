@@ -65,17 +65,6 @@ static cs_pm_source *replay(uint32_t device, const char *text, const cs_replay_o
 	return s;
 }
 
-static int64_t q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	int64_t v = -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 typedef struct app_thread {
 	cs_engine *e;
 	int id;
@@ -155,27 +144,27 @@ static void test_replay_into_database(void **state)
 	assert_int_equal(st.devices, 2);
 
 	sqlite3 *db = cs_store_db(s);
-	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE status='complete'"), 1);
-	assert_int_equal(q1(db, "SELECT samples FROM runs"), 20000);
-	assert_int_equal(q1(db, "SELECT dropped FROM runs"), 6);
-	assert_int_equal(q1(db, "SELECT overflows FROM runs"), 2);
-	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE status='complete'"), 1);
+	assert_int_equal(tu_q1(db, "SELECT samples FROM runs"), 20000);
+	assert_int_equal(tu_q1(db, "SELECT dropped FROM runs"), 6);
+	assert_int_equal(tu_q1(db, "SELECT overflows FROM runs"), 2);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE "
 				"json_extract(meta,'$.pm_sampling[0].trigger')='gpu_time_interval' "
 				"AND json_extract(meta,'$.chip')='GH100' "
 				"AND json_extract(meta,'$.mode')='continuous' "
 				"AND json_extract(meta,'$.metrics[0]')='lts__t_sectors.sum'"), 1);
-	assert_int_equal(q1(db, "SELECT count(*) FROM devices WHERE chip='GH100' AND sm_count=132"), 2);
-	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='api'"), 8000);
-	assert_int_equal(q1(db, "SELECT count(DISTINCT tid) FROM ranges WHERE kind='api'"), 4);
-	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM devices WHERE chip='GH100' AND sm_count=132"), 2);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='api'"), 8000);
+	assert_int_equal(tu_q1(db, "SELECT count(DISTINCT tid) FROM ranges WHERE kind='api'"), 4);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND "
 				"name='cudaGraphLaunch' AND t1-t0=8000"), 1);
 	/* Values through the series table: seq is contiguous per device,
 	 * the first metric is the sample index, NaN and inf are absent. */
-	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=1 AND "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=1 AND "
 				"metric='lts__t_sectors.sum' AND value=seq"), 10000);
-	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
 				"metric='dram__bytes_read.sum'"), 10000 - 2857);
-	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE run=1 AND device=0 AND "
 				"metric='dram__bytes_read.sum' AND value=2*seq"), 10000 - 2857);
 	cs_store_close(s);
 }
@@ -325,9 +314,9 @@ static void test_window_mode(void **state)
 	assert_int_equal(st.windows, 3);
 	assert_int_equal(st.samples, 300); /* the replay ran out inside the windows */
 	sqlite3 *db = cs_store_db(s);
-	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window'"), 3);
-	assert_int_equal(q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND name='cudaMemcpy'"), 1);
-	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE json_extract(meta,'$.mode')='window'"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='window'"), 3);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='window' AND name='cudaMemcpy'"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE json_extract(meta,'$.mode')='window'"), 1);
 	cs_store_close(s);
 }
 
@@ -365,9 +354,9 @@ static void test_configure_failure(void **state)
 	assert_int_equal(st.devices, 1);
 	assert_int_equal(st.samples, 20);
 	sqlite3 *db = cs_store_db(s);
-	assert_int_equal(q1(db, "SELECT count(*) FROM devices"), 2);
-	assert_int_equal(q1(db, "SELECT count(*) FROM ranges"), 1);
-	assert_int_equal(q1(db, "SELECT count(*) FROM runs WHERE "
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM devices"), 2);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE "
 				"json_extract(meta,'$.pm_sampling[1].sampled')=0 OR "
 				"json_extract(meta,'$.pm_sampling[0].sampled')=0"), 1);
 	/* After close, a late range from an application thread is refused. */

@@ -170,17 +170,6 @@ static void test_maps(void **state)
 	}
 }
 
-static int64_t q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	int64_t v = -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* Metrics appearing mid-file, many rows (several batches), a map. */
 static void test_simrun(void **state)
 {
@@ -218,16 +207,16 @@ static void test_simrun(void **state)
 	assert_int_equal(cs_simrun_end(r, err, sizeof err), 0);
 	cs_producer_free(p);
 	sqlite3 *db = cs_store_db(s);
-	assert_int_equal(q1(db, "SELECT samples FROM runs"), 50000);
-	assert_int_equal(q1(db, "SELECT count(*) FROM metrics"), 2 + 300 + 2);
-	assert_int_equal(q1(db, "SELECT sum(value) FROM series WHERE run=1 AND metric='a'"),
+	assert_int_equal(tu_q1(db, "SELECT samples FROM runs"), 50000);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM metrics"), 2 + 300 + 2);
+	assert_int_equal(tu_q1(db, "SELECT sum(value) FROM series WHERE run=1 AND metric='a'"),
 			 49999LL * 50000 / 2);
-	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND metric='b'"), 49900);
-	assert_int_equal(q1(db, "SELECT sum(value) FROM series WHERE run=1 AND metric='c_299'"), 2 * 49000);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE run=1 AND metric='b'"), 49900);
+	assert_int_equal(tu_q1(db, "SELECT sum(value) FROM series WHERE run=1 AND metric='c_299'"), 2 * 49000);
 	/* both = a + b only where b is there; total sums the 300 c_* */
-	assert_int_equal(q1(db, "SELECT count(*) FROM series WHERE run=1 AND metric='both'"), 49900);
-	assert_int_equal(q1(db, "SELECT max(value) FROM series WHERE run=1 AND metric='total'"), 600);
-	assert_int_equal(q1(db, "SELECT count(*) FROM metrics WHERE name='never'"), 0);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE run=1 AND metric='both'"), 49900);
+	assert_int_equal(tu_q1(db, "SELECT max(value) FROM series WHERE run=1 AND metric='total'"), 600);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM metrics WHERE name='never'"), 0);
 	cs_mmap_free(map);
 	cs_store_close(s);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 /* A fresh directory under $TMPDIR, removed by tu_cleanup(). */
 static char tu_dir_g[256];
@@ -74,6 +75,19 @@ static inline void tu_write_file(const char *path, const char *text)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
 	fclose(f);
+}
+
+/* The first column of the first row of sql as an integer; -1 when the
+ * statement yields no row. Fails the test when it does not prepare. */
+static inline int64_t tu_q1(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	int64_t v = -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
 }
 
 #endif
