@@ -26,7 +26,7 @@ cat >"$T/conf" <<CONF
 # test configuration
 queue_mb = 1
 commit_ms = 20
-query_timeout_ms = 300
+query_timeout_ms = 3000
 query_max_rows = 5000
 CONF
 
