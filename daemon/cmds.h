@@ -11,5 +11,6 @@ extern const cs_cmd cs_cmd_query;
 extern const cs_cmd cs_cmd_serve;
 extern const cs_cmd cs_cmd_run;
 extern const cs_cmd cs_cmd_metrics;
+extern const cs_cmd cs_cmd_correlate;
 
 #endif

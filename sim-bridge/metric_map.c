@@ -175,11 +175,14 @@ static void parse_primary(parser *p)
 			p->s++;
 		size_t len = (size_t)(p->s - start);
 		skip_ws(p);
-		if (len == 3 && !memcmp(start, "sum", 3) && p->s < p->end && *p->s == '(') {
+		int is_sum = len == 3 && !memcmp(start, "sum", 3);
+		int is_sm = len == 6 && !memcmp(start, "sum_sm", 6);
+		if ((is_sum || is_sm) && p->s < p->end && *p->s == '(') {
 			p->s++;
 			skip_ws(p);
 			if (p->s >= p->end || *p->s != '"') {
-				perr(p, p->s, "sum() takes a quoted glob, e.g. sum(\"m_num_sim_winsn_*\")");
+				perr(p, p->s, is_sum ? "sum() takes a quoted glob, e.g. sum(\"m_num_sim_winsn_*\")"
+						   : "sum_sm() takes a quoted name, e.g. sum_sm(\"shaderinsncount\")");
 				return;
 			}
 			size_t glen;
@@ -188,11 +191,18 @@ static void parse_primary(parser *p)
 			if (!g)
 				return;
 			if (p->s >= p->end || *p->s != ')') {
-				perr(p, p->s, "expected ')' after the sum() pattern");
+				perr(p, p->s, "expected ')' after the %s() argument", is_sum ? "sum" : "sum_sm");
 				return;
 			}
 			p->s++;
-			emit(p, OP_NAME, 0, intern(p, g, glen, 1));
+			if (is_sm) {
+				/* NAME.sm[i] for every SM: '[' is literal in a glob as "[[]" */
+				char pat[600];
+				snprintf(pat, sizeof pat, "%.*s.sm[[]*]", (int)glen, g);
+				emit(p, OP_NAME, 0, intern(p, pat, strlen(pat), 1));
+			} else {
+				emit(p, OP_NAME, 0, intern(p, g, glen, 1));
+			}
 			return;
 		}
 		emit(p, OP_NAME, 0, intern(p, start, len, 0));

@@ -9,7 +9,8 @@
  *
  * The right side is an expression of + - * / ( ), numbers, stat names
  * (bare when made of letters, digits and _ . [ ], else in double quotes)
- * and sum("GLOB") over every stat whose name matches GLOB. A term whose
+ * sum("GLOB") over every stat whose name matches GLOB, and sum_sm("NAME")
+ * over the per-SM family NAME.sm[i]. A term whose
  * stat is absent in a sample makes the result absent.
  *
  * Parsing takes (buf, len) and does no I/O. Immutable after parsing.
