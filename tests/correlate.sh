@@ -42,9 +42,9 @@ sim=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $5 + 0.5
 # Each sample belongs to the kernel its globalcyclecount says (the counts of
 # a kernel's first sample also hold the previous kernel's unsampled tail,
 # which is why these differ from the stdout's by a few reads).
-swant=$(zcat "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" | awk '
+swant=$(zcat "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" | awk 'BEGIN { p = -1; k = 0 }
 	/^Ltwo(read)(hit|miss):/ { cur += $2 }
-	/^globalcyclecount:/ { if ($2 <= p) k++; p = $2 }
+	/^globalcyclecount:/ { if (p >= 0 && $2 + 0 <= p) k++; p = $2 + 0 }
 	/^STmemlatdist:/ { t[k] += cur; cur = 0 }
 	END { for (i = 0; i <= k; i++) printf "%s%d", (i ? " " : ""), t[i] }')
 [ "$sim" = "$swant" ] && ok "kernel level: the visualizer's per-kernel sums ($swant)" || { echo "got $sim want $swant" >"$T/why"; no "sim kernel totals" "$T/why"; }
