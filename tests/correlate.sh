@@ -58,4 +58,24 @@ swant=$(zcat "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" | awk 'BE
 	--sim-window '#1' --hw-window 5000:12000 --json >"$T/out" 2>&1
 grep -q '"sim_window":"sim-kernel '"'"'kernel 2'"'"' #1 \[6000, 14500)"' "$T/out" && grep -q '"hw_window":"\[5000, 12000)"' "$T/out" &&
 	ok "windows by kernel index and by bounds; sum_sm() over the per-SM family" || no "windows" "$T/out"
+# --- the same over HTTP ---
+"$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
+DPID=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+U="http://127.0.0.1:$PORT/api/v1/correlate"
+get() { curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$@"; }
+code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum \
+	--data-urlencode 'sim_metric=Ltworeadmiss + Ltworeadhit' --data-urlencode bin_cycles=500 --data-urlencode max_lag=4)
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/j" && ok "GET /api/v1/correlate answers exactly what the CLI printed" || no "HTTP correlate ($code)" "$T/body"
+code=$(get "$U" --data-urlencode hw=simk --data-urlencode sim=sim \
+	--data-urlencode 'hw_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+	--data-urlencode 'sim_metric=Ltworeadmiss + Ltworeadhit' --data-urlencode kernels=1 --data-urlencode format=csv)
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/k.csv" && ok "kernel level over HTTP as CSV" || no "HTTP kernels ($code)" "$T/body"
+code=$(get "$U" --data-urlencode hw=nosuch --data-urlencode sim=sim --data-urlencode hw_metric=a --data-urlencode sim_metric=b)
+[ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "an unknown run is 404 naming it" || no "HTTP 404 ($code)" "$T/body"
+code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum --data-urlencode 'sim_metric=(a')
+[ "$code" = 400 ] && grep -q "column 3: expected" "$T/body" && ok "a malformed expression is 400 with its column" || no "HTTP 400 ($code)" "$T/body"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

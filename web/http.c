@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "corr_out.h"
 #include "json.h"
 #include "series_csv.h"
 #include "sqlout.h"
@@ -557,6 +558,59 @@ static const char index_html[] =
 	"<li>/api/v1/runs/{id}/ranges.csv</li><li>/api/v1/query?sql=&amp;format=json</li>"
 	"<li><a href=\"/metrics\">/metrics</a></li></ul></body></html>\n";
 
+/* GET /api/v1/correlate: the same request and answer as `cyclescope
+ * correlate` (web/corr_out.c). */
+static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h)
+{
+	uint64_t bin = 0, lag = 0;
+	int have;
+	if (arg_u64(c, "bin_cycles", &bin, &have) < 0)
+		return error(c, h, 400, "bin_cycles: expected a positive integer");
+	if (arg_u64(c, "max_lag", &lag, &have) < 0 || lag > 100000)
+		return error(c, h, 400, "max_lag: expected an integer from 0 to 100000");
+	double clock_hz = 0;
+	const char *mhz = arg(c, "hw_clock_mhz");
+	if (mhz) {
+		char *end;
+		clock_hz = strtod(mhz, &end) * 1e6;
+		if (*end || !(clock_hz > 0))
+			return error(c, h, 400, "hw_clock_mhz: expected a positive number");
+	}
+	const char *fmt = arg(c, "format");
+	int format = !fmt || !strcmp(fmt, "json") ? CS_CORR_JSON
+		     : !strcmp(fmt, "csv")		? CS_CORR_CSV
+		     : !strcmp(fmt, "text")		? CS_CORR_TEXT
+							: -1;
+	if (format < 0)
+		return error(c, h, 400, "format: json, csv or text");
+	const char *k = arg(c, "kernels");
+	cs_corr_request rq = {
+		.hw = arg(c, "hw"), .sim = arg(c, "sim"),
+		.hw_metric = arg(c, "hw_metric"), .sim_metric = arg(c, "sim_metric"),
+		.hw_window = arg(c, "hw_window"), .sim_window = arg(c, "sim_window"),
+		.hw_clock_hz = clock_hz, .bin_cycles = (double)bin, .max_lag = (int)lag,
+		.kernels = k && strcmp(k, "0") && strcmp(k, "false"), .format = format,
+	};
+	if (!rq.hw || !rq.sim)
+		return error(c, h, 400, "hw and sim (run ids or names) are required");
+	char err[1100];
+	cs_store *s = open_store(h, err, sizeof err);
+	if (!s)
+		return error(c, h, 503, "database: %s", err);
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_corr_out(s, &rq, &b, err, sizeof err);
+	cs_store_close(s);
+	enum MHD_Result r;
+	if (rc < 0)
+		r = error(c, h, rc == -ENOENT || rc == -ENODATA ? 404 : rc == -EINVAL ? 400 : 500, "%s", err);
+	else
+		r = queue(c, h, 200, format == CS_CORR_JSON ? "application/json"
+				     : format == CS_CORR_CSV ? "text/csv; charset=utf-8"
+							     : "text/plain; charset=utf-8", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
 static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *url,
 			     const char *method, req *rq)
 {
@@ -623,6 +677,11 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		enum MHD_Result r = do_query(c, h, s, sql, arg(c, "format"));
 		cs_store_close(s);
 		return r;
+	}
+	if (!strcmp(path, "correlate")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		return do_correlate(c, h);
 	}
 	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
 		if (!get)

@@ -1,0 +1,237 @@
+/*
+ * corr_out.c - correlation answers as text, JSON or CSV (corr_out.h).
+ */
+#include "corr_out.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corr_job.h"
+#include "correlate.h"
+#include "json.h"
+#include "log.h"
+
+static void bprintf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(cs_buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		cs_buf_append(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+typedef struct pair {
+	const char *hw, *sim;
+} pair;
+
+static void json_num(cs_buf *b, int *first, const char *k, double v)
+{
+	cs_json_key(b, first, k);
+	cs_json_f64(b, v);
+}
+
+static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int first_pair,
+		    cs_buf *b, char *err, size_t errlen)
+{
+	char why[1024] = "";
+	int json = rq->format == CS_CORR_JSON, csv = rq->format == CS_CORR_CSV;
+	int kernels = rq->kernels;
+	cs_cjob_spec hs = {.run = rq->hw, .expr = pr->hw, .window = kernels ? NULL : rq->hw_window,
+			   .clock_hz = rq->hw_clock_hz};
+	cs_cjob_spec ss = {.run = rq->sim, .expr = pr->sim, .window = kernels ? NULL : rq->sim_window};
+	cs_cjob_side h, m;
+	int rc = cs_cjob_load(s, &hs, &h, why, sizeof why);
+	if (rc < 0) {
+		snprintf(err, errlen, "hardware side: %s", why);
+		return rc;
+	}
+	if ((rc = cs_cjob_load(s, &ss, &m, why, sizeof why)) < 0) {
+		cs_cjob_side_free(&h);
+		snprintf(err, errlen, "simulator side: %s", why);
+		return rc;
+	}
+	int first = 1;
+	if (kernels) {
+		cs_cjob_kernels kh, ks;
+		if ((rc = cs_cjob_kernel_totals(s, &h, &kh, err, errlen)) < 0 ||
+		    (rc = cs_cjob_kernel_totals(s, &m, &ks, err, errlen)) < 0)
+			goto out;
+		size_t cap = kh.n < ks.n ? kh.n : ks.n;
+		double *xh = calloc(cap + 1, sizeof *xh), *xs = calloc(cap + 1, sizeof *xs);
+		size_t *idx = calloc(cap + 1, sizeof *idx);
+		size_t n = xh && xs && idx ? cs_cjob_match(&kh, &ks, xh, xs, idx) : 0;
+		cs_corr_kernels k;
+		cs_corr_kernel_stats(xh, xs, n, &k);
+		if (json) {
+			cs_json_raw(b, first_pair ? "" : ",\n");
+			cs_json_raw(b, "{");
+			cs_json_key(b, &first, "hw_metric");
+			cs_json_str(b, pr->hw);
+			cs_json_key(b, &first, "sim_metric");
+			cs_json_str(b, pr->sim);
+			cs_json_key(b, &first, "kernels");
+			cs_json_i64(b, (int64_t)n);
+			json_num(b, &first, "pearson", k.pearson);
+			json_num(b, &first, "mape_pct", k.mape);
+			json_num(b, &first, "aggregate_error_pct", k.agg_err);
+			cs_json_key(b, &first, "per_kernel");
+			cs_json_raw(b, "[");
+			for (size_t i = 0; i < n; i++) {
+				int f2 = 1;
+				cs_json_raw(b, i ? ",{" : "{");
+				cs_json_key(b, &f2, "name");
+				cs_json_str(b, ks.names[idx[i]]);
+				json_num(b, &f2, "hw", xh[i]);
+				json_num(b, &f2, "sim", xs[i]);
+				cs_json_raw(b, "}");
+			}
+			cs_json_raw(b, "]}");
+		} else if (csv) {
+			if (first_pair)
+				bprintf(b, "hw_metric,sim_metric,kernel,hw,sim\r\n");
+			for (size_t i = 0; i < n; i++)
+				bprintf(b, "\"%s\",\"%s\",\"%s\",%.17g,%.17g\r\n", pr->hw, pr->sim, ks.names[idx[i]],
+				       xh[i], xs[i]);
+		} else {
+			bprintf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim)\n", pr->hw, pr->sim, n,
+			       kh.n, ks.n);
+			for (size_t i = 0; i < n; i++)
+				bprintf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%\n", ks.names[idx[i]], xh[i],
+				       xs[i], xh[i] != 0 ? 100 * (xs[i] - xh[i]) / xh[i] : (double)NAN);
+			bprintf(b, "  pearson r %.4f  MAPE %.2f%% (%zu kernels)  aggregate error %.2f%%\n\n",
+			       k.pearson, k.mape, k.mape_n, k.agg_err);
+		}
+		free(xh), free(xs), free(idx);
+		cs_cjob_kernels_free(&kh);
+		cs_cjob_kernels_free(&ks);
+		goto out;
+	}
+	double use_bin = rq->bin_cycles > 0 ? rq->bin_cycles : (h.median_sample > m.median_sample ? h.median_sample
+									    : m.median_sample);
+	if (!(use_bin > 0))
+		use_bin = 1;
+	cs_corr_opts o = {.bin = use_bin, .max_lag = rq->max_lag};
+	cs_corr_series sh = cs_cjob_series(&h), sm = cs_cjob_series(&m);
+	cs_corr_result r;
+	if ((rc = cs_corr_compare(&sh, h.cycles, &sm, m.cycles, &o, &r)) < 0) {
+		snprintf(err, errlen, "nothing to compare (empty windows?)");
+		goto out;
+	}
+	if (csv) {
+		if (first_pair)
+			bprintf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
+		for (size_t i = 0; i < r.bins; i++)
+			bprintf(b, "\"%s\",\"%s\",%zu,%.17g,%.17g,%.17g\r\n", pr->hw, pr->sim, i,
+			       (double)i * use_bin, r.hw_bins[i], r.sim_bins[i]);
+	} else if (json) {
+		cs_json_raw(b, first_pair ? "" : ",\n");
+		cs_json_raw(b, "{");
+		cs_json_key(b, &first, "hw_metric");
+		cs_json_str(b, pr->hw);
+		cs_json_key(b, &first, "sim_metric");
+		cs_json_str(b, pr->sim);
+		cs_json_key(b, &first, "hw_window");
+		cs_json_str(b, h.window);
+		cs_json_key(b, &first, "sim_window");
+		cs_json_str(b, m.window);
+		json_num(b, &first, "hw_clock_hz", h.clock_hz);
+		json_num(b, &first, "bin_cycles", use_bin);
+		cs_json_key(b, &first, "bins");
+		cs_json_i64(b, (int64_t)r.bins);
+		cs_json_key(b, &first, "lag_bins");
+		cs_json_i64(b, r.lag);
+		json_num(b, &first, "pearson", r.pearson);
+		json_num(b, &first, "spearman", r.spearman);
+		json_num(b, &first, "mape_pct", r.mape);
+		cs_json_key(b, &first, "mape_bins");
+		cs_json_i64(b, (int64_t)r.mape_bins);
+		json_num(b, &first, "nrmse", r.nrmse);
+		json_num(b, &first, "hw_total", r.hw_total);
+		json_num(b, &first, "sim_total", r.sim_total);
+		json_num(b, &first, "total_error", r.total_err);
+		json_num(b, &first, "hw_cycles", r.hw_cycles);
+		json_num(b, &first, "sim_cycles", r.sim_cycles);
+		json_num(b, &first, "duration_error", r.duration_err);
+		json_num(b, &first, "normalized_pearson", r.norm_pearson);
+		json_num(b, &first, "normalized_mape_pct", r.norm_mape);
+		json_num(b, &first, "normalized_nrmse", r.norm_nrmse);
+		cs_json_raw(b, "}");
+	} else {
+		bprintf(b, "hardware  %s: %s over %s (%.0f cycles at %.1f MHz, %zu samples)\n", h.run_name,
+		       pr->hw, h.window, h.cycles, h.clock_hz / 1e6, h.n);
+		bprintf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
+		       m.window, m.cycles, m.n);
+		bprintf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
+		       r.bins, use_bin, r.lag);
+		bprintf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);
+		bprintf(b, "  MAPE           %8.2f%%    (%zu bins where hardware is not 0)\n", r.mape,
+		       r.mape_bins);
+		bprintf(b, "  NRMSE          %8.4f\n", r.nrmse);
+		bprintf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,
+		       r.sim_total, r.hw_total);
+		bprintf(b, "  duration error %+8.2f%%\n", 100 * r.duration_err);
+		bprintf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n\n",
+		       r.norm_bins, r.norm_pearson, r.norm_mape, r.norm_nrmse);
+	}
+	cs_corr_result_free(&r);
+out:
+	cs_cjob_side_free(&h);
+	cs_cjob_side_free(&m);
+	return rc;
+}
+
+int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, size_t errlen)
+{
+	pair single = {rq->hw_metric, rq->sim_metric};
+	const pair *pairs = &single;
+	pair *owned = NULL;
+	size_t npairs = 1;
+	err[0] = '\0';
+	if (rq->map) {
+		npairs = cs_mmap_count(rq->map);
+		owned = calloc(npairs + 1, sizeof *owned);
+		if (!owned) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < npairs; i++)
+			owned[i] = (pair){cs_mmap_target(rq->map, i), cs_mmap_target(rq->map, i)};
+		pairs = owned;
+	} else if (!rq->hw_metric || !rq->sim_metric) {
+		snprintf(err, errlen, "give a hardware and a simulator metric expression, or a map");
+		return -EINVAL;
+	}
+	if (rq->format == CS_CORR_JSON)
+		cs_json_raw(out, "[");
+	int rc = 0, done = 0;
+	for (size_t i = 0; i < npairs; i++) {
+		char why[1024];
+		int r1 = one_pair(s, &pairs[i], rq, !done, out, why, sizeof why);
+		if (r1 < 0 && rq->map && (r1 == -ENOENT || r1 == -ENODATA)) {
+			/* a map pair missing on either side is skipped */
+			cs_log(CS_LOG_WARN, "correlate: %s skipped: %s", pairs[i].hw, why);
+			continue;
+		}
+		if (r1 < 0) {
+			snprintf(err, errlen, "%s", why);
+			rc = r1;
+			break;
+		}
+		done++;
+	}
+	if (rc == 0 && rq->map && !done) {
+		snprintf(err, errlen, "no pair of the map is in both runs");
+		rc = -ENOENT;
+	}
+	if (rq->format == CS_CORR_JSON)
+		cs_json_raw(out, "]\n");
+	free(owned);
+	return rc;
+}
