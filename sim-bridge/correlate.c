@@ -97,12 +97,12 @@ double cs_corr_spearman(const double *x, const double *y, size_t n)
 	return r;
 }
 
-double cs_corr_mape(const double *x, const double *y, size_t n, size_t *used)
+double cs_corr_mape(const double *x, const double *y, size_t n, double floor_abs, size_t *used)
 {
 	double s = 0;
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (x[i] == 0)
+		if (x[i] == 0 || fabs(x[i]) < floor_abs)
 			continue;
 		s += fabs(y[i] - x[i]) / fabs(x[i]);
 		k++;
@@ -123,6 +123,20 @@ double cs_corr_nrmse(const double *x, const double *y, size_t n)
 	}
 	mx /= (double)n;
 	return mx != 0 ? sqrt(se / (double)n) / fabs(mx) : (double)NAN;
+}
+
+/* Binned MAPE leaves out bins whose hardware value is below this share of
+ * the largest bin: a bin that caught a sliver of a sample (or one that is
+ * almost idle) would otherwise weigh as much as a busy one. */
+#define MAPE_FLOOR 0.01
+
+static double max_abs(const double *v, size_t n)
+{
+	double m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (fabs(v[i]) > m)
+			m = fabs(v[i]);
+	return m;
 }
 
 static double total(const double *v, size_t n)
@@ -181,7 +195,7 @@ int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_se
 	r->bins = n;
 	r->pearson = cs_corr_pearson(h + hoff, s + soff, n);
 	r->spearman = cs_corr_spearman(h + hoff, s + soff, n);
-	r->mape = cs_corr_mape(h + hoff, s + soff, n, &r->mape_bins);
+	r->mape = cs_corr_mape(h + hoff, s + soff, n, MAPE_FLOOR * max_abs(h + hoff, n), &r->mape_bins);
 	r->nrmse = cs_corr_nrmse(h + hoff, s + soff, n);
 	r->hw_bins = malloc((n ? n : 1) * sizeof *r->hw_bins);
 	r->sim_bins = malloc((n ? n : 1) * sizeof *r->sim_bins);
@@ -213,7 +227,7 @@ int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_se
 		cs_corr_bin(&ss, o->bin, nn, sn);
 		r->norm_bins = nn;
 		r->norm_pearson = cs_corr_pearson(hn, sn, nn);
-		r->norm_mape = cs_corr_mape(hn, sn, nn, NULL);
+		r->norm_mape = cs_corr_mape(hn, sn, nn, MAPE_FLOOR * max_abs(hn, nn), NULL);
 		r->norm_nrmse = cs_corr_nrmse(hn, sn, nn);
 	}
 	free(ht0), free(st0);
@@ -235,7 +249,7 @@ void cs_corr_kernel_stats(const double *hw, const double *sim, size_t n, cs_corr
 	memset(k, 0, sizeof *k);
 	k->n = n;
 	k->pearson = cs_corr_pearson(hw, sim, n);
-	k->mape = cs_corr_mape(hw, sim, n, &k->mape_n);
+	k->mape = cs_corr_mape(hw, sim, n, 0, &k->mape_n);
 	double num = 0, den = 0;
 	for (size_t i = 0; i < n; i++) {
 		num += fabs(sim[i] - hw[i]);

@@ -26,9 +26,11 @@ void cs_corr_bin(const cs_corr_series *s, double bin, size_t nbins, double *out)
 /* Statistics of two equally long binned series (x = hardware). */
 double cs_corr_pearson(const double *x, const double *y, size_t n);
 double cs_corr_spearman(const double *x, const double *y, size_t n);
-/* Mean of |y - x| / |x| over bins where x != 0, in percent; *used says
- * how many bins that was (bins where hardware is 0 are left out). */
-double cs_corr_mape(const double *x, const double *y, size_t n, size_t *used);
+/* Mean of |y - x| / |x| in percent over the bins where x != 0 and
+ * |x| >= floor_abs; *used (may be NULL) says how many bins that was.
+ * cs_corr_compare uses 1% of the largest hardware bin as the floor, the
+ * kernel level 0 (every kernel with a non-zero hardware value). */
+double cs_corr_mape(const double *x, const double *y, size_t n, double floor_abs, size_t *used);
 /* sqrt(mean((y - x)^2)) / mean(x). */
 double cs_corr_nrmse(const double *x, const double *y, size_t n);
 

@@ -171,7 +171,7 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		bprintf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
 		       r.bins, use_bin, r.lag);
 		bprintf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);
-		bprintf(b, "  MAPE           %8.2f%%    (%zu bins where hardware is not 0)\n", r.mape,
+		bprintf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", r.mape,
 		       r.mape_bins);
 		bprintf(b, "  NRMSE          %8.4f\n", r.nrmse);
 		bprintf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,

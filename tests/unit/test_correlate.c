@@ -125,8 +125,11 @@ static void test_statistics(void **state)
 	/* zero hardware bins are left out of MAPE */
 	double hz[] = {0, 10, 20}, sz[] = {5, 11, 18};
 	size_t used;
-	assert_true(fabs(cs_corr_mape(hz, sz, 3, &used) - 10.0) < 1e-12);
+	assert_true(fabs(cs_corr_mape(hz, sz, 3, 0, &used) - 10.0) < 1e-12);
 	assert_int_equal(used, 2);
+	/* with a floor of 15 only the 20 counts */
+	assert_true(fabs(cs_corr_mape(hz, sz, 3, 15, &used) - 10.0) < 1e-12);
+	assert_int_equal(used, 1);
 	/* Spearman: monotone but not linear is 1; ties get average ranks */
 	double a[] = {1, 2, 3, 4, 5}, b[] = {1, 4, 9, 16, 25};
 	assert_true(fabs(cs_corr_spearman(a, b, 5) - 1) < 1e-12);
