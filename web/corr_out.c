@@ -49,12 +49,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 	cs_cjob_side h, m;
 	int rc = cs_cjob_load(s, &hs, &h, why, sizeof why);
 	if (rc < 0) {
-		snprintf(err, errlen, "hardware side: %s", why);
+		snprintf(err, errlen, "hardware side: %.900s", why);
 		return rc;
 	}
 	if ((rc = cs_cjob_load(s, &ss, &m, why, sizeof why)) < 0) {
 		cs_cjob_side_free(&h);
-		snprintf(err, errlen, "simulator side: %s", why);
+		snprintf(err, errlen, "simulator side: %.900s", why);
 		return rc;
 	}
 	int first = 1;
