@@ -38,10 +38,7 @@ typedef struct stat {
 } stat;
 
 typedef struct alog {
-	const cs_import_opts *o;
-	const char *label;
-	char *err;
-	size_t errlen;
+	cs_imp im; /* first: options, label, error buffer, line */
 	cs_simrun *run;
 	stat *st;
 	size_t nst, capst;
@@ -51,21 +48,13 @@ typedef struct alog {
 	char kname[1024];
 	int64_t kuid;
 	unsigned kernels;
-	uint64_t line, kline;
+	uint64_t kline;
 	double clocks[4]; /* core, icnt, l2, dram in Hz */
 	int have_clocks;
 	uint64_t last_t1;
 } alog;
 
-static int fail(alog *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(alog *a, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = cs_simrun_verrf(a->err, a->errlen, a->label, a->line, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
 /* Values printed per kernel, or as rates, averages, maxima: kept as
  * they are. Everything else is a running total. */
@@ -128,14 +117,14 @@ static int end_kernel(alog *a)
 	a->in_kernel = 0;
 	stat *cyc = find_stat(a, "gpu_sim_cycle"), *tot = find_stat(a, "gpu_tot_sim_cycle");
 	if (!cyc || !tot || isnan(cyc->now) || isnan(tot->now) || tot->now < cyc->now) {
-		a->line = a->kline;
+		a->im.line = a->kline;
 		return fail(a, "kernel '%s' (block %u) has no usable gpu_sim_cycle and "
 			    "gpu_tot_sim_cycle lines", a->kname, a->kernels);
 	}
 	uint64_t t1 = (uint64_t)tot->now, t0 = t1 - (uint64_t)cyc->now;
 	int rc = cs_simrun_row(a->run, t0, t1);
 	if (rc < 0) {
-		a->line = a->kline;
+		a->im.line = a->kline;
 		return fail(a, "kernel '%s': %s", a->kname, cs_simrun_errmsg(a->run));
 	}
 	for (size_t i = 0; i < a->nst; i++) {
@@ -178,7 +167,7 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 {
 	alog *a = ctx;
 	(void)len;
-	a->line = lineno;
+	a->im.line = lineno;
 	const char *s = line;
 	while (*s == ' ' || *s == '\t')
 		s++;
@@ -279,11 +268,7 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	a->o = o;
-	a->label = label;
-	a->err = err;
-	a->errlen = errlen;
-	err[0] = '\0';
+	cs_imp_init(&a->im, o, err, errlen);
 	/* The run's metadata carries the four clock domains, which the log
 	 * prints before the first kernel. */
 	cs_textin_stats st;

@@ -186,10 +186,7 @@ typedef struct lprog {
 } lprog;
 
 typedef struct av {
-	const cs_import_opts *o;
-	const char *label;
-	char *err;
-	size_t errlen;
+	cs_imp im; /* first: options, label, error buffer, line */
 	cs_simrun *run;
 	/* cumulative series: name -> previous raw value */
 	strtab prev_names;
@@ -211,7 +208,6 @@ typedef struct av {
 	unsigned skipped_cflog;
 	double vals[MAX_VALUES];
 	size_t nvals;
-	uint64_t line;
 	lprog *prog;        /* per line position within a sample */
 	size_t nprog;
 	size_t lix;         /* this line's position in the sample */
@@ -219,15 +215,7 @@ typedef struct av {
 	double dv[MAX_VALUES];
 } av;
 
-static int fail(av *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(av *a, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = cs_simrun_verrf(a->err, a->errlen, a->label, a->line, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
 static int metric(av *a, const char *name, const char *unit)
 {
@@ -438,7 +426,7 @@ static int learn(av *a, const char *key, int ki, int kind)
 		long ch = (long)a->vals[0], bank = (long)a->vals[1];
 		snprintf(series, sizeof series, "%s.ch[%ld].bank[%ld]", key, ch, bank);
 		int v = val(a, 2, series);
-		if (a->o->per_bank && (rc = op(a, v, metric(a, series, unit), 0)))
+		if (a->im.o->per_bank && (rc = op(a, v, metric(a, series, unit), 0)))
 			return rc;
 		snprintf(name, sizeof name, "%s.ch[%ld]", key, ch);
 		if ((rc = op(a, v, metric(a, name, unit), 1)))
@@ -465,7 +453,7 @@ static int learn(av *a, const char *key, int ki, int kind)
 	default: /* K_UNKNOWN: kept, said once per line shape */
 		if (a->unknown_reported < 20)
 			cs_log(CS_LOG_WARN, "%s:%llu: unknown key '%s' kept as a generic metric",
-			       a->label, (unsigned long long)a->line, key);
+			       a->im.label, (unsigned long long)a->im.line, key);
 		a->unknown_reported++;
 		if (a->nvals == 1)
 			return op(a, val(a, 0, NULL), metric(a, key, NULL), 0);
@@ -615,7 +603,7 @@ found:;
 static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 {
 	av *a = ctx;
-	a->line = lineno;
+	a->im.line = lineno;
 	while (len && isspace((unsigned char)line[len - 1]))
 		line[--len] = '\0';
 	if (!len)
@@ -656,12 +644,8 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	a->o = o;
-	a->label = label;
-	a->err = err;
-	a->errlen = errlen;
+	cs_imp_init(&a->im, o, err, errlen);
 	a->nsm = -1;
-	err[0] = '\0';
 	a->run = cs_simrun_open(p, o, "aerialvision", "sim", "cycle", 0, NULL, err, errlen);
 	int rc = a->run ? 0 : -EIO;
 	cs_textin_stats st;

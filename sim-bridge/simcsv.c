@@ -26,13 +26,9 @@
 enum fmt { F_PERF, F_WATTCH, F_PMCUPTI, F_LONG, F_KERNBENCH };
 
 typedef struct tbl {
+	cs_imp im; /* first: options, label, error buffer, line */
 	int fmt;
-	const cs_import_opts *o;
-	const char *label;
-	char *err;
-	size_t errlen;
 	cs_simrun *run;
-	uint64_t line;
 	/* header */
 	char **names;
 	size_t ncols;
@@ -51,15 +47,7 @@ typedef struct tbl {
 	int header_done;
 } tbl;
 
-static int fail(tbl *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(tbl *t, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int rc = cs_simrun_verrf(t->err, t->errlen, t->label, t->line, fmt, ap);
-	va_end(ap);
-	return rc;
-}
+#define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
 /* Splits line at ',' in place; one trailing empty field (the trailing
  * comma) is dropped. Fields are trimmed. */
@@ -285,7 +273,7 @@ static int long_row(tbl *t, char **f, size_t n)
 static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 {
 	tbl *t = ctx;
-	t->line = lineno;
+	t->im.line = lineno;
 	while (len && isspace((unsigned char)line[len - 1]))
 		line[--len] = '\0';
 	if (!len || line[0] == '#')
@@ -386,13 +374,9 @@ static int import(int fmt, cs_producer *p, const char *buf, size_t len,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	cs_imp_init(&t->im, o, err, errlen);
 	t->fmt = fmt;
-	t->o = o;
-	t->label = label;
-	t->err = err;
-	t->errlen = errlen;
 	t->sample_cycles = o->sample_cycles ? o->sample_cycles : 500;
-	err[0] = '\0';
 	char extra[64];
 	snprintf(extra, sizeof extra, "\"sample_cycles\":%llu", (unsigned long long)t->sample_cycles);
 	t->run = cs_simrun_open(p, o, fmts[fmt].source, fmts[fmt].kind,

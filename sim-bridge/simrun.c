@@ -455,3 +455,22 @@ cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *s
 	};
 	return cs_simrun_begin(p, &info, o->map, err, errlen);
 }
+
+void cs_imp_init(cs_imp *im, const cs_import_opts *o, char *err, size_t errlen)
+{
+	im->o = o;
+	im->label = o->label ? o->label : "input";
+	im->err = err;
+	im->errlen = errlen;
+	im->line = 0;
+	err[0] = '\0';
+}
+
+int cs_imp_fail(cs_imp *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int rc = cs_simrun_verrf(im->err, im->errlen, im->label, im->line, fmt, ap);
+	va_end(ap);
+	return rc;
+}

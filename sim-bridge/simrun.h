@@ -65,6 +65,22 @@ cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *s
 			  const char *kind, const char *unit, double clock_hz,
 			  const char *extra_members, char *err, size_t errlen);
 
+/* What every importer's parser state starts with: its options, the file
+ * name for messages, the caller's error buffer and the current line. */
+typedef struct cs_imp {
+	const cs_import_opts *o;
+	const char *label;
+	char *err;
+	size_t errlen;
+	uint64_t line;
+} cs_imp;
+
+/* Fills im (err is emptied). */
+void cs_imp_init(cs_imp *im, const cs_import_opts *o, char *err, size_t errlen);
+
+/* "LABEL:LINE: message" into im->err; returns -EINVAL. */
+int cs_imp_fail(cs_imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Formats "LABEL:LINE: message" into err (LINE 0: "LABEL: message");
  * returns -EINVAL, so an importer can `return cs_simrun_verrf(...)`. */
 int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
