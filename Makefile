@@ -56,7 +56,24 @@ CUPTI_CFLAGS  := -Wno-missing-field-initializers -isystem $(dir $(CUPTI_H)) -isy
 COLL_OBJ      := $(COLL_CUPTI_SRC:%.c=$(BUILD)/%.o)
 endif
 
-all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so $(COLLECTOR)
+# Browser-side libraries (uPlot) from npm into the build tree, for the
+# report and the UI; skipped, with the rest still built, where npm is not.
+NPM        := $(shell command -v npm 2>/dev/null)
+UPLOT      := $(BUILD)/web-assets/node_modules/uplot/dist/uPlot.iife.min.js
+ifneq ($(NPM),)
+WEB_ASSETS := $(UPLOT)
+endif
+
+all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so $(COLLECTOR) $(WEB_ASSETS)
+
+web-assets: $(UPLOT)
+
+$(UPLOT): web/assets/package.json web/assets/package-lock.json
+	@mkdir -p $(BUILD)/web-assets
+	@cp web/assets/package.json web/assets/package-lock.json $(BUILD)/web-assets/
+	$(if $(Q),@echo "  NPM     uplot")
+	$(Q)cd $(BUILD)/web-assets && npm ci --no-audit --no-fund --silent
+	@touch $@
 
 $(COLL_OBJ): $(BUILD)/collector/%.o: collector/%.c
 	@mkdir -p $(@D)
@@ -189,5 +206,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check
+.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check web-assets
 .SECONDARY:

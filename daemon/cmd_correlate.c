@@ -3,6 +3,7 @@
  * simulator run, binned on one cycle axis (correlate.h, corr_job.h), or
  * kernel by kernel. docs/correlation.md has the method.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "buf.h"
 #include "cmds.h"
 #include "corr_out.h"
+#include "report.h"
 #include "metric_map.h"
 
 static int run_correlate(int argc, char **argv);
@@ -39,25 +41,38 @@ const cs_cmd cs_cmd_correlate = {
 	"  --bin-cycles N  default: the longer of the two median sample lengths\n",
 };
 
-static int run_correlate(int argc, char **argv)
+/* What correlate and report share: the options and the request. */
+typedef struct corr_cli {
+	const char *db, *out;
+	cs_corr_request rq;
+	cs_mmap *map;
+} corr_cli;
+
+static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_cli *c)
 {
-	const cs_cmd *cmd = &cs_cmd_correlate;
-	const char *db = NULL, *hw = NULL, *sim = NULL, *hm = NULL, *sm = NULL, *map = NULL,
-		   *hwin = NULL, *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL;
+	const char *hw = NULL, *sim = NULL, *hm = NULL, *sm = NULL, *map = NULL, *hwin = NULL,
+		   *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL;
 	int json = 0, csv = 0, kernels = 0;
-	const cs_opt opts[] = {
-		{"db", &db, NULL},		{"hw", &hw, NULL},
+	memset(c, 0, sizeof *c);
+	const cs_opt all[] = {
+		{"db", &c->db, NULL},		{"hw", &hw, NULL},
 		{"sim", &sim, NULL},		{"hw-metric", &hm, NULL},
 		{"sim-metric", &sm, NULL},	{"map", &map, NULL},
 		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
 		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
-		{"hw-clock-mhz", &mhz, NULL},	{"json", NULL, &json},
-		{"csv", NULL, &csv},		{"kernels", NULL, &kernels},
+		{"hw-clock-mhz", &mhz, NULL},	{report ? "o" : "json", report ? &c->out : NULL,
+						 report ? NULL : &json},
+		{report ? "output" : "csv", report ? &c->out : NULL, report ? NULL : &csv},
+		{report ? NULL : "kernels", NULL, &kernels},
 		{NULL, NULL, NULL},
 	};
+	/* report -o FILE, the usual spelling */
+	for (int i = 1; report && i < argc; i++)
+		if (!strcmp(argv[i], "-o"))
+			argv[i] = (char *)"--output";
 	const char *pos[1];
 	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
+	int rc = cs_cli_parse(cmd, argc, argv, all, pos, 0, &npos);
 	if (rc)
 		return CS_CLI_EXIT(rc);
 	if (!hw || !sim)
@@ -66,6 +81,8 @@ static int run_correlate(int argc, char **argv)
 		return cs_cli_usage_error(cmd, "give --hw-metric and --sim-metric, or --map");
 	if (json && csv)
 		return cs_cli_usage_error(cmd, "--json and --csv exclude each other");
+	if (report && !c->out)
+		return cs_cli_usage_error(cmd, "-o FILE is required");
 	uint64_t b = 0, l = 0;
 	if (bin && (cs_cli_u64(cmd, "bin-cycles", bin, &b) < 0 || !b))
 		return cs_cli_usage_error(cmd, "--bin-cycles must be a positive integer");
@@ -78,34 +95,99 @@ static int run_correlate(int argc, char **argv)
 		if (*end || !(clock_hz > 0))
 			return cs_cli_usage_error(cmd, "--hw-clock-mhz: expected a positive number");
 	}
-	char err[1024];
-	cs_mmap *mm = NULL;
 	if (map) {
+		char err[1024];
 		cs_cli_input in;
 		if (cs_cli_read_file(map, &in, err, sizeof err))
 			return cs_cli_fail(cmd, "--map %s", err);
-		mm = cs_mmap_parse(in.data ? in.data : "", in.len, map, err, sizeof err);
+		c->map = cs_mmap_parse(in.data ? in.data : "", in.len, map, err, sizeof err);
 		cs_cli_free_file(&in);
-		if (!mm)
+		if (!c->map)
 			return cs_cli_fail(cmd, "%s", err);
 	}
-	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
-	if (!s) {
-		cs_mmap_free(mm);
-		return CS_EXIT_FAIL;
-	}
-	cs_corr_request rq = {
-		.hw = hw, .sim = sim, .hw_metric = hm, .sim_metric = sm, .map = mm,
+	c->rq = (cs_corr_request){
+		.hw = hw, .sim = sim, .hw_metric = hm, .sim_metric = sm, .map = c->map,
 		.hw_window = hwin, .sim_window = swin, .hw_clock_hz = clock_hz,
 		.bin_cycles = (double)b, .max_lag = (int)l, .kernels = kernels,
 		.format = json ? CS_CORR_JSON : csv ? CS_CORR_CSV : CS_CORR_TEXT,
 	};
+	return 0;
+}
+
+static int run_correlate(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_correlate;
+	corr_cli c;
+	int rc = corr_args(cmd, argc, argv, 0, &c);
+	if (rc)
+		return rc;
+	char err[1024];
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
+	if (!s) {
+		cs_mmap_free(c.map);
+		return CS_EXIT_FAIL;
+	}
 	cs_buf out = {0};
-	rc = cs_corr_out(s, &rq, &out, err, sizeof err);
+	rc = cs_corr_out(s, &c.rq, &out, err, sizeof err);
 	if (rc == 0)
 		fwrite(out.data, 1, out.len, stdout);
 	cs_buf_free(&out);
 	cs_store_close(s);
-	cs_mmap_free(mm);
+	cs_mmap_free(c.map);
 	return rc == 0 ? CS_EXIT_OK : cs_cli_fail(cmd, "%s", err);
+}
+
+static int run_report(int argc, char **argv);
+
+const cs_cmd cs_cmd_report = {
+	"report", run_report, "write the side-by-side HTML report of a correlation",
+	"usage: cyclescope report --hw RUN --sim RUN -o report.html [--db F]\n"
+	"                         [--hw-metric EXPR --sim-metric EXPR | --map F]\n"
+	"                         [--hw-window W] [--sim-window W] [--bin-cycles N]\n"
+	"                         [--max-lag N] [--hw-clock-mhz MHZ]\n\n"
+	"The options of 'cyclescope correlate'. Writes one self-contained HTML page\n"
+	"(it opens offline from disk): per metric pair the two series overlaid on one\n"
+	"cycle axis with their difference and the simulator's kernels shaded, the\n"
+	"statistics table, and, when both runs have kernels, the kernel-level\n"
+	"scatter (log axes, y = x) with r and MAPE. Needs uPlot in the build tree\n"
+	"(make web-assets, part of make when npm is there).\n",
+};
+
+static int run_report(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_report;
+	corr_cli c;
+	int rc = corr_args(cmd, argc, argv, 1, &c);
+	if (rc)
+		return rc;
+	char err[1024];
+	char *js = NULL, *css = NULL;
+	if (cs_report_assets(&js, &css, err, sizeof err) < 0) {
+		cs_mmap_free(c.map);
+		return cs_cli_fail(cmd, "%s", err);
+	}
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
+	cs_buf out = {0};
+	rc = s ? cs_report_html(s, &c.rq, js, css, &out, err, sizeof err) : -EIO;
+	if (s && rc < 0)
+		rc = cs_cli_fail(cmd, "%s", err);
+	else if (!s)
+		rc = CS_EXIT_FAIL;
+	else {
+		FILE *f = fopen(c.out, "wb");
+		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
+			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
+		} else {
+			fprintf(stderr, "wrote %s (%zu bytes)\n", c.out, out.len);
+			rc = CS_EXIT_OK;
+		}
+		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)
+			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
+	}
+	cs_buf_free(&out);
+	cs_store_close(s);
+	free(js);
+	free(css);
+	cs_mmap_free(c.map);
+	return rc;
 }

@@ -12,5 +12,6 @@ extern const cs_cmd cs_cmd_serve;
 extern const cs_cmd cs_cmd_run;
 extern const cs_cmd cs_cmd_metrics;
 extern const cs_cmd cs_cmd_correlate;
+extern const cs_cmd cs_cmd_report;
 
 #endif

@@ -357,6 +357,54 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 	return rc;
 }
 
+int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
+			 cs_cjob_kernels *k, char *err, size_t errlen)
+{
+	memset(k, 0, sizeof *k);
+	const char *kind = !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel";
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(cs_store_db(s),
+			   "SELECT name, t0, t1 FROM ranges WHERE run = ?1 AND kind = ?2 AND t1 > ?3 "
+			   "AND t0 < ?4 ORDER BY t0, id LIMIT 10000",
+			   -1, &st, NULL);
+	sqlite3_bind_int64(st, 1, side->run);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)side->w0);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)side->w1);
+	double f = !strcmp(side->unit, "ns") ? side->clock_hz / 1e9 : 1;
+	size_t cap = 0;
+	int rc = 0;
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (k->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **gn = realloc(k->names, cap * sizeof *gn);
+			if (gn)
+				k->names = gn;
+			double *g0 = realloc(k->t0, cap * sizeof *g0);
+			if (g0)
+				k->t0 = g0;
+			double *g1 = realloc(k->t1, cap * sizeof *g1);
+			if (g1)
+				k->t1 = g1;
+			if (!gn || !g0 || !g1) {
+				rc = -ENOMEM;
+				break;
+			}
+		}
+		if (!(k->names[k->n] = strdup((const char *)sqlite3_column_text(st, 0)))) {
+			rc = -ENOMEM;
+			break;
+		}
+		k->t0[k->n] = ((double)sqlite3_column_int64(st, 1) - (double)side->w0) * f + shift;
+		k->t1[k->n] = ((double)sqlite3_column_int64(st, 2) - (double)side->w0) * f + shift;
+		k->n++;
+	}
+	sqlite3_finalize(st);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return rc;
+}
+
 void cs_cjob_kernels_free(cs_cjob_kernels *k)
 {
 	for (size_t i = 0; k && i < k->n; i++)
@@ -364,6 +412,8 @@ void cs_cjob_kernels_free(cs_cjob_kernels *k)
 	if (k) {
 		free(k->names);
 		free(k->totals);
+		free(k->t0);
+		free(k->t1);
 		memset(k, 0, sizeof *k);
 	}
 }

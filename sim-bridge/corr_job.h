@@ -61,7 +61,13 @@ typedef struct cs_cjob_kernels {
 	size_t n;
 	char **names;
 	double *totals;
+	double *t0, *t1; /* cycles from the window start (kernel_spans only) */
 } cs_cjob_kernels;
+
+/* The kernel ranges that overlap the side's window, as cycles from its
+ * start plus shift (for drawing). Free with cs_cjob_kernels_free. */
+int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
+			 cs_cjob_kernels *k, char *err, size_t errlen);
 int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels *k,
 			  char *err, size_t errlen);
 void cs_cjob_kernels_free(cs_cjob_kernels *k);

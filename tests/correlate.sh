@@ -58,6 +58,30 @@ swant=$(zcat "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" | awk 'BE
 	--sim-window '#1' --hw-window 5000:12000 --json >"$T/out" 2>&1
 grep -q '"sim_window":"sim-kernel '"'"'kernel 2'"'"' #1 \[6000, 14500)"' "$T/out" && grep -q '"hw_window":"\[5000, 12000)"' "$T/out" &&
 	ok "windows by kernel index and by bounds; sum_sm() over the per-SM family" || no "windows" "$T/out"
+# --- the HTML report ---
+if [ -f "$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
+	"$CS" report --db "$DB" --hw simk --sim sim --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+		--sim-metric 'Ltworeadmiss + Ltworeadhit' -o "$T/r.html" >"$T/out" 2>&1
+	grep -q 'uPlot' "$T/r.html" && grep -q '"per_kernel":\[{"name":"kernel 1","hw":10240,"sim":10240}' "$T/r.html" &&
+		! grep -Eq '(src|href)="(https?:)?//' "$T/r.html" &&
+		ok "report -o: one self-contained page (uPlot inlined, no network), binned and kernel-level data" || no "report" "$T/out"
+	CHROME=$(command -v chromium || command -v chromium-browser || true)
+	if [ -n "$CHROME" ]; then
+		mkdir -p "$B/test-artifacts"
+		timeout 60 "$CHROME" --headless=new --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
+			--dump-dom "file://$T/r.html" >"$T/dom" 2>"$T/chrome.err"
+		timeout 60 "$CHROME" --headless=new --no-sandbox --disable-gpu --window-size=1300,1400 \
+			--screenshot="$B/test-artifacts/report.png" "file://$T/r.html" >/dev/null 2>&1
+		grep -q 'data-plots="2"' "$T/dom" && ! grep -Eiq 'uncaught|console\(' "$T/chrome.err" &&
+			ok "the report renders its 2 plots in headless Chromium with no script errors ($B/test-artifacts/report.png)" ||
+			no "report in the browser" "$T/chrome.err"
+	else
+		echo "# chromium not installed: the browser check of the report is skipped"
+	fi
+else
+	echo "# uPlot not installed in $B/web-assets (no npm): report checks skipped"
+fi
+
 # --- the same over HTTP ---
 "$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!

@@ -162,6 +162,44 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		json_num(b, &first, "normalized_pearson", r.norm_pearson);
 		json_num(b, &first, "normalized_mape_pct", r.norm_mape);
 		json_num(b, &first, "normalized_nrmse", r.norm_nrmse);
+		if (rq->with_bins) {
+			cs_json_key(b, &first, "hw_bins");
+			cs_json_raw(b, "[");
+			for (size_t i = 0; i < r.bins; i++) {
+				if (i)
+					cs_json_raw(b, ",");
+				cs_json_f64(b, r.hw_bins[i]);
+			}
+			cs_json_raw(b, "]");
+			cs_json_key(b, &first, "sim_bins");
+			cs_json_raw(b, "[");
+			for (size_t i = 0; i < r.bins; i++) {
+				if (i)
+					cs_json_raw(b, ",");
+				cs_json_f64(b, r.sim_bins[i]);
+			}
+			cs_json_raw(b, "]");
+			/* The simulator's kernels inside its window, in bins'
+			 * cycles (the lag shift applied), for shading. */
+			cs_cjob_kernels ks;
+			char kerr[256];
+			cs_json_key(b, &first, "sim_kernels");
+			cs_json_raw(b, "[");
+			if (cs_cjob_kernel_spans(s, &m, (double)(r.lag < 0 ? r.lag : 0) * use_bin, &ks, kerr,
+						 sizeof kerr) == 0) {
+				for (size_t i = 0; i < ks.n; i++) {
+					cs_json_raw(b, i ? ",[" : "[");
+					cs_json_f64(b, ks.t0[i]);
+					cs_json_raw(b, ",");
+					cs_json_f64(b, ks.t1[i]);
+					cs_json_raw(b, ",");
+					cs_json_str(b, ks.names[i]);
+					cs_json_raw(b, "]");
+				}
+				cs_cjob_kernels_free(&ks);
+			}
+			cs_json_raw(b, "]");
+		}
 		cs_json_raw(b, "}");
 	} else {
 		bprintf(b, "hardware  %s: %s over %s (%.0f cycles at %.1f MHz, %zu samples)\n", h.run_name,

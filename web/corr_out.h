@@ -25,6 +25,8 @@ typedef struct cs_corr_request {
 	int max_lag;
 	int kernels;                       /* kernel-level mode */
 	int format;                        /* cs_corr_format */
+	int with_bins;                     /* JSON: add the aligned bins and the
+					      simulator's kernel ranges (report) */
 } cs_corr_request;
 
 /* Appends the answer to out. 0, or a negative errno with the reason in
