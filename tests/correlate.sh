@@ -101,5 +101,11 @@ code=$(get "$U" --data-urlencode hw=nosuch --data-urlencode sim=sim --data-urlen
 [ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "an unknown run is 404 naming it" || no "HTTP 404 ($code)" "$T/body"
 code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum --data-urlencode 'sim_metric=(a')
 [ "$code" = 400 ] && grep -q "column 3: expected" "$T/body" && ok "a malformed expression is 400 with its column" || no "HTTP 400 ($code)" "$T/body"
+if [ -f "$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
+	code=$(get "http://127.0.0.1:$PORT/report" --data-urlencode hw=simk --data-urlencode sim=sim \
+		--data-urlencode 'hw_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+		--data-urlencode 'sim_metric=Ltworeadmiss + Ltworeadhit')
+	[ "$code" = 200 ] && cmp -s "$T/body" "$T/r.html" && ok "GET /report serves the page 'report -o' wrote" || no "GET /report ($code)" "$T/body"
+fi
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

@@ -27,6 +27,18 @@ static void bprintf(cs_buf *b, const char *fmt, ...)
 		cs_buf_append(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
+/* One quoted CSV field and its comma (RFC 4180: quotes doubled). */
+static void csv_field(cs_buf *b, const char *s)
+{
+	cs_buf_put_u8(b, '"');
+	for (const char *c = s; *c; c++) {
+		if (*c == '"')
+			cs_buf_put_u8(b, '"');
+		cs_buf_put_u8(b, (uint8_t)*c);
+	}
+	cs_json_raw(b, "\",");
+}
+
 typedef struct pair {
 	const char *hw, *sim;
 } pair;
@@ -97,8 +109,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 			if (first_pair)
 				bprintf(b, "hw_metric,sim_metric,kernel,hw,sim\r\n");
 			for (size_t i = 0; i < n; i++)
-				bprintf(b, "\"%s\",\"%s\",\"%s\",%.17g,%.17g\r\n", pr->hw, pr->sim, ks.names[idx[i]],
-				       xh[i], xs[i]);
+			{
+				csv_field(b, pr->hw);
+				csv_field(b, pr->sim);
+				csv_field(b, ks.names[idx[i]]);
+				bprintf(b, "%.17g,%.17g\r\n", xh[i], xs[i]);
+			}
 		} else {
 			bprintf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim)\n", pr->hw, pr->sim, n,
 			       kh.n, ks.n);
@@ -128,8 +144,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		if (first_pair)
 			bprintf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
 		for (size_t i = 0; i < r.bins; i++)
-			bprintf(b, "\"%s\",\"%s\",%zu,%.17g,%.17g,%.17g\r\n", pr->hw, pr->sim, i,
-			       (double)i * use_bin, r.hw_bins[i], r.sim_bins[i]);
+		{
+			csv_field(b, pr->hw);
+			csv_field(b, pr->sim);
+			bprintf(b, "%zu,%.17g,%.17g,%.17g\r\n", i, (double)i * use_bin, r.hw_bins[i],
+				r.sim_bins[i]);
+		}
 	} else if (json) {
 		cs_json_raw(b, first_pair ? "" : ",\n");
 		cs_json_raw(b, "{");

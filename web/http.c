@@ -22,6 +22,7 @@
 
 #include "csv.h"
 #include "corr_out.h"
+#include "report.h"
 #include "json.h"
 #include "series_csv.h"
 #include "sqlout.h"
@@ -558,23 +559,23 @@ static const char index_html[] =
 	"<li>/api/v1/runs/{id}/ranges.csv</li><li>/api/v1/query?sql=&amp;format=json</li>"
 	"<li><a href=\"/metrics\">/metrics</a></li></ul></body></html>\n";
 
-/* GET /api/v1/correlate: the same request and answer as `cyclescope
- * correlate` (web/corr_out.c). */
-static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h)
+/* The correlate/report parameters into rq; NULL, or the reason a 400
+ * gets (static text). */
+static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, double *clock_hz)
 {
 	uint64_t bin = 0, lag = 0;
 	int have;
 	if (arg_u64(c, "bin_cycles", &bin, &have) < 0)
-		return error(c, h, 400, "bin_cycles: expected a positive integer");
+		return "bin_cycles: expected a positive integer";
 	if (arg_u64(c, "max_lag", &lag, &have) < 0 || lag > 100000)
-		return error(c, h, 400, "max_lag: expected an integer from 0 to 100000");
-	double clock_hz = 0;
+		return "max_lag: expected an integer from 0 to 100000";
+	*clock_hz = 0;
 	const char *mhz = arg(c, "hw_clock_mhz");
 	if (mhz) {
 		char *end;
-		clock_hz = strtod(mhz, &end) * 1e6;
-		if (*end || !(clock_hz > 0))
-			return error(c, h, 400, "hw_clock_mhz: expected a positive number");
+		*clock_hz = strtod(mhz, &end) * 1e6;
+		if (*end || !(*clock_hz > 0))
+			return "hw_clock_mhz: expected a positive number";
 	}
 	const char *fmt = arg(c, "format");
 	int format = !fmt || !strcmp(fmt, "json") ? CS_CORR_JSON
@@ -582,31 +583,54 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h)
 		     : !strcmp(fmt, "text")		? CS_CORR_TEXT
 							: -1;
 	if (format < 0)
-		return error(c, h, 400, "format: json, csv or text");
+		return "format: json, csv or text";
 	const char *k = arg(c, "kernels");
-	cs_corr_request rq = {
+	*rq = (cs_corr_request){
 		.hw = arg(c, "hw"), .sim = arg(c, "sim"),
 		.hw_metric = arg(c, "hw_metric"), .sim_metric = arg(c, "sim_metric"),
 		.hw_window = arg(c, "hw_window"), .sim_window = arg(c, "sim_window"),
-		.hw_clock_hz = clock_hz, .bin_cycles = (double)bin, .max_lag = (int)lag,
+		.hw_clock_hz = *clock_hz, .bin_cycles = (double)bin, .max_lag = (int)lag,
 		.kernels = k && strcmp(k, "0") && strcmp(k, "false"), .format = format,
 	};
-	if (!rq.hw || !rq.sim)
-		return error(c, h, 400, "hw and sim (run ids or names) are required");
+	if (!rq->hw || !rq->sim)
+		return "hw and sim (run ids or names) are required";
+	return NULL;
+}
+
+/* GET /api/v1/correlate: the same request and answer as `cyclescope
+ * correlate` (web/corr_out.c); GET /report (and /api/v1/report): the page
+ * `cyclescope report` writes (web/report.c). */
+static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int report)
+{
+	cs_corr_request rq;
+	double clock_hz;
+	const char *bad = corr_params(c, &rq, &clock_hz);
+	if (bad)
+		return error(c, h, 400, "%s", bad);
 	char err[1100];
+	char *js = NULL, *css = NULL;
+	if (report && cs_report_assets(&js, &css, err, sizeof err) < 0)
+		return error(c, h, 503, "%s", err);
 	cs_store *s = open_store(h, err, sizeof err);
-	if (!s)
+	if (!s) {
+		free(js);
+		free(css);
 		return error(c, h, 503, "database: %s", err);
+	}
 	cs_buf b = CS_BUF_INIT;
-	int rc = cs_corr_out(s, &rq, &b, err, sizeof err);
+	int rc = report ? cs_report_html(s, &rq, js, css, &b, err, sizeof err)
+			: cs_corr_out(s, &rq, &b, err, sizeof err);
 	cs_store_close(s);
+	free(js);
+	free(css);
 	enum MHD_Result r;
 	if (rc < 0)
 		r = error(c, h, rc == -ENOENT || rc == -ENODATA ? 404 : rc == -EINVAL ? 400 : 500, "%s", err);
 	else
-		r = queue(c, h, 200, format == CS_CORR_JSON ? "application/json"
-				     : format == CS_CORR_CSV ? "text/csv; charset=utf-8"
-							     : "text/plain; charset=utf-8", &b);
+		r = queue(c, h, 200, report ? "text/html; charset=utf-8"
+				     : rq.format == CS_CORR_JSON ? "application/json"
+				     : rq.format == CS_CORR_CSV ? "text/csv; charset=utf-8"
+								 : "text/plain; charset=utf-8", &b);
 	cs_buf_free(&b);
 	return r;
 }
@@ -642,6 +666,11 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		enum MHD_Result r = queue(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
 		cs_buf_free(&b);
 		return r;
+	}
+	if (!strcmp(url, "/report") || !strcmp(url, "/api/v1/report")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		return do_correlate(c, h, 1);
 	}
 	if (strncmp(url, "/api/v1/", 8))
 		return error(c, h, 404, "no such endpoint: %s", url);
@@ -681,7 +710,7 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 	if (!strcmp(path, "correlate")) {
 		if (!get)
 			return error(c, h, 405, "use GET");
-		return do_correlate(c, h);
+		return do_correlate(c, h, 0);
 	}
 	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
 		if (!get)
