@@ -301,62 +301,6 @@ cs_corr_series cs_cjob_series(const cs_cjob_side *side)
 	return s;
 }
 
-int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels *k, char *err,
-			  size_t errlen)
-{
-	memset(k, 0, sizeof *k);
-	const char *kind = !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel";
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT name, t0, t1 FROM ranges WHERE run = ?1 AND kind = ?2 ORDER BY t0, id",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, side->run);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	double f = !strcmp(side->unit, "ns") ? side->clock_hz / 1e9 : 1;
-	size_t cap = 0;
-	int rc = 0;
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (k->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **gn = realloc(k->names, cap * sizeof *gn);
-			if (gn)
-				k->names = gn;
-			double *gt = realloc(k->totals, cap * sizeof *gt);
-			if (gt)
-				k->totals = gt;
-			if (!gn || !gt) {
-				rc = -ENOMEM;
-				break;
-			}
-		}
-		double a = ((double)sqlite3_column_int64(st, 1) - (double)side->w0) * f;
-		double b = ((double)sqlite3_column_int64(st, 2) - (double)side->w0) * f;
-		double sum = 0;
-		cs_corr_series one = cs_cjob_series(side);
-		for (size_t i = 0; i < one.n; i++) {
-			double lo = one.t0[i] > a ? one.t0[i] : a, hi = one.t1[i] < b ? one.t1[i] : b;
-			double len = one.t1[i] - one.t0[i];
-			if (hi > lo && len > 0 && !isnan(one.v[i]))
-				sum += one.v[i] * (hi - lo) / len;
-		}
-		k->names[k->n] = strdup((const char *)sqlite3_column_text(st, 0));
-		k->totals[k->n] = sum;
-		if (!k->names[k->n]) {
-			rc = -ENOMEM;
-			break;
-		}
-		k->n++;
-	}
-	sqlite3_finalize(st);
-	if (rc == 0 && !k->n) {
-		snprintf(err, errlen, "run %s has no %s ranges", side->run_name, kind);
-		rc = -ENOENT;
-	}
-	if (rc == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	return rc;
-}
-
 int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 			 cs_cjob_kernels *k, char *err, size_t errlen)
 {
@@ -365,7 +309,7 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	sqlite3_stmt *st = NULL;
 	sqlite3_prepare_v2(cs_store_db(s),
 			   "SELECT name, t0, t1 FROM ranges WHERE run = ?1 AND kind = ?2 AND t1 > ?3 "
-			   "AND t0 < ?4 ORDER BY t0, id LIMIT 10000",
+			   "AND t0 < ?4 ORDER BY t0, id",
 			   -1, &st, NULL);
 	sqlite3_bind_int64(st, 1, side->run);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
@@ -403,6 +347,35 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return rc;
+}
+
+int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels *k, char *err,
+			  size_t errlen)
+{
+	int rc = cs_cjob_kernel_spans(s, side, 0, k, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!k->n) {
+		snprintf(err, errlen, "run %s has no %s ranges", side->run_name,
+			 !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel");
+		cs_cjob_kernels_free(k);
+		return -ENOENT;
+	}
+	if (!(k->totals = calloc(k->n, sizeof *k->totals))) {
+		snprintf(err, errlen, "out of memory");
+		cs_cjob_kernels_free(k);
+		return -ENOMEM;
+	}
+	/* Each sample counts in a kernel in proportion to its overlap. */
+	for (size_t j = 0; j < k->n; j++)
+		for (size_t i = 0; i < side->n; i++) {
+			double lo = side->t0[i] > k->t0[j] ? side->t0[i] : k->t0[j];
+			double hi = side->t1[i] < k->t1[j] ? side->t1[i] : k->t1[j];
+			double len = side->t1[i] - side->t0[i];
+			if (hi > lo && len > 0 && !isnan(side->v[i]))
+				k->totals[j] += side->v[i] * (hi - lo) / len;
+		}
+	return 0;
 }
 
 void cs_cjob_kernels_free(cs_cjob_kernels *k)

@@ -39,6 +39,17 @@ static void csv_field(cs_buf *b, const char *s)
 	cs_json_raw(b, "\",");
 }
 
+static void json_array(cs_buf *b, const double *v, size_t n)
+{
+	cs_json_raw(b, "[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			cs_json_raw(b, ",");
+		cs_json_f64(b, v[i]);
+	}
+	cs_json_raw(b, "]");
+}
+
 typedef struct pair {
 	const char *hw, *sim;
 } pair;
@@ -184,21 +195,9 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		json_num(b, &first, "normalized_nrmse", r.norm_nrmse);
 		if (rq->with_bins) {
 			cs_json_key(b, &first, "hw_bins");
-			cs_json_raw(b, "[");
-			for (size_t i = 0; i < r.bins; i++) {
-				if (i)
-					cs_json_raw(b, ",");
-				cs_json_f64(b, r.hw_bins[i]);
-			}
-			cs_json_raw(b, "]");
+			json_array(b, r.hw_bins, r.bins);
 			cs_json_key(b, &first, "sim_bins");
-			cs_json_raw(b, "[");
-			for (size_t i = 0; i < r.bins; i++) {
-				if (i)
-					cs_json_raw(b, ",");
-				cs_json_f64(b, r.sim_bins[i]);
-			}
-			cs_json_raw(b, "]");
+			json_array(b, r.sim_bins, r.bins);
 			/* The simulator's kernels inside its window, in bins'
 			 * cycles (the lag shift applied), for shading. */
 			cs_cjob_kernels ks;
