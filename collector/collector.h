@@ -20,6 +20,12 @@
  * built with another value. */
 #define CS_COLLECTOR_ABI 1
 
+/* The API patterns hooked when none are given (`cyclescope run --apis`,
+ * CYCLESCOPE_APIS). */
+#define CS_COLLECTOR_DEFAULT_APIS                                                \
+	"cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,cudaGraphLaunch,cuMemcpy*,"    \
+	"cuLaunchKernel*,cuGraphLaunch"
+
 /* One metric as the catalog describes it. Strings borrowed for the
  * callback. */
 typedef struct cs_cat_metric {

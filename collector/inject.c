@@ -46,9 +46,7 @@
 	"gr__cycles_elapsed.max,gpu__time_duration.sum,sm__cycles_active.avg," \
 	"lts__t_sectors.sum,dram__bytes_read.sum,dram__bytes_write.sum," \
 	"pcie__read_bytes.sum,pcie__write_bytes.sum"
-#define DEFAULT_APIS \
-	"cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,cudaGraphLaunch,cuMemcpy*," \
-	"cuLaunchKernel*,cuGraphLaunch"
+#define DEFAULT_APIS CS_COLLECTOR_DEFAULT_APIS
 #define ACTIVITY_BUFFER (4u << 20)
 #define MAX_DEVICES 64
 #define NVTX_OPEN_MAX 4096
@@ -194,6 +192,19 @@ static void nvtx_marker(const CUpti_ActivityMarker2 *m)
 	pthread_mutex_unlock(&g.nvtx_mu);
 }
 
+/* A range for device-side work from an activity record. */
+static void device_range(cs_range *r, const char *kind, const char *name, uint64_t t0,
+			 uint64_t t1, uint32_t device, uint32_t stream, uint32_t correlation,
+			 int64_t bytes)
+{
+	cs_range_init(r, kind, name, t0, t1);
+	r->device = device;
+	r->stream = stream;
+	r->correlation_id = correlation;
+	r->bytes = bytes;
+	r->pid = g.pid;
+}
+
 static void activity_record(const CUpti_Activity *rec)
 {
 	cs_range r;
@@ -203,31 +214,20 @@ static void activity_record(const CUpti_Activity *rec)
 		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
 		if (!k->name || cs_pat_match(g.kernels, k->name) < 0)
 			return;
-		cs_range_init(&r, "kernel", k->name, k->start, k->end);
-		r.device = k->deviceId;
-		r.stream = k->streamId;
-		r.correlation_id = k->correlationId;
-		r.pid = g.pid;
+		device_range(&r, "kernel", k->name, k->start, k->end, k->deviceId, k->streamId,
+			     k->correlationId, -1);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		const CUpti_ActivityMemcpy6 *m = (const CUpti_ActivityMemcpy6 *)rec;
-		cs_range_init(&r, "memcpy", copy_kind(m->copyKind), m->start, m->end);
-		r.device = m->deviceId;
-		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
-		r.bytes = (int64_t)m->bytes;
-		r.pid = g.pid;
+		device_range(&r, "memcpy", copy_kind(m->copyKind), m->start, m->end, m->deviceId,
+			     m->streamId, m->correlationId, (int64_t)m->bytes);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		const CUpti_ActivityMemset4 *m = (const CUpti_ActivityMemset4 *)rec;
-		cs_range_init(&r, "memset", "memset", m->start, m->end);
-		r.device = m->deviceId;
-		r.stream = m->streamId;
-		r.correlation_id = m->correlationId;
-		r.bytes = (int64_t)m->bytes;
-		r.pid = g.pid;
+		device_range(&r, "memset", "memset", m->start, m->end, m->deviceId, m->streamId,
+			     m->correlationId, (int64_t)m->bytes);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MARKER:

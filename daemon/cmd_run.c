@@ -42,8 +42,7 @@ const cs_cmd cs_cmd_run = {
 	"                default: @general. Checked to fit one pass on --chip (GH100)\n"
 	"                unless --no-check\n"
 	"  --apis        runtime/driver API globs, suffixes like _v2/_ptsz ignored\n"
-	"                (default cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,\n"
-	"                cudaGraphLaunch,cuMemcpy*,cuLaunchKernel*,cuGraphLaunch)\n"
+	"                (default " CS_COLLECTOR_DEFAULT_APIS ")\n"
 	"  --kernels     kernel symbol globs that become ranges (default '*')\n"
 	"  --nvtx        NVTX push/pop and start/end ranges\n"
 	"  --interval-ns sampling interval (default 100000 = 10 kHz)\n"
@@ -145,9 +144,8 @@ static int run_run(int argc, char **argv)
 	if (cs_colllib_open(&lib, err, sizeof err) < 0)
 		return cs_cli_fail(cmd, "%s", err);
 	if (list_apis) {
-		rc = lib.hooks(apis ? apis : "cudaMemcpy*,cudaMemset*,cudaLaunchKernel*,"
-					     "cudaGraphLaunch,cuMemcpy*,cuLaunchKernel*,cuGraphLaunch",
-			       print_hook, NULL, err, sizeof err);
+		rc = lib.hooks(apis ? apis : CS_COLLECTOR_DEFAULT_APIS, print_hook, NULL, err,
+			       sizeof err);
 		cs_colllib_close(&lib);
 		if (rc < 0)
 			return cs_cli_usage_error(cmd, "--apis: %s", err);

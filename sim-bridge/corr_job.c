@@ -219,7 +219,14 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	rc = cs_read_metric_ids(s, out->run, &ids, &nids);
 	if (rc == 0 && (!a.cols || !a.ncols || !a.nv || !(used = calloc(nids + 1, sizeof *used))))
 		rc = -ENOMEM;
-	char name[512];
+	/* The run's metric names, read once (each expression name is matched
+	 * against all of them). */
+	char (*names)[256] = rc == 0 ? calloc(nids + 1, sizeof *names) : NULL;
+	if (rc == 0 && !names)
+		rc = -ENOMEM;
+	for (uint32_t i = 0; rc == 0 && i < nids; i++)
+		if (cs_read_metric_name(s, out->run, ids[i], names[i], sizeof names[i]) < 0)
+			names[i][0] = '\0';
 	for (size_t k = 0; rc == 0 && k < a.nnames; k++) {
 		int glob;
 		const char *want = cs_mmap_name(m, k, &glob);
@@ -229,9 +236,8 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 			break;
 		}
 		for (uint32_t i = 0; i < nids; i++) {
-			if (cs_read_metric_name(s, out->run, ids[i], name, sizeof name) < 0)
-				continue;
-			if (glob ? fnmatch(want, name, 0) != 0 : strcmp(want, name) != 0)
+			if (!names[i][0] ||
+			    (glob ? fnmatch(want, names[i], 0) != 0 : strcmp(want, names[i]) != 0))
 				continue;
 			size_t col = nused;
 			for (size_t u = 0; u < nused; u++)
@@ -277,6 +283,7 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	free(a.cols);
 	free(a.ncols);
 	free(a.nv);
+	free(names);
 	free(used);
 	free(ids);
 	cs_mmap_free(m);

@@ -54,6 +54,17 @@ typedef struct pair {
 	const char *hw, *sim;
 } pair;
 
+/* Opens a pair's JSON object (after a comma unless it is the first). */
+static void json_pair_head(cs_buf *b, const pair *pr, int first_pair, int *first)
+{
+	cs_json_raw(b, first_pair ? "" : ",\n");
+	cs_json_raw(b, "{");
+	cs_json_key(b, first, "hw_metric");
+	cs_json_str(b, pr->hw);
+	cs_json_key(b, first, "sim_metric");
+	cs_json_str(b, pr->sim);
+}
+
 static void json_num(cs_buf *b, int *first, const char *k, double v)
 {
 	cs_json_key(b, first, k);
@@ -93,12 +104,7 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		cs_corr_kernels k;
 		cs_corr_kernel_stats(xh, xs, n, &k);
 		if (json) {
-			cs_json_raw(b, first_pair ? "" : ",\n");
-			cs_json_raw(b, "{");
-			cs_json_key(b, &first, "hw_metric");
-			cs_json_str(b, pr->hw);
-			cs_json_key(b, &first, "sim_metric");
-			cs_json_str(b, pr->sim);
+			json_pair_head(b, pr, first_pair, &first);
 			cs_json_key(b, &first, "kernels");
 			cs_json_i64(b, (int64_t)n);
 			json_num(b, &first, "pearson", k.pearson);
@@ -162,12 +168,7 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 				r.sim_bins[i]);
 		}
 	} else if (json) {
-		cs_json_raw(b, first_pair ? "" : ",\n");
-		cs_json_raw(b, "{");
-		cs_json_key(b, &first, "hw_metric");
-		cs_json_str(b, pr->hw);
-		cs_json_key(b, &first, "sim_metric");
-		cs_json_str(b, pr->sim);
+		json_pair_head(b, pr, first_pair, &first);
 		cs_json_key(b, &first, "hw_window");
 		cs_json_str(b, h.window);
 		cs_json_key(b, &first, "sim_window");
