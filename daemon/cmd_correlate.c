@@ -22,8 +22,8 @@ const cs_cmd cs_cmd_correlate = {
 	"usage: cyclescope correlate --hw RUN --sim RUN [--db F]\n"
 	"                            [--hw-metric EXPR --sim-metric EXPR | --map F]\n"
 	"                            [--hw-window W] [--sim-window W] [--bin-cycles N]\n"
-	"                            [--max-lag N] [--hw-clock-mhz MHZ] [--kernels]\n"
-	"                            [--json | --csv]\n\n"
+	"                            [--max-lag N] [--hw-clock-mhz MHZ] [--sim-clock C]\n"
+	"                            [--kernels] [--json | --csv]\n\n"
 	"Puts the two series on one cycle axis (hardware ns x clock, simulator core\n"
 	"cycles), integrates them into equal bins from each window's start, searches\n"
 	"a lag of up to --max-lag bins, and prints Pearson r, Spearman rho, MAPE and\n"
@@ -33,7 +33,10 @@ const cs_cmd cs_cmd_correlate = {
 	"the pair over every kernel matched between the runs (by name, in order), and\n"
 	"r, MAPE and the aggregate error across them.\n\n"
 	"  EXPR      metric names, numbers, + - * /, ( ), sum(\"GLOB\"), sum_sm(\"NAME\"),\n"
-	"            e.g. 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'\n"
+	"            rate(E) (per cycle; then on both sides), delta(E) (cumulative ->\n"
+	"            per sample), e.g. 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'\n"
+	"  --sim-clock C  the simulator's clock, MHz or a domain of its run (core, l2,\n"
+	"            icnt, dram): its cycles are rescaled onto the hardware's clock\n"
 	"  W         T0:T1 (run units), KIND:GLOB#N (kernel:*gemm*#2, nvtx:overlap),\n"
 	"            #N (the N-th kernel); default the whole run\n"
 	"  --map F   correlate every pair of the map: the NCU name on the hardware\n"
@@ -51,7 +54,7 @@ typedef struct corr_cli {
 static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_cli *c)
 {
 	const char *hw = NULL, *sim = NULL, *hm = NULL, *sm = NULL, *map = NULL, *hwin = NULL,
-		   *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL;
+		   *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL, *sclock = NULL;
 	int json = 0, csv = 0, kernels = 0;
 	memset(c, 0, sizeof *c);
 	const cs_opt all[] = {
@@ -60,7 +63,8 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		{"sim-metric", &sm, NULL},	{"map", &map, NULL},
 		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
 		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
-		{"hw-clock-mhz", &mhz, NULL},	{report ? "o" : "json", report ? &c->out : NULL,
+		{"hw-clock-mhz", &mhz, NULL},	{"sim-clock", &sclock, NULL},
+		{report ? "o" : "json", report ? &c->out : NULL,
 						 report ? NULL : &json},
 		{report ? "output" : "csv", report ? &c->out : NULL, report ? NULL : &csv},
 		{report ? NULL : "kernels", NULL, &kernels},
@@ -108,7 +112,7 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 	c->rq = (cs_corr_request){
 		.hw = hw, .sim = sim, .hw_metric = hm, .sim_metric = sm, .map = c->map,
 		.hw_window = hwin, .sim_window = swin, .hw_clock_hz = clock_hz,
-		.bin_cycles = (double)b, .max_lag = (int)l, .kernels = kernels,
+		.sim_clock = sclock, .bin_cycles = (double)b, .max_lag = (int)l, .kernels = kernels,
 		.format = json ? CS_CORR_JSON : csv ? CS_CORR_CSV : CS_CORR_TEXT,
 	};
 	return 0;
@@ -144,7 +148,7 @@ const cs_cmd cs_cmd_report = {
 	"usage: cyclescope report --hw RUN --sim RUN -o report.html [--db F]\n"
 	"                         [--hw-metric EXPR --sim-metric EXPR | --map F]\n"
 	"                         [--hw-window W] [--sim-window W] [--bin-cycles N]\n"
-	"                         [--max-lag N] [--hw-clock-mhz MHZ]\n\n"
+	"                         [--max-lag N] [--hw-clock-mhz MHZ] [--sim-clock C]\n\n"
 	"The options of 'cyclescope correlate'. Writes one self-contained HTML page\n"
 	"(it opens offline from disk): per metric pair the two series overlaid on one\n"
 	"cycle axis with their difference and the simulator's kernels shaded, the\n"

@@ -20,17 +20,18 @@ typedef struct acc {
 	size_t **cols;   /* per name: value columns summed */
 	size_t *ncols;
 	double *nv;      /* per name value */
+	double *state;   /* delta() state */
 	size_t cap;
 	int err;
 } acc;
 
+/* Every scanned row is evaluated, also those before the window, so that
+ * delta() has the sample before the window's first. */
 static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *values)
 {
 	acc *a = ctx;
 	cs_cjob_side *s = a->side;
 	(void)seq;
-	if (t1 <= s->w0 || t0 >= s->w1)
-		return 0;
 	for (size_t k = 0; k < a->nnames; k++) {
 		double v = NAN;
 		for (size_t j = 0; j < a->ncols[k]; j++) {
@@ -40,6 +41,11 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 		}
 		a->nv[k] = v;
 	}
+	double f = s->cycles_per_unit;
+	double len = ((double)t1 - (double)t0) * f;
+	double v = cs_mmap_eval_sample(a->m, 0, a->nv, len, a->state);
+	if (t1 <= s->w0 || t0 >= s->w1)
+		return 0;
 	if (s->n == a->cap) {
 		size_t c = a->cap ? a->cap * 2 : 4096;
 		double *g0 = realloc(s->t0, c * sizeof *g0);
@@ -55,10 +61,10 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 			return -ENOMEM;
 		a->cap = c;
 	}
-	double f = !strcmp(s->unit, "ns") ? s->clock_hz / 1e9 : 1;
 	s->t0[s->n] = ((double)t0 - (double)s->w0) * f;
 	s->t1[s->n] = ((double)t1 - (double)s->w0) * f;
-	s->v[s->n] = cs_mmap_eval(a->m, 0, a->nv);
+	/* A rate is binned as what it adds up to over the sample. */
+	s->v[s->n] = s->is_rate ? v * len : v;
 	s->n++;
 	return 0;
 }
@@ -148,19 +154,61 @@ static int window(cs_store *s, cs_cjob_side *side, const char *spec, char *err, 
 	return rc;
 }
 
-static double run_clock(cs_store *s, int64_t run)
+/* The run's clock: runs.clock_hz, else device 0's; with a domain
+ * ("core", "l2", "icnt", "dram"), that entry of the run's
+ * meta.clock_domains_hz (core falls back to the run's clock). */
+static double run_clock(cs_store *s, int64_t run, const char *domain)
 {
 	sqlite3_stmt *st = NULL;
 	double hz = 0;
 	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT coalesce(NULLIF(r.clock_hz, 0), (SELECT clock_hz FROM devices d WHERE "
-			   "d.run = r.id AND d.idx = 0)) FROM runs r WHERE r.id = ?1",
+			   "SELECT coalesce(NULLIF(json_extract(r.meta, '$.clock_domains_hz.' || ?2), 0),"
+			   " CASE WHEN ?2 IS NULL OR ?2 = 'core' THEN coalesce(NULLIF(r.clock_hz, 0),"
+			   " (SELECT clock_hz FROM devices d WHERE d.run = r.id AND d.idx = 0)) END)"
+			   " FROM runs r WHERE r.id = ?1",
 			   -1, &st, NULL);
 	sqlite3_bind_int64(st, 1, run);
+	if (domain)
+		sqlite3_bind_text(st, 2, domain, -1, SQLITE_TRANSIENT);
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		hz = sqlite3_column_double(st, 0);
 	sqlite3_finalize(st);
 	return hz;
+}
+
+int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, char *err,
+		  size_t errlen)
+{
+	char *end;
+	double mhz = strtod(what, &end);
+	if (end != what && !*end) {
+		if (!(mhz > 0) || !isfinite(mhz)) {
+			snprintf(err, errlen, "clock '%s': expected a positive number of MHz", what);
+			return -EINVAL;
+		}
+		*hz = mhz * 1e6;
+		return 0;
+	}
+	static const char *const domains[] = {"core", "l2", "icnt", "dram"};
+	int known = 0;
+	for (size_t i = 0; i < sizeof domains / sizeof *domains; i++)
+		known |= !strcmp(what, domains[i]);
+	if (!known) {
+		snprintf(err, errlen, "clock '%s': expected MHz or a clock domain (core, l2, icnt, dram)",
+			 what);
+		return -EINVAL;
+	}
+	int64_t id;
+	if (cs_read_find_run(s, run, &id) < 0) {
+		snprintf(err, errlen, "no run '%s' in the database", run);
+		return -ENOENT;
+	}
+	if (!((*hz = run_clock(s, id, what)) > 0)) {
+		snprintf(err, errlen, "run %s records no %s clock (an Accel-Sim stdout import records "
+			 "all four domains): give MHz instead", run, what);
+		return -ENOENT;
+	}
+	return 0;
 }
 
 int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char *err,
@@ -183,13 +231,15 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	}
 	sqlite3_finalize(st);
 	if (!strcmp(out->unit, "ns")) {
-		out->clock_hz = spec->clock_hz > 0 ? spec->clock_hz : run_clock(s, out->run);
+		out->clock_hz = spec->clock_hz > 0 ? spec->clock_hz : run_clock(s, out->run, NULL);
 		if (!(out->clock_hz > 0)) {
 			snprintf(err, errlen, "run %s is in ns and has no clock: give it (--hw-clock-mhz)",
 				 out->run_name);
 			return -EINVAL;
 		}
 	}
+	out->cycle_scale = spec->cycle_scale > 0 ? spec->cycle_scale : 1;
+	out->cycles_per_unit = (!strcmp(out->unit, "ns") ? out->clock_hz / 1e9 : 1) * out->cycle_scale;
 	char text[1100];
 	snprintf(text, sizeof text, "x = %s", spec->expr ? spec->expr : "");
 	char perr[512];
@@ -208,16 +258,19 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 		cs_mmap_free(m);
 		return rc;
 	}
+	out->is_rate = cs_mmap_is_rate(m, 0);
 	/* The expression's names -> metric columns of the run. */
 	uint32_t *ids = NULL, nids = 0;
 	acc a = {.side = out, .m = m, .nnames = cs_mmap_names(m)};
 	a.cols = calloc(a.nnames + 1, sizeof *a.cols);
 	a.ncols = calloc(a.nnames + 1, sizeof *a.ncols);
 	a.nv = calloc(a.nnames + 1, sizeof *a.nv);
+	a.state = calloc(cs_mmap_state_len(m) + 1, sizeof *a.state);
+	cs_mmap_state_init(m, a.state);
 	uint32_t *used = NULL;
 	size_t nused = 0;
 	rc = cs_read_metric_ids(s, out->run, &ids, &nids);
-	if (rc == 0 && (!a.cols || !a.ncols || !a.nv || !(used = calloc(nids + 1, sizeof *used))))
+	if (rc == 0 && (!a.cols || !a.ncols || !a.nv || !a.state || !(used = calloc(nids + 1, sizeof *used))))
 		rc = -ENOMEM;
 	/* The run's metric names, read once (each expression name is matched
 	 * against all of them). */
@@ -267,8 +320,7 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 		rc = -ENODATA;
 	}
 	if (rc == 0) {
-		double f = !strcmp(out->unit, "ns") ? out->clock_hz / 1e9 : 1;
-		out->cycles = (double)(out->w1 - out->w0) * f;
+		out->cycles = (double)(out->w1 - out->w0) * out->cycles_per_unit;
 		double *len = malloc(out->n * sizeof *len);
 		if (len) {
 			for (size_t i = 0; i < out->n; i++)
@@ -283,6 +335,7 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	free(a.cols);
 	free(a.ncols);
 	free(a.nv);
+	free(a.state);
 	free(names);
 	free(used);
 	free(ids);
@@ -322,7 +375,7 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)side->w0);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)side->w1);
-	double f = !strcmp(side->unit, "ns") ? side->clock_hz / 1e9 : 1;
+	double f = side->cycles_per_unit;
 	size_t cap = 0;
 	int rc = 0;
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -382,6 +435,9 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 			if (hi > lo && len > 0 && !isnan(side->v[i]))
 				k->totals[j] += side->v[i] * (hi - lo) / len;
 		}
+	/* A rate's kernel value is its mean over the kernel. */
+	for (size_t j = 0; side->is_rate && j < k->n; j++)
+		k->totals[j] = k->t1[j] > k->t0[j] ? k->totals[j] / (k->t1[j] - k->t0[j]) : (double)NAN;
 	return 0;
 }
 

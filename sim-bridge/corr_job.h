@@ -2,7 +2,7 @@
  * corr_job.h - a correlation request against the store (cs_cjob_*): each
  * side is a run, a metric expression over its stats (metric_map.h's
  * grammar: names, numbers, + - * /, parentheses, sum("GLOB"),
- * sum_sm("NAME")) and a window; this loads the samples of the window,
+ * sum_sm("NAME"), rate(E), delta(E)) and a window; this loads the samples of the window,
  * evaluates the expression per sample and puts them on a cycle axis from
  * the window start (hardware ns times the clock; simulator cycles as they
  * are), ready for correlate.h. Also per-kernel totals for kernel-level
@@ -28,6 +28,8 @@ typedef struct cs_cjob_spec {
 	const char *window; /* NULL = whole run */
 	uint32_t device;
 	double clock_hz;    /* hardware clock; 0 = the run's, else device 0's */
+	double cycle_scale; /* cycles are multiplied by this (0 = 1): a
+			       simulator's core cycles put on another clock */
 } cs_cjob_spec;
 
 typedef struct cs_cjob_side {
@@ -41,6 +43,11 @@ typedef struct cs_cjob_side {
 	double *t0, *t1, *v;  /* cycles from w0; v = the expression */
 	double cycles;        /* window length in cycles */
 	double median_sample; /* cycles */
+	double cycle_scale;   /* the spec's, 1 when not given */
+	double cycles_per_unit; /* run time unit -> cycles (clock and scale) */
+	int is_rate;          /* the expression uses rate(): v holds rate x
+				 sample length, bins are divided by their
+				 width, kernel totals by the kernel's */
 } cs_cjob_side;
 
 /* Loads one side. 0, or a negative errno with a message naming the run,
@@ -48,6 +55,13 @@ typedef struct cs_cjob_side {
 int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char *err,
 		 size_t errlen);
 void cs_cjob_side_free(cs_cjob_side *side);
+
+/* A clock in Hz from "MHZ" (a number) or a clock domain of run ("core",
+ * "l2", "icnt", "dram": the run's meta.clock_domains_hz, core falling back
+ * to its clock_hz). 0, -EINVAL for malformed text, -ENOENT when the run
+ * or its clock is not there; the reason in err. */
+int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, char *err,
+		  size_t errlen);
 
 /* The series view of a loaded side (borrowed). */
 cs_corr_series cs_cjob_series(const cs_cjob_side *side);

@@ -15,7 +15,9 @@
 #define MAX_OPS 256
 #define MAX_STACK 64
 
-enum op_kind { OP_NUM, OP_NAME, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG };
+/* OP_RATE divides by the sample's length in cycles; OP_DELTA subtracts
+ * the argument's value at the previous sample (slot = its state index). */
+enum op_kind { OP_NUM, OP_NAME, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_NEG, OP_RATE, OP_DELTA };
 
 typedef struct op {
 	int kind;
@@ -40,6 +42,7 @@ struct cs_mmap {
 	size_t n;
 	mname *names;
 	size_t nnames;
+	size_t nstate; /* delta() slots over all entries */
 };
 
 typedef struct parser {
@@ -135,7 +138,7 @@ static void parse_primary(parser *p)
 {
 	skip_ws(p);
 	if (p->s >= p->end) {
-		perr(p, p->s, "expected a number, a stat name, sum(\"GLOB\") or '(' at the end of the line");
+		perr(p, p->s, "expected a number, a stat name, a function (sum, sum_sm, rate, delta) or '(' at the end of the line");
 		return;
 	}
 	char c = *p->s;
@@ -177,6 +180,22 @@ static void parse_primary(parser *p)
 		skip_ws(p);
 		int is_sum = len == 3 && !memcmp(start, "sum", 3);
 		int is_sm = len == 6 && !memcmp(start, "sum_sm", 6);
+		int is_rate = len == 4 && !memcmp(start, "rate", 4);
+		int is_delta = len == 5 && !memcmp(start, "delta", 5);
+		if ((is_rate || is_delta) && p->s < p->end && *p->s == '(') {
+			p->s++;
+			parse_expr(p);
+			skip_ws(p);
+			if (p->failed)
+				return;
+			if (p->s >= p->end || *p->s != ')') {
+				perr(p, p->s, "expected ')' to close %s(", is_rate ? "rate" : "delta");
+				return;
+			}
+			p->s++;
+			emit(p, is_rate ? OP_RATE : OP_DELTA, 0, is_delta ? p->m->nstate++ : 0);
+			return;
+		}
 		if ((is_sum || is_sm) && p->s < p->end && *p->s == '(') {
 			p->s++;
 			skip_ws(p);
@@ -208,7 +227,7 @@ static void parse_primary(parser *p)
 		emit(p, OP_NAME, 0, intern(p, start, len, 0));
 		return;
 	}
-	perr(p, p->s, "unexpected '%c': expected a number, a stat name, sum(\"GLOB\") or '('", c);
+	perr(p, p->s, "unexpected '%c': expected a number, a stat name, a function (sum, sum_sm, rate, delta) or '('", c);
 }
 
 static void parse_term(parser *p)
@@ -352,7 +371,29 @@ int cs_mmap_uses(const cs_mmap *m, size_t i, size_t k)
 	return 0;
 }
 
+size_t cs_mmap_state_len(const cs_mmap *m) { return m ? m->nstate : 0; }
+
+void cs_mmap_state_init(const cs_mmap *m, double *state)
+{
+	for (size_t k = 0; m && k < m->nstate; k++)
+		state[k] = NAN;
+}
+
+int cs_mmap_is_rate(const cs_mmap *m, size_t i)
+{
+	for (size_t j = 0; j < m->e[i].nops; j++)
+		if (m->e[i].ops[j].kind == OP_RATE)
+			return 1;
+	return 0;
+}
+
 double cs_mmap_eval(const cs_mmap *m, size_t i, const double *values)
+{
+	return cs_mmap_eval_sample(m, i, values, NAN, NULL);
+}
+
+double cs_mmap_eval_sample(const cs_mmap *m, size_t i, const double *values, double cycles,
+			   double *state)
 {
 	double st[MAX_STACK];
 	size_t sp = 0;
@@ -365,10 +406,24 @@ double cs_mmap_eval(const cs_mmap *m, size_t i, const double *values)
 			st[sp++] = o->kind == OP_NUM ? o->num : values[o->name];
 			continue;
 		}
+		if (sp < 1)
+			return NAN;
+		double *top = &st[sp - 1];
 		if (o->kind == OP_NEG) {
-			if (sp < 1)
-				return NAN;
-			st[sp - 1] = -st[sp - 1];
+			*top = -*top;
+			continue;
+		}
+		if (o->kind == OP_RATE) {
+			*top = cycles > 0 ? *top / cycles : (double)NAN;
+			continue;
+		}
+		if (o->kind == OP_DELTA) {
+			/* An absent value leaves the previous one in place, so
+			 * the next present value is differenced against it. */
+			double x = *top, prev = state ? state[o->name] : (double)NAN;
+			*top = x - prev;
+			if (state && !isnan(x))
+				state[o->name] = x;
 			continue;
 		}
 		if (sp < 2)

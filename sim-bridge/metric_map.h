@@ -9,9 +9,11 @@
  *
  * The right side is an expression of + - * / ( ), numbers, stat names
  * (bare when made of letters, digits and _ . [ ], else in double quotes)
- * sum("GLOB") over every stat whose name matches GLOB, and sum_sm("NAME")
- * over the per-SM family NAME.sm[i]. A term whose
- * stat is absent in a sample makes the result absent.
+ * sum("GLOB") over every stat whose name matches GLOB, sum_sm("NAME")
+ * over the per-SM family NAME.sm[i], rate(EXPR) (EXPR per cycle of the
+ * sample) and delta(EXPR) (EXPR minus its value at the previous sample:
+ * a cumulative stat made per-interval; absent at the first sample). A
+ * term whose stat is absent in a sample makes the result absent.
  *
  * Parsing takes (buf, len) and does no I/O. Immutable after parsing.
  */
@@ -38,8 +40,20 @@ unsigned cs_mmap_line(const cs_mmap *m, size_t i);
 size_t cs_mmap_names(const cs_mmap *m);
 const char *cs_mmap_name(const cs_mmap *m, size_t k, int *is_glob);
 
-/* Entry i evaluated with values[k] for name k (NaN = absent). */
+/* Entry i evaluated with values[k] for name k (NaN = absent), for one
+ * sample cycles long. state carries delta()'s previous values from one
+ * sample to the next: cs_mmap_state_len(m) doubles, set up with
+ * cs_mmap_state_init and passed for every sample in time order (NULL:
+ * delta() is absent). cs_mmap_eval is this with no sample length and no
+ * state (rate() and delta() absent). */
+double cs_mmap_eval_sample(const cs_mmap *m, size_t i, const double *values, double cycles,
+			   double *state);
 double cs_mmap_eval(const cs_mmap *m, size_t i, const double *values);
+size_t cs_mmap_state_len(const cs_mmap *m);
+void cs_mmap_state_init(const cs_mmap *m, double *state);
+
+/* 1 when entry i uses rate(): its values are per cycle, not counts. */
+int cs_mmap_is_rate(const cs_mmap *m, size_t i);
 
 /* 1 when entry i uses name k. */
 int cs_mmap_uses(const cs_mmap *m, size_t i, size_t k);

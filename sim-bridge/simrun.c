@@ -48,6 +48,7 @@ struct cs_simrun {
 	int **name_idx;     /* per map name: metric indices it sums */
 	size_t *name_n;
 	double *name_val;
+	double *map_state;  /* delta() state, cs_mmap_state_len long */
 	char err[512];
 };
 
@@ -210,8 +211,10 @@ static int bind_map(cs_simrun *r)
 	r->name_n = calloc(nn, sizeof *r->name_n);
 	r->name_val = calloc(nn, sizeof *r->name_val);
 	r->map_idx = calloc(ne, sizeof *r->map_idx);
-	if (!r->name_idx || !r->name_n || !r->name_val || !r->map_idx)
+	r->map_state = calloc(cs_mmap_state_len(mp) + 1, sizeof *r->map_state);
+	if (!r->name_idx || !r->name_n || !r->name_val || !r->map_idx || !r->map_state)
 		return -ENOMEM;
+	cs_mmap_state_init(mp, r->map_state);
 	size_t base = r->nm;
 	for (size_t k = 0; k < nn; k++) {
 		int glob;
@@ -247,7 +250,9 @@ static int bind_map(cs_simrun *r)
 	return 0;
 }
 
-static void apply_map(cs_simrun *r, double *row)
+/* Rows come in time order, so delta() differences each against the one
+ * before; rate() is per unit of the run's time axis. */
+static void apply_map(cs_simrun *r, double *row, double length)
 {
 	const cs_mmap *mp = r->map;
 	size_t nn = cs_mmap_names(mp);
@@ -262,7 +267,7 @@ static void apply_map(cs_simrun *r, double *row)
 	}
 	for (size_t i = 0; i < cs_mmap_count(mp); i++)
 		if (r->map_idx[i] >= 0)
-			row[r->map_idx[i]] = cs_mmap_eval(mp, i, r->name_val);
+			row[r->map_idx[i]] = cs_mmap_eval_sample(mp, i, r->name_val, length, r->map_state);
 }
 
 static int flush(cs_simrun *r)
@@ -274,7 +279,7 @@ static int flush(cs_simrun *r)
 		return 0;
 	if (r->map && cs_mmap_count(r->map))
 		for (size_t i = 0; i < r->rows; i++)
-			apply_map(r, r->v + i * r->stride);
+			apply_map(r, r->v + i * r->stride, (double)r->t1[i] - (double)r->t0[i]);
 	/* Rows are stride wide; a batch wants exactly nm values per row. */
 	if (r->stride != r->nm)
 		for (size_t i = 1; i < r->rows; i++)
@@ -361,6 +366,7 @@ void cs_simrun_free(cs_simrun *r)
 	free(r->name_idx);
 	free(r->name_n);
 	free(r->name_val);
+	free(r->map_state);
 	free(r->map_idx);
 	free(r->m);
 	free(r->ids);

@@ -58,6 +58,46 @@ swant=$(zcat "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" | awk 'BE
 	--sim-window '#1' --hw-window 5000:12000 --json >"$T/out" 2>&1
 grep -q '"sim_window":"sim-kernel '"'"'kernel 2'"'"' #1 \[6000, 14500)"' "$T/out" && grep -q '"hw_window":"\[5000, 12000)"' "$T/out" &&
 	ok "windows by kernel index and by bounds; sum_sm() over the per-SM family" || no "windows" "$T/out"
+# --- rate(), delta(), --sim-clock ---
+# The same hardware series as a cumulative counter: delta() gives the
+# per-sample values back, also for a window's first sample (the sample
+# before the window is read for it).
+tr -d '\r' <"$T/hw.csv" | awk -F, 'NR == 1 { print "t0,t1,cum"; next } { c += $3; printf "%s,%s,%.3f\n", $1, $2, c }' >"$T/cum.csv"
+"$CS" import csv "$T/cum.csv" --db "$DB" --name hwcum --clock-mhz 1132 >/dev/null 2>&1
+w=$(tr -d '\r' <"$T/hw.csv" | awk -F, 'NR == 4 { a = $1 } NR == 60 { print a ":" $1 }')
+"$CS" correlate --db "$DB" --hw hw --sim hwcum --hw-metric lts__t_sectors.sum --sim-metric 'delta(cum)' \
+	--hw-window "$w" --sim-window "$w" --json >"$T/j2" 2>&1
+python3 - "$T/j2" >"$T/why" 2>&1 <<'PY' && ok "delta(cum) of a cumulative copy equals the per-sample series over window $w (its first sample too)" || no "delta()" "$T/why"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert abs(r["total_error"]) < 1e-9 and r["pearson"] > 0.999999 and r["hw_total"] > 0, r
+PY
+"$CS" correlate --db "$DB" --hw hw --sim sim --hw-metric 'rate(lts__t_sectors.sum)' \
+	--sim-metric 'rate(Ltworeadmiss + Ltworeadhit)' --bin-cycles 500 --csv >"$T/r.csv" 2>&1
+tr -d '\r' <"$T/c.csv" | tail -n +2 | cut -d, -f5,6 >"$T/counts"
+tr -d '\r' <"$T/r.csv" | tail -n +2 | cut -d, -f5,6 | paste -d, - "$T/counts" |
+	awk -F, 'function d(a, b) { return a - b < 0 ? b - a : a - b }
+		{ if (d($1 * 500, $3) > 1e-6 * ($3 + 1) || d($2 * 500, $4) > 1e-6 * ($4 + 1)) bad++ }
+		END { exit (NR != 40 || bad) }' &&
+	ok "rate() on both sides: each bin is the per-cycle mean, the count bins / 500" || no "rate() bins" "$T/r.csv"
+"$CS" correlate --db "$DB" --hw hw --sim sim --hw-metric 'rate(lts__t_sectors.sum)' --sim-metric Ltworeadhit >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "the hardware expression is a rate (it uses rate()) and the simulator one is a count" "$T/out" &&
+	ok "a rate against a count is refused" || no "rate vs count" "$T/out"
+"$CS" correlate --db "$DB" --hw hw --sim sim --hw-metric lts__t_sectors.sum --sim-metric 'delta(Ltworeadhit' >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "expression 'delta(Ltworeadhit', column 18: expected ')' to close delta(" "$T/out" &&
+	ok "an unclosed function names its column" || no "unclosed delta(" "$T/out"
+# The stdout run records its clock domains: DRAM at 850 MHz onto the core's 1132.
+"$CS" correlate --db "$DB" --hw simk --sim simk --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+	--sim-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' --sim-clock dram --json >"$T/j3" 2>&1
+python3 - "$T/j3" >"$T/why" 2>&1 <<'PY' && ok "--sim-clock dram rescales the simulator's cycles by 1132/850 (duration error +33.18%)" || no "--sim-clock" "$T/why"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["sim_clock_hz"] == 850e6 and abs(r["sim_cycle_scale"] - 1132 / 850) < 1e-12, r
+assert abs(r["duration_error"] - (1132 / 850 - 1)) < 1e-9 and abs(r["sim_cycles"] - r["hw_cycles"] * 1132 / 850) < 1e-6, r
+PY
+"$CS" correlate --db "$DB" --hw hw --sim sim --hw-metric lts__t_sectors.sum --sim-metric Ltworeadhit --sim-clock l2 >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "run sim records no l2 clock" "$T/out" && ok "--sim-clock names a domain the run lacks" || no "--sim-clock missing domain" "$T/out"
+
 # --- the HTML report ---
 if [ -f "$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
 	"$CS" report --db "$DB" --hw simk --sim sim --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
@@ -97,6 +137,10 @@ code=$(get "$U" --data-urlencode hw=simk --data-urlencode sim=sim \
 	--data-urlencode 'hw_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--data-urlencode 'sim_metric=Ltworeadmiss + Ltworeadhit' --data-urlencode kernels=1 --data-urlencode format=csv)
 [ "$code" = 200 ] && cmp -s "$T/body" "$T/k.csv" && ok "kernel level over HTTP as CSV" || no "HTTP kernels ($code)" "$T/body"
+code=$(get "$U" --data-urlencode hw=simk --data-urlencode sim=simk \
+	--data-urlencode 'hw_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+	--data-urlencode 'sim_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' --data-urlencode sim_clock=dram)
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/j3" && ok "sim_clock over HTTP answers what the CLI printed" || no "HTTP sim_clock ($code)" "$T/body"
 code=$(get "$U" --data-urlencode hw=nosuch --data-urlencode sim=sim --data-urlencode hw_metric=a --data-urlencode sim_metric=b)
 [ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "an unknown run is 404 naming it" || no "HTTP 404 ($code)" "$T/body"
 code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum --data-urlencode 'sim_metric=(a')

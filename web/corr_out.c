@@ -86,10 +86,34 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		snprintf(err, errlen, "hardware side: %.900s", why);
 		return rc;
 	}
+	/* --sim-clock: the simulator's cycles counted on the hardware's
+	 * clock, so both axes measure the same time. */
+	double sim_hz = 0, hw_hz = h.clock_hz;
+	if (rq->sim_clock && *rq->sim_clock) {
+		if ((rc = cs_cjob_clock(s, rq->sim, rq->sim_clock, &sim_hz, why, sizeof why)) < 0) {
+			cs_cjob_side_free(&h);
+			snprintf(err, errlen, "simulator side: %.900s", why);
+			return rc;
+		}
+		if (!(hw_hz > 0) && cs_cjob_clock(s, rq->hw, "core", &hw_hz, why, sizeof why) < 0) {
+			cs_cjob_side_free(&h);
+			snprintf(err, errlen, "hardware side: --sim-clock rescales onto the hardware's "
+				 "clock, and run %s has none (give --hw-clock-mhz)", h.run_name);
+			return -EINVAL;
+		}
+		ss.cycle_scale = hw_hz / sim_hz;
+	}
 	if ((rc = cs_cjob_load(s, &ss, &m, why, sizeof why)) < 0) {
 		cs_cjob_side_free(&h);
 		snprintf(err, errlen, "simulator side: %.900s", why);
 		return rc;
+	}
+	if (h.is_rate != m.is_rate) {
+		snprintf(err, errlen, "the %s expression is a rate (it uses rate()) and the %s one is "
+			 "a count: use rate() on both sides or on neither",
+			 h.is_rate ? "hardware" : "simulator", h.is_rate ? "simulator" : "hardware");
+		rc = -EINVAL;
+		goto out;
 	}
 	int first = 1;
 	if (kernels) {
@@ -157,6 +181,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		snprintf(err, errlen, "nothing to compare (empty windows?)");
 		goto out;
 	}
+	/* Rates: each bin holds what the rate added up to; its mean is that
+	 * over the bin's width. */
+	for (size_t i = 0; h.is_rate && i < r.bins; i++) {
+		r.hw_bins[i] /= use_bin;
+		r.sim_bins[i] /= use_bin;
+	}
 	if (csv) {
 		if (first_pair)
 			bprintf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
@@ -174,6 +204,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		cs_json_key(b, &first, "sim_window");
 		cs_json_str(b, m.window);
 		json_num(b, &first, "hw_clock_hz", h.clock_hz);
+		if (sim_hz > 0) {
+			json_num(b, &first, "sim_clock_hz", sim_hz);
+			json_num(b, &first, "sim_cycle_scale", m.cycle_scale);
+		}
+		cs_json_key(b, &first, "rate");
+		cs_json_raw(b, h.is_rate ? "true" : "false");
 		json_num(b, &first, "bin_cycles", use_bin);
 		cs_json_key(b, &first, "bins");
 		cs_json_i64(b, (int64_t)r.bins);
@@ -226,6 +262,11 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		       pr->hw, h.window, h.cycles, h.clock_hz / 1e6, h.n);
 		bprintf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
 		       m.window, m.cycles, m.n);
+		if (sim_hz > 0)
+			bprintf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
+				sim_hz / 1e6, m.cycle_scale, hw_hz / 1e6);
+		if (h.is_rate)
+			bprintf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
 		bprintf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
 		       r.bins, use_bin, r.lag);
 		bprintf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);

@@ -21,6 +21,10 @@ typedef struct cs_corr_request {
 	const cs_mmap *map;                /* every pair of a map (NCU name both sides) */
 	const char *hw_window, *sim_window;
 	double hw_clock_hz;                /* 0 = the run's */
+	const char *sim_clock;             /* NULL, or MHz or a clock domain of
+					      the sim run (core, l2, icnt, dram):
+					      its cycles rescaled onto the
+					      hardware's clock */
 	double bin_cycles;                 /* 0 = the longer median sample */
 	int max_lag;
 	int kernels;                       /* kernel-level mode */

@@ -589,7 +589,7 @@ static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, do
 		.hw = arg(c, "hw"), .sim = arg(c, "sim"),
 		.hw_metric = arg(c, "hw_metric"), .sim_metric = arg(c, "sim_metric"),
 		.hw_window = arg(c, "hw_window"), .sim_window = arg(c, "sim_window"),
-		.hw_clock_hz = *clock_hz, .bin_cycles = (double)bin, .max_lag = (int)lag,
+		.hw_clock_hz = *clock_hz, .sim_clock = arg(c, "sim_clock"), .bin_cycles = (double)bin, .max_lag = (int)lag,
 		.kernels = k && strcmp(k, "0") && strcmp(k, "false"), .format = format,
 	};
 	if (!rq->hw || !rq->sim)

@@ -161,6 +161,9 @@ static void test_maps(void **state)
 		{"x = \"open\n", "t.map:1:5: unclosed '\"'"},
 		{"x = sum(a)\n", "sum() takes a quoted glob"},
 		{"\n\nx = a\nx = b\n", "t.map:4:1: 'x' is already mapped on line 3"},
+		{"x = rate(a\n", "t.map:1:11: expected ')' to close rate("},
+		{"x = delta()\n", "t.map:1:11: unexpected ')'"},
+		{"x = 2 * delta(a + )\n", "t.map:1:19: unexpected ')'"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		err[0] = 0;
@@ -168,6 +171,43 @@ static void test_maps(void **state)
 		if (!strstr(err, bad[i].msg))
 			fail_msg("'%s': got '%s', wanted '%s'", bad[i].text, err, bad[i].msg);
 	}
+}
+
+/* rate() divides by the sample's length; delta() differences against
+ * the previous sample, skipping absent ones, absent at the first. */
+static void test_map_rate_delta(void **state)
+{
+	char err[256];
+	const char *text = "r = 2 * rate(a + b)\n"
+			   "d = delta(a) + 0 * b\n"
+			   "q = rate(a) / rate(b)\n"
+			   "dd = delta(a) - delta(b)\n";
+	cs_mmap *m = cs_mmap_parse(text, strlen(text), "t.map", err, sizeof err);
+	assert_non_null(m);
+	assert_int_equal(cs_mmap_state_len(m), 3);
+	assert_true(cs_mmap_is_rate(m, 0) && !cs_mmap_is_rate(m, 1) && cs_mmap_is_rate(m, 2));
+	double st[3];
+	cs_mmap_state_init(m, st);
+	double v[2] = {100, 20};
+	assert_true(cs_mmap_eval_sample(m, 0, v, 40, st) == 6);
+	assert_true(isnan(cs_mmap_eval_sample(m, 0, v, 0, st)));
+	assert_true(isnan(cs_mmap_eval(m, 0, v)));
+	assert_true(cs_mmap_eval_sample(m, 2, v, 7, st) == 5);
+	/* a cumulative a: 100, 130, (absent), 190 -> absent, 30, absent, 60 */
+	const double a[] = {100, 130, NAN, 190}, want[] = {NAN, 30, NAN, 60};
+	for (int i = 0; i < 4; i++) {
+		v[0] = a[i];
+		double d = cs_mmap_eval_sample(m, 1, v, 1, st);
+		if (isnan(want[i]) ? !isnan(d) : d != want[i])
+			fail_msg("sample %d: delta %g, wanted %g", i, d, want[i]);
+	}
+	/* two delta()s in one entry keep separate state */
+	v[0] = 10, v[1] = 1;
+	assert_true(isnan(cs_mmap_eval_sample(m, 3, v, 1, st)));
+	v[0] = 15, v[1] = 4;
+	assert_true(cs_mmap_eval_sample(m, 3, v, 1, st) == 2);
+	assert_true(isnan(cs_mmap_eval_sample(m, 3, v, 1, NULL)));
+	cs_mmap_free(m);
 }
 
 /* Metrics appearing mid-file, many rows (several batches), a map. */
@@ -226,6 +266,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plain_and_gzip),
 		cmocka_unit_test(test_maps),
+		cmocka_unit_test(test_map_rate_delta),
 		cmocka_unit_test(test_simrun),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
