@@ -31,7 +31,10 @@ COLL_CUPTI_SRC := collector/catalog.c collector/cupti_source.c collector/hooks.c
 COLL_SRC  := $(filter-out $(COLL_CUPTI_SRC),$(wildcard collector/*.c))
 LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
              $(COLL_SRC) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The UI's files (web/ui/) are compiled in as byte arrays.
+UI_FILES  := web/ui/index.html web/ui/app.js web/ui/app.css
+UI_OBJ    := $(BUILD)/gen/ui_files.o
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(UI_OBJ)
 EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c
 EXT_OBJ   := $(EXT_SRC:%.c=$(BUILD)/ext/%.o)
 TEST_SRC  := $(wildcard tests/unit/test_*.c)
@@ -64,6 +67,13 @@ ifneq ($(NPM),)
 WEB_ASSETS := $(UPLOT)
 endif
 
+# The browser tests' driver (playwright-core, for Debian's Chromium) from
+# npm into the build tree; tests/ui.sh skips without it.
+PW_CORE    := $(BUILD)/test-node/node_modules/playwright-core/package.json
+ifneq ($(NPM),)
+TEST_NODE  := $(PW_CORE)
+endif
+
 all: $(BUILD)/cyclescope $(BUILD)/cyclescope_series.so $(COLLECTOR) $(WEB_ASSETS)
 
 web-assets: $(UPLOT)
@@ -73,6 +83,13 @@ $(UPLOT): web/assets/package.json web/assets/package-lock.json
 	@cp web/assets/package.json web/assets/package-lock.json $(BUILD)/web-assets/
 	$(if $(Q),@echo "  NPM     uplot")
 	$(Q)cd $(BUILD)/web-assets && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+$(PW_CORE): tests/browser/package.json tests/browser/package-lock.json
+	@mkdir -p $(BUILD)/test-node
+	@cp tests/browser/package.json tests/browser/package-lock.json $(BUILD)/test-node/
+	$(if $(Q),@echo "  NPM     playwright-core")
+	$(Q)cd $(BUILD)/test-node && npm ci --no-audit --no-fund --silent
 	@touch $@
 
 $(COLL_OBJ): $(BUILD)/collector/%.o: collector/%.c
@@ -92,6 +109,14 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/gen/ui_files.c: $(UI_FILES) web/ui/embed.sh
+	@mkdir -p $(@D)
+	$(Q)sh web/ui/embed.sh $(UI_FILES) > $@.tmp && mv $@.tmp $@
+
+$(UI_OBJ): $(BUILD)/gen/ui_files.c web/ui.h
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/ext/%.o: %.c
 	@mkdir -p $(@D)
@@ -140,7 +165,7 @@ $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 # "N passed, N failed" line at the end.
 TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject
 
-test: all $(TESTS) $(TOOLS)
+test: all $(TESTS) $(TOOLS) $(TEST_NODE)
 	@CS_BUILD=$(BUILD) CS_SAN=$(SAN) sh tests/run-tests.sh $(TESTS)
 
 check: test

@@ -30,6 +30,7 @@
 #include "reader.h"
 #include "runs_json.h"
 #include "store.h"
+#include "ui.h"
 
 #define MAX_BODY (1u << 20)
 #define STREAM_BLOCK (64u << 10)
@@ -354,19 +355,44 @@ static enum MHD_Result get_series(struct MHD_Connection *c, cs_http *h, cs_store
 	return queue_stream(c, h, st, "series.csv");
 }
 
+/* ranges.csv: from/to keep the ranges that overlap [from, to) (instants
+ * inside it included); kind a
+ * comma-separated list of kinds; limit caps the rows (the longest first
+ * when capped, so a zoomed-out view keeps what is visible). */
 static enum MHD_Result get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
 {
+	uint64_t from = 0, to = INT64_MAX, limit = 0;
+	int have_from, have_to, have_limit;
+	if (arg_u64(c, "from", &from, &have_from) || from > INT64_MAX)
+		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
+	if (arg_u64(c, "to", &to, &have_to) || to > INT64_MAX)
+		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
+	if (arg_u64(c, "limit", &limit, &have_limit) || (have_limit && (limit < 1 || limit > 10000000)))
+		return owned_error(c, h, s, 400, "limit: expected an integer 1..10000000");
+	if (have_from && have_to && to <= from)
+		return owned_error(c, h, s, 400, "to: must be greater than from");
+	const char *kind = arg(c, "kind");
 	stream *st = calloc(1, sizeof *st);
 	if (!st)
 		return owned_error(c, h, s, 500, "out of memory");
 	if (sqlite3_prepare_v2(cs_store_db(s),
-			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid,"
-			       " bytes FROM ranges WHERE run = ?1 ORDER BY t0, id",
+			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
+			       " FROM (SELECT * FROM ranges WHERE run = ?1 AND t0 < ?3"
+			       " AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))"
+			       " AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"
+			       " ORDER BY CASE WHEN ?5 IS NULL THEN 0 ELSE t0 - t1 END LIMIT coalesce(?5, -1))"
+			       " ORDER BY t0, id",
 			       -1, &st->st, NULL) != SQLITE_OK) {
 		free(st);
 		return owned_error(c, h, s, 500, "%s", sqlite3_errmsg(cs_store_db(s)));
 	}
 	sqlite3_bind_int64(st->st, 1, run);
+	sqlite3_bind_int64(st->st, 2, (sqlite3_int64)from);
+	sqlite3_bind_int64(st->st, 3, (sqlite3_int64)to);
+	if (kind && *kind)
+		sqlite3_bind_text(st->st, 4, kind, -1, SQLITE_TRANSIENT);
+	if (have_limit)
+		sqlite3_bind_int64(st->st, 5, (sqlite3_int64)limit);
 	st->s = s;
 	return queue_stream(c, h, st, "ranges.csv");
 }
@@ -549,15 +575,28 @@ static int token_ok(cs_http *h, struct MHD_Connection *c)
 	return diff == 0;
 }
 
-static const char index_html[] =
-	"<!doctype html><html><head><meta charset=utf-8><title>cyclescope</title></head><body>"
-	"<h1>cyclescope</h1><p>HTTP API v1 (docs/http-api.md):</p><ul>"
-	"<li><a href=\"/api/v1/health\">/api/v1/health</a></li>"
-	"<li><a href=\"/api/v1/runs\">/api/v1/runs</a></li>"
-	"<li>/api/v1/runs/{id}, /api/v1/runs/{id}/metrics</li>"
-	"<li>/api/v1/runs/{id}/series.csv?metric=&amp;device=&amp;from=&amp;to=&amp;buckets=&amp;range=</li>"
-	"<li>/api/v1/runs/{id}/ranges.csv</li><li>/api/v1/query?sql=&amp;format=json</li>"
-	"<li><a href=\"/metrics\">/metrics</a></li></ul></body></html>\n";
+/* GET / and GET /ui/NAME: the embedded UI (ui.h); uPlot from the build
+ * tree, as the report reads it. */
+static enum MHD_Result get_ui(struct MHD_Connection *c, cs_http *h, const char *name)
+{
+	int js = !strcmp(name, "uPlot.iife.min.js"), css = !strcmp(name, "uPlot.min.css");
+	if (js || css) {
+		char *j = NULL, *k = NULL, err[1100];
+		if (cs_report_assets(&j, &k, err, sizeof err) < 0)
+			return error(c, h, 503, "%s", err);
+		cs_buf b = {.data = (uint8_t *)(js ? j : k), .len = strlen(js ? j : k)};
+		enum MHD_Result r = queue(c, h, 200, js ? "text/javascript; charset=utf-8"
+						  : "text/css; charset=utf-8", &b);
+		free(j);
+		free(k);
+		return r;
+	}
+	const cs_ui_file *f = cs_ui_find(name);
+	if (!f)
+		return error(c, h, 404, "no such UI file: %s", name);
+	cs_buf b = {.data = (uint8_t *)f->data, .len = f->len};
+	return queue(c, h, 200, f->type, &b);
+}
 
 /* The correlate/report parameters into rq; NULL, or the reason a 400
  * gets (static text). */
@@ -642,12 +681,10 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 	int post = !strcmp(method, "POST");
 	if (!token_ok(h, c))
 		return error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
-	if (!strcmp(url, "/")) {
-		cs_buf b = CS_BUF_INIT;
-		cs_json_raw(&b, index_html);
-		enum MHD_Result r = queue(c, h, 200, "text/html; charset=utf-8", &b);
-		cs_buf_free(&b);
-		return r;
+	if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		return get_ui(c, h, url[1] ? url + 4 : "index.html");
 	}
 	if (!strcmp(url, "/metrics")) {
 		if (!get)

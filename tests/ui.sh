@@ -1,0 +1,47 @@
+#!/bin/sh
+# The web UI in a real browser: a daemon on 127.0.0.1 over the bundled
+# example (hardware, ns) and the real QV100 Accel-Sim output (simulator
+# runs with kernel ranges); tests/browser/ui.test.js drives Debian's
+# Chromium through playwright-core and prints one TAP line per check.
+# Screenshots go to BUILD/test-artifacts/ui-*.png.
+#   sh tests/ui.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+Q=tests/fixtures/accelsim-qv100
+. tests/lib.sh
+PW="$B/test-node/node_modules/playwright-core"
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ ! -f "$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ] || [ ! -d "$PW" ] ||
+	[ -z "$CHROME" ] || ! command -v node >/dev/null 2>&1; then
+	echo "# the UI's browser checks are skipped: they need uPlot and playwright-core in $B (npm) and chromium"
+	exit 0
+fi
+DB="$T/ui.db"
+"$CS" import csv docs/examples/h100-l2-overlap.csv --db "$DB" --name example >/dev/null 2>&1
+"$CS" import "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" --db "$DB" --name sim >/dev/null 2>&1
+"$CS" import accelsim-log "$Q/stdout.log.gz" --db "$DB" --name simk >/dev/null 2>&1
+"$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
+DPID=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+[ -n "$PORT" ] || { no "the daemon started" "$T/stderr"; exit 1; }
+curl -sS --noproxy '*' -o "$T/index" -w '%{http_code} %{content_type}\n' "http://127.0.0.1:$PORT/" >"$T/code"
+grep -q '^200 text/html' "$T/code" && grep -q '/ui/app.js' "$T/index" && ok "GET / serves the UI page" || no "GET /" "$T/code"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/ui/nosuch.js")
+[ "$code" = 404 ] && grep -q 'no such UI file: nosuch.js' "$T/body" && ok "an unknown UI file is 404 naming it" || no "UI 404 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/sim/ranges.csv?from=5000&to=16000&limit=2")
+[ "$code" = 200 ] && [ "$(tr -d '\r' <"$T/body" | cut -d, -f2 | tail -n +2 | tr '\n' ' ')" = "kernel 1 kernel 2 " ] &&
+	ok "ranges.csv?from&to&limit: the longest ranges overlapping the view" || no "ranges.csv filters ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/sim/ranges.csv?from=9&to=3")
+[ "$code" = 400 ] && grep -q 'to: must be greater than from' "$T/body" && ok "ranges.csv with to <= from is 400" || no "ranges.csv bad bounds ($code)" "$T/body"
+mkdir -p "$B/test-artifacts"
+CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
+	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
+rc=$?
+cat "$T/out"
+n=$((n + $(grep -c '^ok ' "$T/out") + $(grep -c '^not ok ' "$T/out")))
+fails=$((fails + $(grep -c '^not ok ' "$T/out")))
+[ $rc -ne 0 ] && [ "$(grep -c '^not ok ' "$T/out")" -eq 0 ] && no "the browser test ran to its end (exit $rc)"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+exit $fails
