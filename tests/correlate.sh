@@ -89,10 +89,12 @@ tr -d '\r' <"$T/r.csv" | tail -n +2 | cut -d, -f5,6 | paste -d, - "$T/counts" |
 # The stdout run records its clock domains: DRAM at 850 MHz onto the core's 1132.
 "$CS" correlate --db "$DB" --hw simk --sim simk --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--sim-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' --sim-clock dram --json >"$T/j3" 2>&1
-python3 - "$T/j3" >"$T/why" 2>&1 <<'PY' && ok "--sim-clock dram rescales the simulator's cycles by 1132/850 (duration error +33.18%)" || no "--sim-clock" "$T/why"
+python3 - "$T/j3" >"$T/why" 2>&1 <<'PY' && ok "--sim-clock dram rescales the simulator's cycles by 1132/850 (duration error +33.18%); the whole run counts its last sample" || no "--sim-clock" "$T/why"
 import json, sys
 r = json.load(open(sys.argv[1]))[0]
 assert r["sim_clock_hz"] == 850e6 and abs(r["sim_cycle_scale"] - 1132 / 850) < 1e-12, r
+# the whole run ends at the last sample's end: all three kernels count
+assert r["hw_total"] == 10240 + 20480 + 5280 == r["sim_total"], r
 assert abs(r["duration_error"] - (1132 / 850 - 1)) < 1e-9 and abs(r["sim_cycles"] - r["hw_cycles"] * 1132 / 850) < 1e-6, r
 PY
 "$CS" correlate --db "$DB" --hw hw --sim sim --hw-metric lts__t_sectors.sum --sim-metric Ltworeadhit --sim-clock l2 >"$T/out" 2>&1

@@ -2,6 +2,8 @@
 # The README's quick start: import the bundled example into the embedded
 # default database (./cyclescope.db, or $CYCLESCOPE_DB), show it, print curl
 # lines, and run the daemon on it in the foreground (Ctrl-C stops it).
+# The QV100 Accel-Sim output goes in beside it, so the UI has a simulator
+# run to show and compare.
 #   sh tests/demo.sh [BUILD_DIR]
 set -e
 B=${1:-build}
@@ -18,12 +20,22 @@ else
 	echo "(the example is already in $DB)"
 fi
 RUN=$("$CS" query --db "$DB" "SELECT max(id) FROM runs WHERE name = '$NAME'" | tail -n 1 | tr -d '\r')
+# A real simulator run beside it (Accel-Sim on QV100: per-cycle samples with
+# kernel ranges, and its per-kernel statistics), for the UI's compare page.
+Q=tests/fixtures/accelsim-qv100
+for f in "qv100-visualizer:$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" "qv100-stdout:$Q/stdout.log.gz"; do
+	n=${f%%:*}
+	have=$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = '$n'" 2>/dev/null | tail -n 1 | tr -d '\r')
+	[ "${have:-0}" = "0" ] && "$CS" import "${f#*:}" --db "$DB" --name "$n"
+done
 echo
 "$CS" runs --db "$DB"
 U="http://$LISTEN"
 cat <<EOT
 
-Starting the daemon on $DB (HTTP $U, ingest socket $SOCK). In another shell:
+Starting the daemon on $DB (HTTP $U, ingest socket $SOCK).
+Open $U/ in a browser for the UI (runs, zoomable plots, compare), or in
+another shell:
 
   curl -s $U/api/v1/runs
   curl -s "$U/api/v1/runs/$RUN/series.csv?metric=lts__t_sectors.sum,nvlrx__bytes.sum&buckets=8"
