@@ -21,13 +21,14 @@
 #include "http.h"
 #include "ingest.h"
 #include "log.h"
+#include "ship.h"
 
 static int run_serve(int argc, char **argv);
 
 const cs_cmd cs_cmd_serve = {
 	"serve", run_serve, "run the daemon: ingest socket, single writer, HTTP API",
 	"usage: cyclescope serve [--db F] [--listen HOST:PORT] [--socket PATH]\n"
-	"                        [--config F] [--token T] [--log F]\n\n"
+	"                        [--config F] [--token T] [--log F] [--ship-to URL]\n\n"
 	"Runs the node's daemon in the foreground: producers (the collector,\n"
 	"'cyclescope import --socket') stream runs into the ingest socket, one\n"
 	"writer thread commits them to the database, and the HTTP API\n"
@@ -40,7 +41,10 @@ const cs_cmd cs_cmd_serve = {
 	"  --config F        config file (configs/cyclescope.conf documents every key)\n"
 	"  --token T         bearer token required on every HTTP request; mandatory\n"
 	"                    when --listen is not a loopback address\n"
-	"  --log F           log to F instead of standard error (SIGHUP reopens it)\n\n"
+	"  --log F           log to F instead of standard error (SIGHUP reopens it)\n"
+	"  --ship-to URL     ship everything committed to ClickHouse's HTTP interface\n"
+	"                    (sink.clickhouse.url; the other [sink.clickhouse] keys in\n"
+	"                    the config file; docs/fleet.md)\n\n"
 	"Stop it with SIGTERM or Ctrl-C: queued data is committed before it exits.\n",
 };
 
@@ -74,17 +78,27 @@ static int set_level(const char *name)
 	return -1;
 }
 
-static void metrics_cb(void *ctx, cs_buf *out) { cs_ingest_metrics_text(ctx, out); }
+typedef struct parts {
+	cs_ingest *in;
+	cs_ship *ship;
+} parts;
+
+static void metrics_cb(void *ctx, cs_buf *out)
+{
+	parts *p = ctx;
+	cs_ingest_metrics_text(p->in, out);
+	cs_ship_metrics_text(p->ship, out);
+}
 
 static int run_serve(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_serve;
 	const char *db = NULL, *listen = NULL, *sock = NULL, *conf = NULL, *token = NULL,
-		   *logf = NULL;
+		   *logf = NULL, *ship_to = NULL;
 	const cs_opt opts[] = {{"db", &db, NULL},	  {"listen", &listen, NULL},
 			       {"socket", &sock, NULL},	  {"config", &conf, NULL},
 			       {"token", &token, NULL},	  {"log", &logf, NULL},
-			       {NULL, NULL, NULL}};
+			       {"ship-to", &ship_to, NULL}, {NULL, NULL, NULL}};
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
@@ -105,7 +119,7 @@ static int run_serve(int argc, char **argv)
 	if (cs_config_from_env(&c, err, sizeof err))
 		return cs_cli_fail(cmd, "%s", err);
 	const char *flags[][2] = {{"db", db},	    {"listen", listen}, {"socket", sock},
-				  {"token", token}, {"log", logf}};
+				  {"token", token}, {"log", logf}, {"sink.clickhouse.url", ship_to}};
 	for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
 		if (flags[i][1] && cs_config_set(&c, flags[i][0], flags[i][1], err, sizeof err))
 			return cs_cli_usage_error(cmd, "--%s", err);
@@ -146,6 +160,18 @@ static int run_serve(int argc, char **argv)
 		cs_store_close(s);
 		return cs_cli_fail(cmd, "%s", err);
 	}
+	parts p = {in, NULL};
+	if (c.ch.url[0]) {
+		cs_ship_opts so = {.db_path = c.db, .url = c.ch.url, .database = c.ch.database,
+				   .prefix = c.ch.table_prefix, .host = c.ch.host, .cluster = c.ch.cluster,
+				   .user = c.ch.user, .password = c.ch.password,
+				   .batch_rows = c.ch.batch_rows, .interval_ms = c.ch.interval_ms,
+				   .timeout_s = c.ch.timeout_s};
+		if (!(p.ship = cs_ship_start(&so, err, sizeof err))) {
+			cs_ingest_stop(in);
+			return cs_cli_fail(cmd, "sink.clickhouse: %s", err);
+		}
+	}
 	cs_http_opts ho = {c.db,
 			   c.listen,
 			   c.token,
@@ -156,9 +182,10 @@ static int run_serve(int argc, char **argv)
 			   c.query_max_rows,
 			   c.query_max_bytes,
 			   metrics_cb,
-			   in};
+			   &p};
 	cs_http *h = cs_http_start(&ho, err, sizeof err);
 	if (!h) {
+		cs_ship_stop(p.ship);
 		cs_ingest_stop(in);
 		return cs_cli_fail(cmd, "%s", err);
 	}
@@ -185,6 +212,7 @@ static int run_serve(int argc, char **argv)
 	}
 	cs_log(CS_LOG_INFO, "stopping: draining the ingest queue");
 	cs_http_stop(h);
+	cs_ship_stop(p.ship);
 	rc = cs_ingest_stop(in);
 	fprintf(stderr, "cyclescope serve: stopped%s\n", rc ? " with a store error (see the log)" : ", everything committed");
 	cs_log_set_stream(NULL);

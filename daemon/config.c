@@ -39,6 +39,16 @@ static const key keys[] = {
 	U("query_timeout_ms", query_timeout_ms, 1, 3600000),
 	U("query_max_rows", query_max_rows, 1, 1000000000),
 	U("query_max_bytes", query_max_bytes, 1024, 1ull << 34),
+	S("sink.clickhouse.url", ch.url),
+	S("sink.clickhouse.database", ch.database),
+	S("sink.clickhouse.table_prefix", ch.table_prefix),
+	S("sink.clickhouse.host", ch.host),
+	S("sink.clickhouse.cluster", ch.cluster),
+	S("sink.clickhouse.user", ch.user),
+	S("sink.clickhouse.password", ch.password),
+	U("sink.clickhouse.batch_rows", ch.batch_rows, 1, 100000000),
+	U("sink.clickhouse.interval_ms", ch.interval_ms, 10, 3600000),
+	U("sink.clickhouse.timeout_s", ch.timeout_s, 1, 3600),
 };
 
 void cs_config_defaults(cs_config *c)
@@ -59,6 +69,10 @@ void cs_config_defaults(cs_config *c)
 	c->query_timeout_ms = 10000;
 	c->query_max_rows = 1000000;
 	c->query_max_bytes = 64u << 20;
+	snprintf(c->ch.database, sizeof c->ch.database, "cyclescope");
+	c->ch.batch_rows = 1000000;
+	c->ch.interval_ms = 1000;
+	c->ch.timeout_s = 60;
 }
 
 int cs_config_set(cs_config *c, const char *name, const char *value, char *err, size_t errlen)

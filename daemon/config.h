@@ -30,6 +30,20 @@ typedef struct cs_config {
 	uint64_t query_timeout_ms;
 	uint64_t query_max_rows;
 	uint64_t query_max_bytes;
+	/* [sink.clickhouse]: ship everything committed to ClickHouse (ship.h);
+	 * off while url is "". */
+	struct {
+		char url[512];
+		char database[128];
+		char table_prefix[128];
+		char host[256];    /* "" = this machine's hostname */
+		char cluster[128]; /* "" = no Distributed tables */
+		char user[128];
+		char password[256];
+		uint64_t batch_rows;
+		uint64_t interval_ms;
+		uint64_t timeout_s;
+	} ch;
 } cs_config;
 
 /* Fills c with the defaults. */

@@ -19,6 +19,7 @@ static const cs_cmd *const commands[] = {
 	&cs_cmd_runs,
 	&cs_cmd_export,
 	&cs_cmd_query,
+	&cs_cmd_ship,
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

@@ -41,6 +41,11 @@ static const char tl_sql[] =
 	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
 	" WHERE run = ?1 AND device = ?2 AND t0_last >= ?3 AND t0_first < ?4"
 	" ORDER BY seq0";
+/* The same by sample number (cs_scan.seq_to > 0). */
+static const char tl_seq_sql[] =
+	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
+	" WHERE run = ?1 AND device = ?2 AND seq0 + n > ?3 AND seq0 < ?4"
+	" ORDER BY seq0";
 static const char ck_sql[] =
 	"SELECT seq0, n, count, vmin, vmax, vsum, data FROM chunks"
 	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
@@ -85,13 +90,15 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	c->row = malloc((m ? m : 1) * sizeof *c->row);
 	if (!c->ck || !c->ck_row || !c->vals || !c->t0 || !c->t1 || !c->row)
 		return fail(s, -ENOMEM, "out of memory");
-	int rc = sqlite3_prepare_v2(db, tl_sql, -1, &c->tl, NULL);
+	int by_seq = raw && q->seq_to > 0;
+	int rc = sqlite3_prepare_v2(db, by_seq ? tl_seq_sql : tl_sql, -1, &c->tl, NULL);
 	if (rc != SQLITE_OK)
 		return fail_sql(s, rc, "reading timelines");
+	uint64_t lo = by_seq ? q->seq_from : q->from, hi = by_seq ? q->seq_to : q->to;
 	sqlite3_bind_int64(c->tl, 1, q->run);
 	sqlite3_bind_int64(c->tl, 2, q->device);
-	sqlite3_bind_int64(c->tl, 3, q->from > INT64_MAX ? INT64_MAX : (int64_t)q->from);
-	sqlite3_bind_int64(c->tl, 4, q->to > INT64_MAX ? INT64_MAX : (int64_t)q->to);
+	sqlite3_bind_int64(c->tl, 3, lo > INT64_MAX ? INT64_MAX : (int64_t)lo);
+	sqlite3_bind_int64(c->tl, 4, hi > INT64_MAX ? INT64_MAX : (int64_t)hi);
 	for (uint32_t k = 0; k < m; k++) {
 		rc = sqlite3_prepare_v2(db, raw ? ck_sql : ck_id_sql, -1, &c->ck[k], NULL);
 		if (rc != SQLITE_OK)
@@ -324,6 +331,14 @@ int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 	rc = decode_timeline(c, n);
 	uint32_t i0 = rc ? 0 : lower_bound(c->t0, n, q->from);
 	uint32_t i1 = rc ? 0 : lower_bound(c->t0, n, q->to);
+	if (!rc && q->seq_to > 0) {
+		/* by sample number: [seq_from, seq_to) of this timeline */
+		uint64_t s0 = (uint64_t)seq0;
+		i0 = q->seq_from > s0 ? (uint32_t)(q->seq_from - s0 < n ? q->seq_from - s0 : n) : 0;
+		i1 = q->seq_to - s0 < n ? (uint32_t)(q->seq_to - s0) : n;
+		if (i1 < i0)
+			i1 = i0;
+	}
 	for (uint32_t k = 0; !rc && k < q->m; k++) {
 		if (!has_chunk(c, k, seq0)) {
 			for (uint32_t i = i0; i < i1; i++)

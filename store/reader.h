@@ -26,6 +26,9 @@ typedef struct cs_scan {
 	const uint32_t *metrics;  /* metric ids, borrowed for the call */
 	uint64_t from;            /* first t0 included */
 	uint64_t to;              /* first t0 excluded; UINT64_MAX = no end */
+	/* Raw scans only: with seq_to > 0, the samples numbered
+	 * [seq_from, seq_to) instead of a time span (from/to unused). */
+	uint64_t seq_from, seq_to;
 } cs_scan;
 
 /* One sample: values[k] for metrics[k], NaN when absent. The array is

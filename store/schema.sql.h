@@ -1,5 +1,6 @@
 /*
- * schema.sql.h - schema v1 of the cyclescope database, as SQL text.
+ * schema.sql.h - the cyclescope database's schema (v1, and what v2 adds),
+ * as SQL text.
  * docs/schema.md describes every column; keep the two in step.
  */
 #ifndef CS_SCHEMA_SQL_H
@@ -80,5 +81,16 @@ static const char cs_schema_v1[] =
 	" vmin REAL, vmax REAL, vsum REAL,"
 	" data BLOB NOT NULL,"
 	" UNIQUE(run, metric, device, seq0));";
+
+/* v2: fleet shipping marks (outbox.h), keyed by the run's uuid so a run id
+ * reused after a deletion never inherits another run's marks. */
+static const char cs_schema_v2[] =
+	"CREATE TABLE ship_marks("
+	" target TEXT NOT NULL,"
+	" run_uuid TEXT NOT NULL,"
+	" what TEXT NOT NULL,"
+	" device INTEGER NOT NULL,"
+	" mark INTEGER NOT NULL,"
+	" PRIMARY KEY(target, run_uuid, what, device)) WITHOUT ROWID;";
 
 #endif

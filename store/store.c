@@ -269,8 +269,24 @@ static int migrate_0_to_1(cs_store *s)
 	return rc;
 }
 
+/* v2: how far each run has been shipped to each fleet target (outbox.h). */
+static int migrate_1_to_2(cs_store *s)
+{
+	int rc = exec(s, "BEGIN IMMEDIATE");
+	if (!rc)
+		rc = exec(s, cs_schema_v2);
+	if (!rc)
+		rc = exec(s, "PRAGMA user_version = 2");
+	if (!rc)
+		rc = exec(s, "COMMIT");
+	else
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
+	migrate_1_to_2,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -1009,6 +1025,12 @@ int cs_store_delete_run(cs_store *s, int64_t run)
 	static const char *const tables[] = {"chunks", "timelines", "ranges",
 					     "metrics", "devices", "runs"};
 	int rc = begin_tx(s);
+	if (!rc) {
+		char sql[128];
+		snprintf(sql, sizeof sql, "DELETE FROM ship_marks WHERE run_uuid = "
+			 "(SELECT uuid FROM runs WHERE id = %lld)", (long long)run);
+		rc = exec(s, sql);
+	}
 	for (size_t i = 0; !rc && i < sizeof tables / sizeof *tables; i++) {
 		char sql[96];
 		snprintf(sql, sizeof sql, "DELETE FROM %s WHERE %s = %lld",

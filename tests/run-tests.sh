@@ -22,7 +22,7 @@ for t in "$@"; do
 	[ "$rc" -ne 0 ] && broken="$broken $t"
 done
 if [ -z "$CS_SKIP_CLI" ]; then
-	for script in tests/cli.sh tests/daemon.sh tests/collector.sh tests/simbridge.sh tests/correlate.sh tests/ui.sh; do
+	for script in tests/cli.sh tests/daemon.sh tests/collector.sh tests/simbridge.sh tests/correlate.sh tests/ui.sh tests/fleet.sh; do
 		echo "== $script"
 		sh "$script" "${CS_BUILD:-build}" >"$log" 2>&1
 		rc=$?

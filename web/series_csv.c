@@ -302,8 +302,8 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 	while (x->dev_i < x->ndev) {
 		if (x->buckets) {
 			if (!x->buckets_loaded) {
-				cs_scan q = {x->run, x->devs[x->dev_i], x->m, x->ids, x->win[0].from,
-					     x->win[0].to};
+				cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m,
+					     .metrics = x->ids, .from = x->win[0].from, .to = x->win[0].to};
 				memset(x->aggs, 0, (size_t)x->buckets * x->m * sizeof *x->aggs);
 				rc = cs_read_buckets(x->s, &q, x->buckets, on_bucket, x, NULL);
 				if (rc)
@@ -326,8 +326,8 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 				x->dev_i++;
 				continue;
 			}
-			cs_scan q = {x->run, x->devs[x->dev_i], x->m, x->ids, x->win[x->win_i].from,
-				     x->win[x->win_i].to};
+			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m, .metrics = x->ids,
+				     .from = x->win[x->win_i].from, .to = x->win[x->win_i].to};
 			x->it = cs_raw_open(x->s, &q);
 			if (!x->it) {
 				rc = -ENOMEM;

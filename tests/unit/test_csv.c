@@ -199,7 +199,7 @@ static void export_run(cs_store *s, int64_t run, cs_buf *out)
 	cs_csv_end_row(&w);
 	for (uint32_t d = 0; d < nd; d++) {
 		exp_ctx e = {&w, m, devs[d]};
-		cs_scan q = {run, devs[d], m, ids, 0, UINT64_MAX};
+		cs_scan q = {.run = run, .device = devs[d], .m = m, .metrics = ids, .from = 0, .to = UINT64_MAX};
 		assert_int_equal(cs_read_raw(s, &q, export_row, &e), 0);
 	}
 	assert_int_equal(cs_csv_finish(&w), 0);

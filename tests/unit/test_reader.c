@@ -73,7 +73,7 @@ static void check_window(cs_store *s, uint32_t dev, uint64_t from, uint64_t to, 
 	uint32_t ids[M] = {0, 1, 2};
 	got g = {0, calloc((size_t)nb * M, sizeof(cs_agg)), calloc(nb, 8), calloc(nb, 8)};
 	cs_agg *want = calloc((size_t)nb * M, sizeof(cs_agg));
-	cs_scan q = {1, dev, M, ids, from, to};
+	cs_scan q = {.run = 1, .device = dev, .m = M, .metrics = ids, .from = from, .to = to};
 	assert_int_equal(cs_read_buckets(s, &q, nb, collect, &g, stats), 0);
 	assert_int_equal(g.n, nb);
 	assert_int_equal(g.lo[0], from);
@@ -222,7 +222,7 @@ static void test_corrupt_chunks(void **state)
 		cs_store *s = build();
 		assert_int_equal(sqlite3_exec(cs_store_db(s), damage[d], NULL, NULL, NULL), SQLITE_OK);
 		uint32_t ids[M] = {0, 1, 2};
-		cs_scan q = {1, 0, M, ids, t0s[0][0], t0s[0][N - 1] + 1};
+		cs_scan q = {.run = 1, .device = 0, .m = M, .metrics = ids, .from = t0s[0][0], .to = t0s[0][N - 1] + 1};
 		int rc = cs_read_buckets(s, &q, 997, ignore_bucket, NULL, NULL);
 		if (rc != -EBADMSG || !strstr(cs_store_errmsg(s), "corrupt chunk"))
 			fail_msg("damage %zu: rc %d, '%s'", d, rc, cs_store_errmsg(s));

@@ -179,7 +179,7 @@ static void test_odd_batches_roundtrip(void **state)
 	assert_non_null(s);
 	collected c = {M_ODD, 0, malloc(N_ODD * 8), malloc(N_ODD * 8), malloc(N_ODD * 8),
 		       malloc(N_ODD * M_ODD * 8)};
-	cs_scan q = {1, 0, M_ODD, ids, 0, UINT64_MAX};
+	cs_scan q = {.run = 1, .device = 0, .m = M_ODD, .metrics = ids, .from = 0, .to = UINT64_MAX};
 	assert_int_equal(cs_read_raw(s, &q, collect, &c), 0);
 	assert_int_equal(c.n, N_ODD);
 	for (int i = 0; i < N_ODD; i++) {
@@ -336,7 +336,7 @@ static void check_runs_intact(cs_store *s, int runs, uint32_t n)
 	for (int r = 1; r <= runs; r++) {
 		uint32_t id = 0;
 		double sum = 0;
-		cs_scan q = {r, 0, 1, &id, 0, UINT64_MAX};
+		cs_scan q = {.run = r, .device = 0, .m = 1, .metrics = &id, .from = 0, .to = UINT64_MAX};
 		assert_int_equal(cs_read_raw(s, &q, sum_rows, &sum), 0);
 		double want = (double)n * (n - 1) / 2 * r;
 		if (sum != want)
@@ -435,7 +435,7 @@ static void test_sigkill_mid_import(void **state)
 	/* What the killed writer had committed reads back cleanly. */
 	double sum = 0;
 	uint32_t id = 0;
-	cs_scan q = {4, 0, 1, &id, 0, UINT64_MAX};
+	cs_scan q = {.run = 4, .device = 0, .m = 1, .metrics = &id, .from = 0, .to = UINT64_MAX};
 	assert_int_equal(cs_read_raw(s, &q, sum_rows, &sum), 0);
 	assert_true(sql_int(s, "SELECT count(*) FROM timelines WHERE run = 4") > 0);
 	cs_store_close(s);
