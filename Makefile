@@ -187,6 +187,7 @@ bench: $(BENCH) all $(BUILD)/tests/produce
 	$(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
 	@sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
 	@sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
+	@sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
 	@rm -rf $(BUILD)/bench
 
 # Quick start: install what is missing, build, import the example into

@@ -18,6 +18,18 @@ static void test_defaults_and_file(void **state)
 	assert_string_equal(c.db, "/var/lib/x.db");
 	assert_string_equal(c.listen, "127.0.0.1:9000");
 	assert_int_equal(c.query_max_rows, 42);
+	/* [sink.clickhouse]: off (no url) by default */
+	assert_string_equal(c.ch.url, "");
+	assert_string_equal(c.ch.database, "cyclescope");
+	assert_int_equal(c.ch.batch_rows, 1000000);
+	const char sink[] = "[sink.clickhouse]\nurl = http://10.0.0.5:8123\nhost = gpu-node-17\n"
+			    "cluster = fleet\nbatch_rows = 250000\ninterval_ms = 500\n";
+	assert_int_equal(cs_config_parse(&c, sink, sizeof sink - 1, "t.conf", err, sizeof err), 0);
+	assert_string_equal(c.ch.url, "http://10.0.0.5:8123");
+	assert_string_equal(c.ch.host, "gpu-node-17");
+	assert_string_equal(c.ch.cluster, "fleet");
+	assert_int_equal(c.ch.batch_rows, 250000);
+	assert_int_equal(c.ch.interval_ms, 500);
 }
 
 static void expect_error(const char *text, const char *needle)
@@ -39,7 +51,8 @@ static void test_errors(void **state)
 	expect_error("commit_ms = -5\n", "got '-5'");
 	expect_error("just words\n", "t.conf:1: expected key = value");
 	expect_error("[sink\n", "t.conf:1: expected [section]");
-	expect_error("[sink.clickhouse]\nurl = http://x\n", "t.conf:2: unknown key 'sink.clickhouse.url'");
+	expect_error("[sink.clickhouse]\nurl = http://x\nbatch = 5\n", "t.conf:3: unknown key 'sink.clickhouse.batch'");
+	expect_error("[sink.clickhouse]\ninterval_ms = 1\n", "t.conf:2: sink.clickhouse.interval_ms: expected an integer 10..3600000");
 	expect_error("log_level = loud\n", "log_level: 'loud' is not error");
 }
 
