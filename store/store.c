@@ -330,7 +330,7 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			return fail(s, rc, "%s: migrating schema %lld to %lld: %.400s",
 				    path, (long long)v, (long long)v + 1,
 				    s->errmsg);
-		if (v > 0)
+		if (version > 0) /* an existing file, not one being created */
 			cs_log(CS_LOG_INFO, "%s: migrated schema %lld to %lld",
 			       path, (long long)v, (long long)v + 1);
 	}

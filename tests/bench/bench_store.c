@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	if (!s)
 		die(ours, err);
 	uint64_t from = t0[0], to = t0[n - 1] + 1;
-	cs_scan q = {1, 0, m, ids, from, to};
+	cs_scan q = {.run = 1, .device = 0, .m = m, .metrics = ids, .from = from, .to = to};
 	double best = 1e9, check = 0;
 	cs_read_stats stats = {0};
 	for (int rep = 0; rep < 5; rep++) {

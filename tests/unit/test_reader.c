@@ -168,7 +168,7 @@ static void test_buckets_use_aggregates(void **state)
 	check_window(s, 0, hi + 1000, hi + 2000, 10, NULL);
 	/* Invalid windows are refused. */
 	uint32_t ids[1] = {0};
-	cs_scan bad = {1, 0, 1, ids, 10, 10};
+	cs_scan bad = {.run = 1, .device = 0, .m = 1, .metrics = ids, .from = 10, .to = 10};
 	assert_int_equal(cs_read_buckets(s, &bad, 10, collect, NULL, NULL), -EINVAL);
 	cs_store_close(s);
 }

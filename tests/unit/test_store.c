@@ -202,7 +202,7 @@ static void test_odd_batches_roundtrip(void **state)
 	assert_int_equal(sql_int(s, "SELECT sum(count) FROM chunks WHERE metric = 2"), N_ODD - absent);
 	/* A window of the raw scan. */
 	c.n = 0;
-	cs_scan win = {1, 0, M_ODD, ids, t0[5000], t0[9000]};
+	cs_scan win = {.run = 1, .device = 0, .m = M_ODD, .metrics = ids, .from = t0[5000], .to = t0[9000]};
 	assert_int_equal(cs_read_raw(s, &win, collect, &c), 0);
 	uint64_t want = 0;
 	for (int i = 0; i < N_ODD; i++)
