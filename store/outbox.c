@@ -25,6 +25,16 @@ static int64_t hash_text(int64_t h, const char *text)
 	return (int64_t)(x >> 1);
 }
 
+/* Binds a mark's key as ?1..?4. */
+static void bind_key(sqlite3_stmt *st, const char *target, const char *run_uuid,
+		     const char *what, uint32_t device)
+{
+	sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, run_uuid, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, what, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, device);
+}
+
 int cs_outbox_mark(cs_store *s, const char *target, const char *run_uuid, const char *what,
 		   uint32_t device, int64_t *mark)
 {
@@ -33,10 +43,7 @@ int cs_outbox_mark(cs_store *s, const char *target, const char *run_uuid, const 
 			    " AND what = ?3 AND device = ?4", &st);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, run_uuid, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, what, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, device);
+	bind_key(st, target, run_uuid, what, device);
 	int step = sqlite3_step(st);
 	*mark = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 	if (step != SQLITE_ROW && step != SQLITE_DONE)
@@ -54,10 +61,7 @@ int cs_outbox_set_mark(cs_store *s, const char *target, const char *run_uuid,
 			    " DO UPDATE SET mark = excluded.mark", &st);
 	if (rc)
 		return rc;
-	sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, run_uuid, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, what, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, device);
+	bind_key(st, target, run_uuid, what, device);
 	sqlite3_bind_int64(st, 5, mark);
 	int step = sqlite3_step(st);
 	if (step != SQLITE_DONE)

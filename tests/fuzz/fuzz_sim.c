@@ -37,7 +37,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *buf = (const char *)data + 1;
 	size_t len = size - 1;
 	if (pick == sizeof fns / sizeof *fns) {
-		cs_mmap_free(cs_mmap_parse(buf, len, "fuzz.map", err, sizeof err));
+		/* Parsed maps are evaluated too: two samples, so delta() has
+		 * state and rate() a length. */
+		cs_mmap *m = cs_mmap_parse(buf, len, "fuzz.map", err, sizeof err);
+		size_t nn = cs_mmap_names(m), ns = cs_mmap_state_len(m);
+		double *v = calloc(nn + 1, sizeof *v), *state = calloc(ns + 1, sizeof *state);
+		cs_mmap_state_init(m, state);
+		for (int pass = 0; v && state && pass < 2; pass++)
+			for (size_t i = 0; i < cs_mmap_count(m); i++) {
+				for (size_t k = 0; k < nn; k++)
+					v[k] = (double)(k + (size_t)pass * 3);
+				(void)cs_mmap_eval_sample(m, i, v, pass ? 0 : 100, state);
+			}
+		free(v);
+		free(state);
+		cs_mmap_free(m);
 		return 0;
 	}
 	if (!s || ++uses % 500 == 0) {

@@ -26,16 +26,6 @@ static cs_store *open_rw(const char *name, int fresh)
 	return s;
 }
 
-static int64_t sql_int(cs_store *s, const char *sql)
-{
-	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), sql, -1, &st, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-	int64_t v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* A run of N samples x M metrics (value = seq * 10 + k, metric 1 absent on
  * every 5th sample) and two ranges. */
 static cs_writer *write_run(cs_store *s, int end)
@@ -92,9 +82,9 @@ static void test_migrates_v1(void **state)
 	assert_null(cs_store_open(tu_path("v1.db"), CS_OPEN_READONLY, err, sizeof err));
 	assert_non_null(strstr(err, "schema version 1 needs migrating to 2"));
 	s = open_rw("v1.db", 0);
-	assert_int_equal(sql_int(s, "PRAGMA user_version"), 2);
-	assert_int_equal(sql_int(s, "SELECT count(*) FROM ship_marks"), 0);
-	assert_int_equal(sql_int(s, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), 2);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM ship_marks"), 0);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 1);
 	cs_store_close(s);
 }
 
