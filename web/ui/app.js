@@ -148,7 +148,7 @@
 				h('td', {}, r.kind), h('td', {}, r.source), h('td', {}, r.status), h('td', {}, r.time_unit),
 				h('td', { class: 'num' }, r.devices), h('td', { class: 'num' }, r.metrics),
 				h('td', { class: 'num' }, r.samples), h('td', { class: 'num' }, r.ranges),
-				h('td', { class: 'num' }, span === null ? '' : fmtTime(span, r.time_unit, span)),
+				h('td', { class: 'num' }, span === null ? '' : fmtTime(span, r.time_unit, span) + (r.time_unit === 'cycle' ? ' cycles' : '')),
 				h('td', {}, h('input', { type: 'radio', name: 'hw', value: r.id, checked: r === firstHw, title: 'hardware side' })),
 				h('td', {}, h('input', { type: 'radio', name: 'sim', value: r.id, checked: r === firstSim, title: 'simulator side' }))));
 		}
