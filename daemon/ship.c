@@ -100,6 +100,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A failed call on the local store: records its message, returns rc. */
+static int local_err(shipper *sh, int rc)
+{
+	if (rc < 0)
+		snprintf(sh->err, sizeof sh->err, "local database %.400s: %.500s", sh->o.db_path,
+			 cs_store_errmsg(sh->s));
+	return rc;
+}
+
 /* ---- RowBinary ---- */
 
 static void rb_str(cs_buf *b, const char *s, size_t len)
@@ -245,9 +254,7 @@ static int post(shipper *sh, const char *query, body_reader *body, const char *s
 	curl_slist_free_all(hdr);
 	int rc = 0;
 	if (body && body->failed) {
-		rc = body->failed;
-		snprintf(sh->err, sizeof sh->err, "reading the local database: %s",
-			 cs_store_errmsg(sh->s));
+		rc = local_err(sh, body->failed);
 	} else if (cc == CURLE_ABORTED_BY_CALLBACK) {
 		rc = -ECANCELED;
 		snprintf(sh->err, sizeof sh->err, "stopped");
@@ -346,9 +353,7 @@ static int send_buf(shipper *sh, int t, cs_buf *b)
 static int ship_meta(shipper *sh, const cs_outbox_run *run)
 {
 	int64_t mark;
-	int rc = cs_outbox_mark(sh->s, sh->target, run->uuid, "meta", 0, &mark);
-	if (rc)
-		snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+	int rc = local_err(sh, cs_outbox_mark(sh->s, sh->target, run->uuid, "meta", 0, &mark));
 	if (rc || mark == run->meta_fingerprint)
 		return rc;
 	uint64_t version = now_ns();
@@ -365,29 +370,27 @@ static int ship_meta(shipper *sh, const cs_outbox_run *run)
 	for (size_t i = 0; !rc && i < sizeof parts / sizeof *parts; i++) {
 		cs_buf_reset(&b);
 		row_ctx r = {sh, &b, parts[i].types, run->uuid, version, 0, 0};
-		rc = parts[i].rows(sh->s, run->id, on_cells, &r);
-		if (rc)
-			snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
-		else if (r.rows)
+		rc = local_err(sh, parts[i].rows(sh->s, run->id, on_cells, &r));
+		if (!rc && r.rows)
 			rc = send_buf(sh, parts[i].table, &b);
 	}
 	cs_buf_free(&b);
-	if (!rc && (rc = cs_outbox_set_mark(sh->s, sh->target, run->uuid, "meta", 0,
-					    run->meta_fingerprint)))
-		snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+	if (!rc)
+		rc = local_err(sh, cs_outbox_set_mark(sh->s, sh->target, run->uuid, "meta", 0,
+						      run->meta_fingerprint));
 	return rc;
 }
 
 static int ship_ranges(shipper *sh, const cs_outbox_run *run)
 {
 	int64_t mark;
-	int rc = cs_outbox_mark(sh->s, sh->target, run->uuid, "ranges", 0, &mark);
+	int rc = local_err(sh, cs_outbox_mark(sh->s, sh->target, run->uuid, "ranges", 0, &mark));
 	cs_buf b = CS_BUF_INIT;
 	uint32_t limit = sh->o.batch_rows > UINT32_MAX ? UINT32_MAX : (uint32_t)sh->o.batch_rows;
 	while (!rc && mark < run->last_range) {
 		cs_buf_reset(&b);
 		row_ctx r = {sh, &b, range_types, run->uuid, 0, mark, 0};
-		if ((rc = cs_outbox_ranges(sh->s, run->id, mark, limit, on_cells, &r)) < 0)
+		if ((rc = local_err(sh, cs_outbox_ranges(sh->s, run->id, mark, limit, on_cells, &r))) < 0)
 			break;
 		if (!r.rows)
 			break;
@@ -395,10 +398,8 @@ static int ship_ranges(shipper *sh, const cs_outbox_run *run)
 			break;
 		sh->st.ranges += r.rows;
 		mark = r.last_id;
-		rc = cs_outbox_set_mark(sh->s, sh->target, run->uuid, "ranges", 0, mark);
+		rc = local_err(sh, cs_outbox_set_mark(sh->s, sh->target, run->uuid, "ranges", 0, mark));
 	}
-	if (rc && rc != -EHOSTUNREACH && rc != -EPROTO && rc != -ECANCELED)
-		snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
 	cs_buf_free(&b);
 	return rc;
 }
@@ -448,13 +449,11 @@ static int ship_samples(shipper *sh, const cs_outbox_run *run)
 	uint64_t *counts = NULL;
 	sample_batch sb = {.sh = sh};
 	cs_buf out = CS_BUF_INIT;
-	int rc = cs_read_metric_ids(sh->s, run->id, &ids, &nids);
+	int rc = local_err(sh, cs_read_metric_ids(sh->s, run->id, &ids, &nids));
 	if (!rc)
-		rc = cs_outbox_device_samples(sh->s, run->id, &devs, &counts, &ndev);
-	if (rc) {
-		snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+		rc = local_err(sh, cs_outbox_device_samples(sh->s, run->id, &devs, &counts, &ndev));
+	if (rc)
 		goto out;
-	}
 	sb.m = nids;
 	sb.names = calloc(nids + 1, sizeof *sb.names);
 	if (!sb.names) {
@@ -466,10 +465,8 @@ static int ship_samples(shipper *sh, const cs_outbox_run *run)
 	rb_cstr(&sb.head, run->uuid);
 	for (uint32_t k = 0; k < nids; k++) {
 		char name[1024];
-		if ((rc = cs_read_metric_name(sh->s, run->id, ids[k], name, sizeof name)) < 0) {
-			snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+		if ((rc = local_err(sh, cs_read_metric_name(sh->s, run->id, ids[k], name, sizeof name))) < 0)
 			goto out;
-		}
 		rb_cstr(&sb.names[k], name);
 	}
 	/* Samples per batch: batch_rows rows of m metrics each. */
@@ -478,7 +475,8 @@ static int ship_samples(shipper *sh, const cs_outbox_run *run)
 		per = 1;
 	for (uint32_t d = 0; !rc && d < ndev && nids; d++) {
 		int64_t mark;
-		if ((rc = cs_outbox_mark(sh->s, sh->target, run->uuid, "samples", devs[d], &mark)) < 0)
+		if ((rc = local_err(sh, cs_outbox_mark(sh->s, sh->target, run->uuid, "samples",
+							  devs[d], &mark))) < 0)
 			break;
 		uint64_t from = (uint64_t)mark;
 		while (!rc && from < counts[d]) {
@@ -490,8 +488,7 @@ static int ship_samples(shipper *sh, const cs_outbox_run *run)
 			sb.out = &out;
 			cs_buf_reset(&out);
 			if (!(sb.it = cs_raw_open(sh->s, &q))) {
-				rc = -EIO;
-				snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+				rc = local_err(sh, -EIO);
 				break;
 			}
 			body_reader body = {.sh = sh, .buf = &out, .fill = fill_samples, .ctx = &sb};
@@ -502,9 +499,8 @@ static int ship_samples(shipper *sh, const cs_outbox_run *run)
 				break;
 			sh->st.rows += sb.rows;
 			from = to;
-			if ((rc = cs_outbox_set_mark(sh->s, sh->target, run->uuid, "samples", devs[d],
-						     (int64_t)from)) < 0)
-				snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+			rc = local_err(sh, cs_outbox_set_mark(sh->s, sh->target, run->uuid, "samples",
+							      devs[d], (int64_t)from));
 		}
 	}
 out:
@@ -528,10 +524,8 @@ static int ship_pass(shipper *sh, size_t *left)
 	int rc = 0;
 	if (!sh->tables_ready && (rc = make_tables(sh)) < 0)
 		goto out;
-	if ((rc = cs_outbox_pending(sh->s, sh->target, sh->o.only_run, &runs, &n)) < 0) {
-		snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+	if ((rc = local_err(sh, cs_outbox_pending(sh->s, sh->target, sh->o.only_run, &runs, &n))) < 0)
 		goto out;
-	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (sh->stop && atomic_load(sh->stop))
 			break;
@@ -540,9 +534,9 @@ static int ship_pass(shipper *sh, size_t *left)
 			rc = ship_ranges(sh, &runs[i]);
 		if (!rc)
 			rc = ship_samples(sh, &runs[i]);
-		if (!rc && (rc = cs_outbox_set_mark(sh->s, sh->target, runs[i].uuid, "done", 0,
-						    runs[i].fingerprint)) < 0)
-			snprintf(sh->err, sizeof sh->err, "%s", cs_store_errmsg(sh->s));
+		if (!rc)
+			rc = local_err(sh, cs_outbox_set_mark(sh->s, sh->target, runs[i].uuid, "done",
+							      0, runs[i].fingerprint));
 		if (!rc) {
 			done++;
 			sh->st.runs++;
