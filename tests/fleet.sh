@@ -109,6 +109,17 @@ CONF
 	i=0
 	while [ $i -lt 100 ] && ! grep -q 'http://' "$T/$1.stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 }
+# wait_runs DB N: until the file holds N complete runs (an import through
+# the socket returns before the daemon has applied all it sent)
+wait_runs() {
+	i=0
+	while [ $i -lt 300 ]; do
+		[ "$("$CS" query --db "$1" "SELECT count(*) FROM runs WHERE status = 'complete'" | tail -n 1 | tr -d '\r')" = "$2" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
 # wait_shipped HOST DB: until ClickHouse holds the file's sample count for HOST
 wait_shipped() {
 	want=$("$CS" query --db "$2" "SELECT count(*) FROM series" | tail -n 1 | tr -d '\r')
@@ -133,6 +144,7 @@ for h in node-a node-b node-c; do
 done
 "$CS" import "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" --socket "$T/node-b.sock" --name sim >/dev/null 2>&1
 allin=1
+wait_runs "$T/node-a.db" 1 && wait_runs "$T/node-b.db" 2 && wait_runs "$T/node-c.db" 1 || allin=0
 for h in node-a node-b node-c; do wait_shipped $h "$T/$h.db" || allin=0; done
 [ $allin = 1 ] && ok "three daemons shipped everything through fleet.samples_all" || no "three daemons shipped"
 : >"$T/l"
@@ -147,7 +159,7 @@ grep -q '^cyclescope_ship_up 1' "$T/m" && grep -q '^cyclescope_ship_rows_total 2
 
 # --- ClickHouse down during ingest, then back ---
 ch_stop
-"$CS" import csv "$EX" --socket "$T/node-c.sock" --name while-down >"$T/out" 2>&1 && "$CS" runs --db "$T/node-c.db" | grep -q while-down &&
+"$CS" import csv "$EX" --socket "$T/node-c.sock" --name while-down >"$T/out" 2>&1 && wait_runs "$T/node-c.db" 2 &&
 	ok "with ClickHouse down the daemon keeps collecting locally" || no "ingest while down" "$T/out"
 sleep 3
 n_down=$(grep -c 'clickhouse: .*data stays in the local file' "$T/node-c.log")
