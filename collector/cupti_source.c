@@ -12,8 +12,12 @@
  *  - The counter-data image is sized for a whole decode pass and
  *    restored from a pristine copy after each pass (never re-sized:
  *    another maxSamples breaks later initialisations).
- *  - Only completed samples are evaluated; zero-length, inverted and
- *    zero-stamped samples are discarded and counted as lost.
+ *  - Only completed samples are evaluated, and handed up as stamped: the
+ *    engine sorts out zero-length, inverted and zero-stamped ones.
+ *  - The set is configured against the device's counter-availability
+ *    image, and when that refuses it, against none (device-level
+ *    counters such as pcie__* and nvl* can need that path); the run's
+ *    metadata says which.
  *  - The config image stays alive until Disable (CUPTI keeps the
  *    pointer).
  */
@@ -35,8 +39,13 @@
 
 #include "catalog.h"
 #include "collector.h"
+#include "log.h"
 
-#define ASSUMED_SYSCLK_GHZ 1.0 /* to turn ns into SYS cycles on Turing/GA100 */
+/* Turing and GA100 sample every N SYS-clock cycles. The driver reports
+ * no SYS clock, so the device's reported clock (CU_DEVICE_ATTRIBUTE_
+ * CLOCK_RATE) converts ns to cycles, 1 GHz when even that is missing; the
+ * stored samples carry their real ns timestamps either way. */
+#define FALLBACK_SYSCLK_HZ 1e9
 
 typedef struct cupti_src {
 	char chip[64];
@@ -167,6 +176,79 @@ static void explain_set(const char *chip, const cs_pm_config *cfg, char *err, si
 		snprintf(err, errlen, "metric set invalid: %s", chk.reason);
 }
 
+/* The first metric of cfg that makes the set fail or need more than one
+ * pass against avail (NULL = none), or -1. */
+static long first_breaking(const char *chip, const uint8_t *avail, const cs_pm_config *cfg)
+{
+	for (size_t k = 1; k <= cfg->nmetrics; k++) {
+		void *host = NULL;
+		uint8_t *img = NULL;
+		size_t size = 0, passes = 0;
+		char err[256];
+		int rc = cs_catalog_config(chip, avail, cfg->metrics, k, &host, &img, &size, &passes,
+					   err, sizeof err);
+		free(img);
+		cs_catalog_host_free(host);
+		if (rc < 0 || passes != 1)
+			return (long)k - 1;
+	}
+	return -1;
+}
+
+/* The config image for cfg: against the device's availability image,
+ * then against none. Fills c->host/config, *used. */
+static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
+		       const char **used, char *err, size_t errlen)
+{
+	size_t passes = 0;
+	char first_err[512] = "";
+	int rc = cs_catalog_config(c->chip, c->avail, cfg->metrics, cfg->nmetrics, &c->host,
+				   &c->config, &c->config_size, &passes, first_err,
+				   sizeof first_err);
+	if (rc == 0 && passes == 1) {
+		*used = "device";
+		return 0;
+	}
+	long bad = first_breaking(c->chip, c->avail, cfg);
+	free(c->config);
+	cs_catalog_host_free(c->host);
+	c->config = NULL;
+	c->host = NULL;
+	rc = cs_catalog_config(c->chip, NULL, cfg->metrics, cfg->nmetrics, &c->host, &c->config,
+			       &c->config_size, &passes, err, errlen);
+	if (rc == 0 && passes == 1) {
+		*used = "none";
+		cs_log(CS_LOG_INFO, "collector: device %u: the device's counter availability "
+		       "refuses the set%s%s%s; configured without it (device-level counters)",
+		       device, bad >= 0 ? " at '" : "", bad >= 0 ? cfg->metrics[bad] : "",
+		       bad >= 0 ? "'" : "");
+		return 0;
+	}
+	if (rc == 0)
+		snprintf(err, errlen, "the metric set needs %zu passes on %s; PM sampling takes one",
+			 passes, c->chip);
+	explain_set(c->chip, cfg, err, errlen);
+	if (bad >= 0) {
+		size_t len = strlen(err);
+		snprintf(err + len, errlen - len, " (on this device the set breaks at '%s', "
+			 "metric %ld of %zu)", cfg->metrics[bad], bad + 1, cfg->nmetrics);
+	}
+	return -EINVAL;
+}
+
+/* The message for a failed cuptiPmSamplingEnable. */
+static void enable_error(CUptiResult rc, size_t buffer_bytes, char *err, size_t errlen)
+{
+	if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
+		privilege_hint(err, errlen, "enabling PM sampling");
+	else if (rc == CUPTI_ERROR_OUT_OF_MEMORY)
+		snprintf(err, errlen, "out of memory enabling PM sampling (%s): the GPU has no room "
+			 "for the %zu MiB hardware buffer next to the application; lower "
+			 "--buffer-mb", cs_cupti_error(rc), buffer_bytes >> 20);
+	else
+		busy_hint(err, errlen, rc);
+}
+
 static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *setup,
 			char *err, size_t errlen)
 {
@@ -229,19 +311,10 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		return fail_rc(rc);
 	}
 
-	size_t passes = 0;
-	ret = cs_catalog_config(c->chip, c->avail, cfg->metrics, cfg->nmetrics, &c->host,
-				&c->config, &c->config_size, &passes, err, errlen);
-	if (ret == -EINVAL)
-		explain_set(c->chip, cfg, err, errlen);
-	if (ret < 0)
+	const char *used = NULL;
+	if ((ret = make_config(c, s->device, cfg, &used, err, errlen)) < 0)
 		return ret;
-	if (passes != 1) {
-		snprintf(err, errlen, "the metric set needs %zu passes on %s; PM sampling takes one",
-			 passes, c->chip);
-		explain_set(c->chip, cfg, err, errlen);
-		return -EINVAL;
-	}
+	setup->availability = used;
 	setup->bytes_per_sample = cs_catalog_sample_bytes(c->config, c->config_size);
 
 	c->nmetrics = cfg->nmetrics;
@@ -255,10 +328,7 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	CUpti_PmSampling_Enable_Params en = {CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
 	en.deviceIndex = s->device;
 	if ((rc = cuptiPmSamplingEnable(&en)) != CUPTI_SUCCESS) {
-		if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-			privilege_hint(err, errlen, "enabling PM sampling");
-		else
-			busy_hint(err, errlen, rc);
+		enable_error(rc, cfg->buffer_bytes, err, errlen);
 		return fail_rc(rc);
 	}
 	c->obj = en.pPmSamplingObject;
@@ -270,8 +340,12 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	sc.pConfig = c->config;
 	sc.hardwareBufferSize = cfg->buffer_bytes;
 	if (c->sysclk) {
+		double hz = setup->clock_hz > 0 ? setup->clock_hz : FALLBACK_SYSCLK_HZ;
 		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
-		sc.samplingInterval = (uint64_t)((double)cfg->interval_ns * ASSUMED_SYSCLK_GHZ);
+		sc.samplingInterval = (uint64_t)((double)cfg->interval_ns * hz / 1e9);
+		if (!sc.samplingInterval)
+			sc.samplingInterval = 1;
+		setup->sysclk_hz = hz;
 		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
 			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
 			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
@@ -283,7 +357,33 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		setup->trigger = "gpu_time_interval";
 	}
 	setup->interval = sc.samplingInterval;
-	if ((rc = cuptiPmSamplingSetConfig(&sc)) != CUPTI_SUCCESS) {
+	rc = cuptiPmSamplingSetConfig(&sc);
+	if (rc != CUPTI_SUCCESS && used && !strcmp(used, "device")) {
+		/* Built against the device's image and still refused: once more
+		 * against none, the path device-level counters may need. */
+		void *host = NULL;
+		uint8_t *img = NULL;
+		size_t size = 0, passes = 0;
+		char e2[256];
+		if (cs_catalog_config(c->chip, NULL, cfg->metrics, cfg->nmetrics, &host, &img, &size,
+				      &passes, e2, sizeof e2) == 0 && passes == 1) {
+			sc.pConfig = img;
+			sc.configSize = size;
+			if ((rc = cuptiPmSamplingSetConfig(&sc)) == CUPTI_SUCCESS) {
+				free(c->config);
+				cs_catalog_host_free(c->host);
+				c->config = img;
+				c->config_size = size;
+				c->host = host;
+				img = NULL;
+				host = NULL;
+				setup->availability = "none";
+			}
+		}
+		free(img);
+		cs_catalog_host_free(host);
+	}
+	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "PM sampling refused the configuration (%s)%s",
 			 cs_cupti_error(rc),
 			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass" : "");
@@ -358,20 +458,21 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	dd.pPmSamplingObject = c->obj;
 	dd.pCounterDataImage = c->image;
 	dd.counterDataImageSize = c->image_size;
-	CUptiResult rc = cuptiPmSamplingDecodeData(&dd);
-	if (dd.overflow || rc == CUPTI_ERROR_OUT_OF_MEMORY)
+	CUptiResult drc = cuptiPmSamplingDecodeData(&dd);
+	if (dd.overflow || drc == CUPTI_ERROR_OUT_OF_MEMORY)
 		out->overflows = 1;
-	if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY) {
-		snprintf(err, errlen, "decode: %s", cs_cupti_error(rc));
-		return fail_rc(rc);
+	if (drc != CUPTI_SUCCESS && drc != CUPTI_ERROR_OUT_OF_MEMORY) {
+		snprintf(err, errlen, "decode: %s", cs_cupti_error(drc));
+		return fail_rc(drc);
 	}
 	CUpti_PmSampling_GetCounterDataInfo_Params di = {
 		CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE};
 	di.pCounterDataImage = c->image;
 	di.counterDataImageSize = c->image_size;
-	if ((rc = cuptiPmSamplingGetCounterDataInfo(&di)) != CUPTI_SUCCESS) {
-		snprintf(err, errlen, "counter data info: %s", cs_cupti_error(rc));
-		return fail_rc(rc);
+	CUptiResult irc = cuptiPmSamplingGetCounterDataInfo(&di);
+	if (irc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "counter data info: %s", cs_cupti_error(irc));
+		return fail_rc(irc);
 	}
 	size_t done = di.numCompletedSamples;
 	if (done > c->max_samples)
@@ -384,8 +485,7 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		si.pCounterDataImage = c->image;
 		si.counterDataImageSize = c->image_size;
 		si.sampleIndex = i;
-		if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
-		    si.startTimestamp == 0 || si.endTimestamp <= si.startTimestamp) {
+		if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS) {
 			out->lost++;
 			continue;
 		}
@@ -406,15 +506,18 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		c->t1[n] = si.endTimestamp;
 		n++;
 	}
-	memcpy(c->image, c->pristine, c->image_size);
+	/* A pristine image again only when samples were taken out of it
+	 * (a restore of a large image costs milliseconds). */
+	if (done)
+		memcpy(c->image, c->pristine, c->image_size);
 	out->n = n;
 	out->t0 = c->t0;
 	out->t1 = c->t1;
 	out->values = c->values;
-	/* END_OF_RECORDS: the hardware buffer is empty; anything else
-	 * (COUNTER_DATA_FULL, OTHER) means decode again now. */
-	out->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
-		    rc == CUPTI_SUCCESS && done > 0;
+	/* END_OF_RECORDS: the hardware buffer is empty; COUNTER_DATA_FULL and
+	 * OTHER (seen with valid samples) mean decode again now. The engine
+	 * bounds the passes. */
+	out->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
 	return 0;
 }
 

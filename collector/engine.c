@@ -29,9 +29,11 @@
 #include "log.h"
 
 #define ENGINE_DEFAULT_QUEUE (64u << 20)
-#define DRAIN_MAX_PASSES 100000u /* bound on decodes in one final drain */
+#define DRAIN_MAX_PASSES 4096u /* bound on decodes in one final drain */
+#define MAX_REQS 64
 
 enum item_type { ITEM_SAMPLES = 1, ITEM_RANGE, ITEM_DEVICE };
+enum req_op { REQ_ADD = 1, REQ_PARK, REQ_RESUME };
 
 typedef struct item {
 	struct item *next;
@@ -50,6 +52,13 @@ typedef struct item {
 	/* strings and arrays follow */
 } item;
 
+/* A request from an application thread to the control thread. */
+typedef struct req {
+	int op; /* req_op */
+	uint32_t device;
+	cs_pm_source *src; /* REQ_ADD */
+} req;
+
 typedef struct dev {
 	struct dev *next;
 	cs_pm_source *src; /* NULL once destroyed */
@@ -58,7 +67,16 @@ typedef struct dev {
 	int configured;
 	int started;
 	int failed;
-	uint64_t seq; /* next sample seq (assigned by the sender) */
+	int parked;        /* its context went away: not started again
+			      until resumed */
+	uint64_t seq;      /* next sample seq (assigned by the sender) */
+	/* control thread only: checks on what the source delivers */
+	int skip_first;    /* the next sample is the first after a start */
+	int have_last;     /* last_t0 is set (never reset: store order) */
+	uint64_t last_t0;
+	int have_gap_ref;  /* gap_t0/t1 is set (reset at each start) */
+	uint64_t gap_t0, gap_t1;
+	uint64_t last_decode; /* monotonic ns of the last decode pass */
 } dev;
 
 struct cs_engine {
@@ -66,19 +84,23 @@ struct cs_engine {
 	cs_metric_info *metrics; /* copies */
 	char **metric_names;
 	char *meta_extra;
+	char *meta_kv;           /* ",\"k\":\"v\"..." from opts.meta_kv, escaped */
 	const cs_sink_ops *sink;
 	void *sink_ctx;
 
 	pthread_mutex_t mu;
 	pthread_cond_t ctl_cv;  /* wakes the control thread */
 	pthread_cond_t send_cv; /* wakes the sender */
-	pthread_cond_t done_cv; /* the sender finished */
+	pthread_cond_t done_cv; /* the sender or the control thread finished */
+	pthread_cond_t req_cv;  /* requests handled (req_done moved) */
 
 	/* under mu */
 	item *head, *tail;
 	size_t queued_bytes;
-	cs_pm_source *incoming[64];
-	unsigned nincoming;
+	req reqs[MAX_REQS];
+	unsigned nreqs;
+	uint64_t req_issued;     /* tickets handed out */
+	uint64_t req_done;       /* every ticket up to this one is handled */
 	unsigned pending_config; /* handed in, not yet configured */
 	int depth;               /* open windows */
 	uint64_t window_gen;     /* windows opened from depth 0 */
@@ -86,11 +108,11 @@ struct cs_engine {
 	uint64_t window_t0;      /* its open time */
 	uint64_t window_t1;      /* the last close time */
 	int stopping;     /* close requested: control thread winds down */
+	int abandoned;    /* CUPTI finalised: never call a source again */
 	int ctl_done;     /* control thread finished; sender may end */
 	int sender_done;
 	cs_engine_stats st;
 	dev *devs;        /* owned by the control thread after configure */
-	uint64_t sink_dropped; /* samples lost to a failed sink */
 	int sink_failed;
 	int sink_end_rc;
 
@@ -103,22 +125,52 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static uint64_t now_ns(void)
+/* The CUPTI clock (CLOCK_REALTIME on Linux): what samples, API calls and
+ * activity records are stamped with. Only for window ends. */
+static uint64_t wall_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Every wait is on CLOCK_MONOTONIC: a wall-clock step must not stretch or
+ * cut a bounded wait. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void deadline_in(struct timespec *ts, unsigned ms)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
+	clock_gettime(CLOCK_MONOTONIC, ts);
 	ts->tv_sec += ms / 1000;
 	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+static void cond_init_mono(pthread_cond_t *cv)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+uint32_t cs_engine_slots(uint64_t interval_ns, unsigned decode_ms, unsigned stall_ms)
+{
+	if (!interval_ns)
+		return 4096;
+	uint64_t span_ns = ((uint64_t)decode_ms + stall_ms) * 1000000u;
+	uint64_t n = (span_ns + interval_ns - 1) / interval_ns;
+	n += n / 4;
+	return n < 256 ? 256 : n > 65536 ? 65536 : (uint32_t)n;
 }
 
 /* Appends it; with a limit, refuses when the queue would exceed it.
@@ -154,10 +206,23 @@ static size_t str_size(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
+static void count_bad(cs_engine *e, uint64_t n)
+{
+	pthread_mutex_lock(&e->mu);
+	e->st.bad_records += n;
+	pthread_mutex_unlock(&e->mu);
+}
+
 int cs_engine_range(cs_engine *e, const cs_range *r)
 {
 	if (!e || !r)
 		return -EINVAL;
+	/* What the store would refuse is refused here, alone: an activity
+	 * record still open at a forced flush (end 0), a clock step. */
+	if (!r->kind || !r->name || r->t1 < r->t0 || r->t1 > (uint64_t)INT64_MAX) {
+		count_bad(e, 1);
+		return -EINVAL;
+	}
 	size_t extra = str_size(r->kind) + str_size(r->name);
 	item *it = malloc(sizeof *it + extra);
 	if (!it) {
@@ -182,8 +247,67 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 	return rc;
 }
 
-/* Control thread: queues a batch's samples, or counts them dropped. */
-static void queue_samples(cs_engine *e, const dev *d, const cs_pm_batch *b)
+/* What the checks on one batch found. */
+typedef struct batch_check {
+	uint64_t empty, bad, skipped, missing;
+} batch_check;
+
+/* Control thread: checks a batch's samples in order and copies the good
+ * ones into it (when not NULL). A zero-length sample is empty; a zero,
+ * inverted or backward timestamp is a bad record; the first sample after
+ * a start is skipped; a gap of whole sample lengths since the previous
+ * sample is counted as missing samples (KEEP_LATEST overwrites without
+ * saying so). Returns the number kept. */
+static uint32_t check_batch(cs_engine *e, dev *d, const cs_pm_batch *b, item *it,
+			    batch_check *c)
+{
+	size_t m = e->o.nmetrics;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		uint64_t t0 = b->t0[i], t1 = b->t1[i];
+		if (t0 && t1 == t0) {
+			c->empty++;
+			continue;
+		}
+		if (!t0 || t1 < t0 || t1 > (uint64_t)INT64_MAX ||
+		    (d->have_last && t0 < d->last_t0)) {
+			c->bad++;
+			continue;
+		}
+		if (d->have_gap_ref && t0 > d->gap_t1) {
+			uint64_t len = d->gap_t1 - d->gap_t0;
+			if (!len)
+				len = e->o.interval_ns ? e->o.interval_ns : 1;
+			c->missing += (t0 - d->gap_t1) / len;
+		}
+		d->have_gap_ref = 1;
+		d->gap_t0 = t0;
+		d->gap_t1 = t1;
+		d->have_last = 1;
+		d->last_t0 = t0;
+		if (d->skip_first) {
+			d->skip_first = 0;
+			c->skipped++;
+			continue;
+		}
+		if (it) {
+			it->u.s.t0[n] = t0;
+			it->u.s.t1[n] = t1;
+			double *row = it->u.s.values + (size_t)n * m;
+			memcpy(row, b->values + (size_t)i * m, m * sizeof *row);
+			/* A non-finite value is absent, never a number. */
+			for (size_t k = 0; k < m; k++)
+				if (!isfinite(row[k]))
+					row[k] = NAN;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Control thread: checks a batch and queues its good samples, or counts
+ * them dropped when the queue has no room. */
+static void queue_samples(cs_engine *e, dev *d, const cs_pm_batch *b)
 {
 	size_t m = e->o.nmetrics;
 	size_t bytes = sizeof(item) + (size_t)b->n * (2 * sizeof(uint64_t) + m * sizeof(double));
@@ -191,28 +315,31 @@ static void queue_samples(cs_engine *e, const dev *d, const cs_pm_batch *b)
 	pthread_mutex_lock(&e->mu);
 	int room = e->queued_bytes + bytes <= e->o.queue_bytes;
 	pthread_mutex_unlock(&e->mu);
-	if (room)
-		it = malloc(bytes);
-	if (it) {
+	if (room && (it = malloc(bytes))) {
 		it->type = ITEM_SAMPLES;
 		it->bytes = bytes;
 		it->u.s.device = d->device;
-		it->u.s.n = b->n;
 		it->u.s.t0 = (uint64_t *)(it + 1);
 		it->u.s.t1 = it->u.s.t0 + b->n;
-		void *vals = (char *)(it + 1) + 2 * (size_t)b->n * sizeof(uint64_t);
-		it->u.s.values = vals;
-		memcpy(it->u.s.t0, b->t0, b->n * sizeof(uint64_t));
-		memcpy(it->u.s.t1, b->t1, b->n * sizeof(uint64_t));
-		memcpy(it->u.s.values, b->values, (size_t)b->n * m * sizeof(double));
-		/* A non-finite value is absent, never a number. */
-		for (size_t i = 0; i < (size_t)b->n * m; i++)
-			if (!isfinite(it->u.s.values[i]))
-				it->u.s.values[i] = NAN;
+		it->u.s.values = (double *)(it->u.s.t1 + b->n);
 	}
+	batch_check c = {0};
+	uint32_t n = check_batch(e, d, b, it, &c);
 	pthread_mutex_lock(&e->mu);
-	if (!it || enqueue_locked(e, it, 1) < 0) {
-		e->st.dropped += b->n;
+	e->st.empty += c.empty;
+	e->st.bad_records += c.bad;
+	e->st.first_skipped += c.skipped;
+	e->st.gaps += c.missing;
+	e->st.overflows += c.missing;
+	if (it && n) {
+		it->u.s.n = n;
+		if (enqueue_locked(e, it, 1) < 0) {
+			e->st.dropped += n;
+			free(it);
+		}
+	} else {
+		if (!it)
+			e->st.dropped += n;
 		free(it);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -252,11 +379,34 @@ static void queue_window(cs_engine *e, const char *name, uint64_t t0, uint64_t t
 	}
 }
 
-/* Decodes d until it has nothing more (or fails). Returns 1 when a batch
- * said more records remain (the caller loops again soon). */
+/* The time the counter-data image covers at the device's interval. */
+static uint64_t image_span_ns(const cs_engine *e)
+{
+	uint64_t slots = e->o.max_samples ? e->o.max_samples : 4096;
+	return slots * (e->o.interval_ns ? e->o.interval_ns : 1);
+}
+
+/* Decodes d until it has nothing more (or fails), at most max_passes
+ * times. Returns 1 when the last batch said more records remain (the
+ * caller loops again soon). */
 static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 {
 	char err[512];
+	uint64_t now = mono_ns();
+	if (d->last_decode && now - d->last_decode > image_span_ns(e)) {
+		/* The image holds max_samples: samples recorded since the last
+		 * pass beyond that may be lost (or zero-stamped). */
+		pthread_mutex_lock(&e->mu);
+		uint64_t nth = ++e->st.overruns;
+		pthread_mutex_unlock(&e->mu);
+		if (nth == 1 || nth % 1000 == 0)
+			cs_log(CS_LOG_WARN, "collector: device %u: decode pass %.1f ms after the "
+			       "last, longer than the %.1f ms the counter data holds (%llu so "
+			       "far); samples may be lost",
+			       d->device, (double)(now - d->last_decode) / 1e6,
+			       (double)image_span_ns(e) / 1e6, (unsigned long long)nth);
+	}
+	d->last_decode = now;
 	for (unsigned pass = 0; pass < max_passes; pass++) {
 		cs_pm_batch b;
 		memset(&b, 0, sizeof b);
@@ -285,7 +435,7 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 static void start_dev(dev *d)
 {
 	char err[512] = "";
-	if (d->failed || d->started || !d->configured)
+	if (d->failed || d->started || !d->configured || d->parked)
 		return;
 	int rc = d->src->ops->start(d->src, err, sizeof err);
 	if (rc < 0) {
@@ -295,6 +445,9 @@ static void start_dev(dev *d)
 		return;
 	}
 	d->started = 1;
+	d->skip_first = 1;
+	d->have_gap_ref = 0; /* the stop-to-start gap is not a loss */
+	d->last_decode = mono_ns();
 }
 
 /* Stops d and drains what it recorded before the stop. */
@@ -312,12 +465,32 @@ static void stop_dev(cs_engine *e, dev *d)
 		decode_dev(e, d, DRAIN_MAX_PASSES);
 }
 
+static int samplers_wanted(cs_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	int want = e->o.mode == CS_ENGINE_CONTINUOUS || e->depth > 0;
+	pthread_mutex_unlock(&e->mu);
+	return want;
+}
+
+static dev *find_dev(cs_engine *e, uint32_t device)
+{
+	for (dev *d = e->devs; d; d = d->next)
+		if (d->device == device)
+			return d;
+	return NULL;
+}
+
 static void configure_dev(cs_engine *e, cs_pm_source *src)
 {
 	dev *d = calloc(1, sizeof *d);
 	char err[1024] = "";
 	if (!d) {
 		src->ops->destroy(src);
+		pthread_mutex_lock(&e->mu);
+		e->pending_config--;
+		pthread_cond_broadcast(&e->send_cv);
+		pthread_mutex_unlock(&e->mu);
 		return;
 	}
 	d->src = src;
@@ -336,6 +509,7 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 	d->setup.device_name = dup_or_null(d->setup.device_name);
 	d->setup.chip = dup_or_null(d->setup.chip);
 	d->setup.uuid = dup_or_null(d->setup.uuid);
+	d->setup.availability = dup_or_null(d->setup.availability);
 	if (rc < 0) {
 		cs_log(CS_LOG_ERROR, "collector: device %u: PM sampling disabled: %s",
 		       src->device, err[0] ? err : strerror(-rc));
@@ -354,14 +528,49 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 	e->devs = d;
 	if (d->configured)
 		e->st.devices++;
-	int want = e->o.mode == CS_ENGINE_CONTINUOUS || e->depth > 0;
 	pthread_mutex_unlock(&e->mu);
-	if (want)
+	if (samplers_wanted(e))
 		start_dev(d);
 	pthread_mutex_lock(&e->mu);
 	e->pending_config--;
 	pthread_cond_broadcast(&e->send_cv);
 	pthread_mutex_unlock(&e->mu);
+}
+
+/* One request from an application thread, on the control thread. */
+static void handle_req(cs_engine *e, const req *r, int abandoned)
+{
+	if (r->op == REQ_ADD) {
+		dev *old = find_dev(e, r->src->device);
+		if (abandoned || old) {
+			/* A second source for a device is never configured (one
+			 * PM-sampling object per device); an abandoned engine
+			 * makes no CUPTI calls, not even a destroy. */
+			if (old && !abandoned) {
+				cs_log(CS_LOG_WARN, "collector: device %u added twice; the second "
+				       "sampler is ignored", r->src->device);
+				r->src->ops->destroy(r->src);
+			}
+			pthread_mutex_lock(&e->mu);
+			e->pending_config--;
+			pthread_cond_broadcast(&e->send_cv);
+			pthread_mutex_unlock(&e->mu);
+			return;
+		}
+		configure_dev(e, r->src);
+		return;
+	}
+	dev *d = find_dev(e, r->device);
+	if (!d || abandoned)
+		return;
+	if (r->op == REQ_PARK) {
+		stop_dev(e, d);
+		d->parked = 1;
+	} else {
+		d->parked = 0;
+		if (samplers_wanted(e))
+			start_dev(d);
+	}
 }
 
 static void set_samplers(cs_engine *e, int on)
@@ -382,13 +591,16 @@ static void *control_main(void *arg)
 	uint64_t seen_gen = 0;
 	char wname[sizeof e->window_name] = "";
 	uint64_t wt0 = 0;
+	int abandoned = 0;
 	for (;;) {
 		pthread_mutex_lock(&e->mu);
-		cs_pm_source *in[64];
-		unsigned nin = e->nincoming;
-		memcpy(in, e->incoming, nin * sizeof *in);
-		e->nincoming = 0;
+		req in[MAX_REQS];
+		unsigned nin = e->nreqs;
+		memcpy(in, e->reqs, nin * sizeof *in);
+		e->nreqs = 0;
+		uint64_t ticket = e->req_issued;
 		int stopping = e->stopping;
+		abandoned = e->abandoned;
 		int depth = e->depth;
 		uint64_t gen = e->window_gen;
 		char name[sizeof e->window_name];
@@ -397,8 +609,12 @@ static void *control_main(void *arg)
 		pthread_mutex_unlock(&e->mu);
 
 		for (unsigned i = 0; i < nin; i++)
-			configure_dev(e, in[i]);
-		if (stopping)
+			handle_req(e, &in[i], abandoned);
+		pthread_mutex_lock(&e->mu);
+		e->req_done = ticket;
+		pthread_cond_broadcast(&e->req_cv);
+		pthread_mutex_unlock(&e->mu);
+		if (stopping || abandoned)
 			break;
 		if (window) {
 			/* A window that opened (and perhaps already closed) since
@@ -426,43 +642,135 @@ static void *control_main(void *arg)
 		struct timespec ts;
 		deadline_in(&ts, e->o.decode_ms);
 		pthread_mutex_lock(&e->mu);
-		if (!e->stopping && !e->nincoming &&
+		if (!e->stopping && !e->abandoned && !e->nreqs &&
 		    (!window || (e->window_gen == seen_gen && (e->depth > 0) == running)))
 			pthread_cond_timedwait(&e->ctl_cv, &e->mu, &ts);
 		pthread_mutex_unlock(&e->mu);
 	}
-	/* Final: stop every sampler and drain what it recorded. */
-	set_samplers(e, 0);
+	if (abandoned) {
+		/* CUPTI is gone: wait for close without touching a source;
+		 * requests are still answered so no caller waits in vain. */
+		pthread_mutex_lock(&e->mu);
+		while (!e->stopping) {
+			for (unsigned i = 0; i < e->nreqs; i++)
+				if (e->reqs[i].op == REQ_ADD)
+					e->pending_config--;
+			e->nreqs = 0;
+			e->req_done = e->req_issued;
+			pthread_cond_broadcast(&e->req_cv);
+			pthread_cond_broadcast(&e->send_cv);
+			pthread_cond_wait(&e->ctl_cv, &e->mu);
+		}
+		pthread_mutex_unlock(&e->mu);
+	} else {
+		/* Final: stop every sampler and drain what it recorded. */
+		set_samplers(e, 0);
+	}
 	if (window && running)
-		queue_window(e, wname, wt0, now_ns());
+		queue_window(e, wname, wt0, wall_ns());
 	pthread_mutex_lock(&e->mu);
 	for (dev *d = e->devs; d; d = d->next) {
-		d->src->ops->destroy(d->src);
+		if (!abandoned && !e->o.keep_sources && d->src)
+			d->src->ops->destroy(d->src);
 		d->src = NULL;
 	}
 	e->ctl_done = 1;
 	pthread_cond_broadcast(&e->send_cv);
+	pthread_cond_broadcast(&e->done_cv);
 	pthread_mutex_unlock(&e->mu);
 	return NULL;
 }
 
-void cs_engine_add_source(cs_engine *e, cs_pm_source *src)
+/* Waits until the control thread has handled ticket, at most wait_ms. */
+static int wait_ticket(cs_engine *e, uint64_t ticket, unsigned wait_ms)
+{
+	if (!wait_ms)
+		return 0;
+	struct timespec ts;
+	deadline_in(&ts, wait_ms);
+	int rc = 0;
+	pthread_mutex_lock(&e->mu);
+	while (e->req_done < ticket && !e->ctl_done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&e->req_cv, &e->mu, &ts);
+	int done = e->req_done >= ticket || e->ctl_done;
+	pthread_mutex_unlock(&e->mu);
+	return done ? 0 : -ETIMEDOUT;
+}
+
+/* Queues a request; 0 when the engine is closing or full. Under mu. */
+static uint64_t submit_locked(cs_engine *e, int op, uint32_t device, cs_pm_source *src)
+{
+	if (e->stopping || e->nreqs >= MAX_REQS)
+		return 0;
+	e->reqs[e->nreqs++] = (req){op, device, src};
+	pthread_cond_signal(&e->ctl_cv);
+	return ++e->req_issued;
+}
+
+int cs_engine_add_source(cs_engine *e, cs_pm_source *src, unsigned wait_ms)
 {
 	if (!e || !src)
-		return;
+		return -EINVAL;
 	pthread_mutex_lock(&e->mu);
-	int ok = !e->stopping && e->nincoming < sizeof e->incoming / sizeof *e->incoming;
-	if (ok) {
-		e->incoming[e->nincoming++] = src;
+	uint64_t ticket = submit_locked(e, REQ_ADD, src->device, src);
+	if (ticket)
 		e->pending_config++;
-		pthread_cond_signal(&e->ctl_cv);
-	}
 	pthread_mutex_unlock(&e->mu);
-	if (!ok) {
+	if (!ticket) {
 		cs_log(CS_LOG_WARN, "collector: device %u not sampled (collector closing or "
 		       "too many devices at once)", src->device);
 		src->ops->destroy(src);
+		return -EBUSY;
 	}
+	int rc = wait_ticket(e, ticket, wait_ms);
+	if (rc == -ETIMEDOUT)
+		cs_log(CS_LOG_WARN, "collector: device %u: PM sampling not set up within %u ms; "
+		       "the application goes on and sampling starts when it is",
+		       src->device, wait_ms);
+	return rc;
+}
+
+static int device_req(cs_engine *e, int op, uint32_t device, unsigned wait_ms)
+{
+	if (!e)
+		return -EINVAL;
+	pthread_mutex_lock(&e->mu);
+	int known = 0;
+	for (dev *d = e->devs; d; d = d->next)
+		known |= d->device == device;
+	for (unsigned i = 0; i < e->nreqs; i++)
+		known |= e->reqs[i].op == REQ_ADD && e->reqs[i].device == device;
+	uint64_t ticket = known ? submit_locked(e, op, device, NULL) : 0;
+	pthread_mutex_unlock(&e->mu);
+	if (!known)
+		return -ENOENT;
+	if (!ticket)
+		return -EBUSY;
+	int rc = wait_ticket(e, ticket, wait_ms);
+	if (rc == -ETIMEDOUT)
+		cs_log(CS_LOG_WARN, "collector: device %u: sampler not %s within %u ms; "
+		       "going on", device, op == REQ_PARK ? "stopped" : "restarted", wait_ms);
+	return rc;
+}
+
+int cs_engine_park_device(cs_engine *e, uint32_t device, unsigned wait_ms)
+{
+	return device_req(e, REQ_PARK, device, wait_ms);
+}
+
+int cs_engine_resume_device(cs_engine *e, uint32_t device, unsigned wait_ms)
+{
+	return device_req(e, REQ_RESUME, device, wait_ms);
+}
+
+void cs_engine_abandon_sources(cs_engine *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->abandoned = 1;
+	pthread_cond_signal(&e->ctl_cv);
+	pthread_mutex_unlock(&e->mu);
 }
 
 void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns)
@@ -568,11 +876,21 @@ static char *build_meta(cs_engine *e)
 				 (unsigned long long)d->setup.interval,
 				 (unsigned long long)d->setup.bytes_per_sample);
 			json_raw(&b, num);
+			if (d->setup.availability) {
+				json_raw(&b, ",\"availability\":");
+				json_str(&b, d->setup.availability);
+			}
+			if (d->setup.sysclk_hz > 0) {
+				snprintf(num, sizeof num, ",\"sysclk_hz\":%.0f", d->setup.sysclk_hz);
+				json_raw(&b, num);
+			}
 		}
 		json_raw(&b, "}");
 	}
 	pthread_mutex_unlock(&e->mu);
 	json_raw(&b, "]");
+	if (e->meta_kv)
+		json_raw(&b, e->meta_kv);
 	if (e->meta_extra) {
 		/* "{...}" -> ",..." */
 		const char *s = e->meta_extra;
@@ -601,12 +919,22 @@ static void sink_failed(cs_engine *e, const char *what, int rc)
 	       what, msg && *msg ? msg : strerror(-rc));
 }
 
-static dev *find_dev(cs_engine *e, uint32_t device)
+/* A record the output refused as invalid (-EINVAL) is dropped alone and
+ * counted; any other failure means the output itself is gone. */
+static void record_refused(cs_engine *e, const char *what, int rc, uint64_t n)
 {
-	for (dev *d = e->devs; d; d = d->next)
-		if (d->device == device)
-			return d;
-	return NULL;
+	if (rc != -EINVAL) {
+		sink_failed(e, what, rc);
+		return;
+	}
+	pthread_mutex_lock(&e->mu);
+	uint64_t bad = e->st.bad_records += n;
+	pthread_mutex_unlock(&e->mu);
+	if (bad == n) {
+		const char *msg = e->sink->errmsg ? e->sink->errmsg(e->sink_ctx) : NULL;
+		cs_log(CS_LOG_WARN, "collector: the output refused a %s (%s); it is dropped and "
+		       "counted in the run's bad_records", what, msg && *msg ? msg : "invalid");
+	}
 }
 
 static void send_item(cs_engine *e, item *it, const uint32_t *ids)
@@ -627,21 +955,22 @@ static void send_item(cs_engine *e, item *it, const uint32_t *ids)
 		}
 		rc = e->sink->add_range(e->sink_ctx, &it->u.r);
 		pthread_mutex_lock(&e->mu);
-		if (rc < 0)
+		if (rc < 0 && rc != -EINVAL)
 			e->st.ranges_dropped++;
-		else
+		else if (rc == 0)
 			e->st.ranges++;
 		pthread_mutex_unlock(&e->mu);
 		if (rc < 0)
-			sink_failed(e, "range", rc);
+			record_refused(e, "range", rc, 1);
 		break;
 	case ITEM_SAMPLES: {
 		pthread_mutex_lock(&e->mu);
 		dev *d = find_dev(e, it->u.s.device);
+		uint64_t seq0 = d ? d->seq : 0;
 		pthread_mutex_unlock(&e->mu);
 		cs_batch b = {
 			.device = it->u.s.device,
-			.seq0 = d ? d->seq : 0,
+			.seq0 = seq0,
 			.n = it->u.s.n,
 			.m = (uint32_t)e->o.nmetrics,
 			.metrics = ids,
@@ -652,17 +981,41 @@ static void send_item(cs_engine *e, item *it, const uint32_t *ids)
 		if (!e->sink_failed && d)
 			rc = e->sink->append(e->sink_ctx, &b);
 		pthread_mutex_lock(&e->mu);
-		if (e->sink_failed || !d || rc < 0) {
+		if (e->sink_failed || !d || (rc < 0 && rc != -EINVAL)) {
 			e->st.dropped += b.n;
-		} else {
+		} else if (rc == 0) {
 			e->st.samples += b.n;
 			d->seq += b.n;
 		}
 		pthread_mutex_unlock(&e->mu);
 		if (rc < 0)
-			sink_failed(e, "samples", rc);
+			record_refused(e, "sample batch", rc, b.n);
 		break;
 	}
+	}
+}
+
+/* Starts the run at the sink: metadata, then the metric rows. */
+static void begin_run(cs_engine *e, uint32_t *ids)
+{
+	char *meta = build_meta(e);
+	int rc = meta ? e->sink->begin(e->sink_ctx, meta) : -ENOMEM;
+	free(meta);
+	for (size_t i = 0; rc == 0 && i < e->o.nmetrics; i++)
+		rc = e->sink->add_metric(e->sink_ctx, &e->metrics[i], &ids[i]);
+	if (rc < 0)
+		sink_failed(e, "run begin", rc);
+	pthread_mutex_lock(&e->mu);
+	e->st.run_begun = 1;
+	pthread_mutex_unlock(&e->mu);
+}
+
+static void free_list(item *it)
+{
+	while (it) {
+		item *next = it->next;
+		free(it);
+		it = next;
 	}
 }
 
@@ -671,6 +1024,10 @@ static void *sender_main(void *arg)
 	cs_engine *e = arg;
 	uint32_t *ids = calloc(e->o.nmetrics ? e->o.nmetrics : 1, sizeof *ids);
 	int begun = 0;
+	/* Device rows wait for the run: it begins at the first sample or
+	 * range, so a process that creates a context and does no GPU work
+	 * leaves no run behind. */
+	item *held = NULL, **held_tail = &held;
 	if (!ids)
 		e->sink_failed = 1;
 	for (;;) {
@@ -689,23 +1046,28 @@ static void *sender_main(void *arg)
 		int last = e->ctl_done;
 		pthread_mutex_unlock(&e->mu);
 
-		if (!begun && (list || last)) {
-			begun = 1;
-			char *meta = build_meta(e);
-			int rc = meta ? e->sink->begin(e->sink_ctx, meta) : -ENOMEM;
-			free(meta);
-			for (size_t i = 0; rc == 0 && i < e->o.nmetrics; i++)
-				rc = e->sink->add_metric(e->sink_ctx, &e->metrics[i], &ids[i]);
-			if (rc < 0)
-				sink_failed(e, "run begin", rc);
-		}
 		while (list) {
 			item *next = list->next;
+			if (!begun && list->type == ITEM_DEVICE) {
+				list->next = NULL;
+				*held_tail = list;
+				held_tail = &list->next;
+				list = next;
+				continue;
+			}
+			if (!begun) {
+				begun = 1;
+				begin_run(e, ids);
+				for (item *h = held; h; h = h->next)
+					send_item(e, h, ids);
+				free_list(held);
+				held = NULL;
+			}
 			send_item(e, list, ids);
 			free(list);
 			list = next;
 		}
-		if (!e->sink_failed) {
+		if (begun && !e->sink_failed) {
 			int rc = e->sink->flush(e->sink_ctx);
 			if (rc < 0)
 				sink_failed(e, "flush", rc);
@@ -718,13 +1080,16 @@ static void *sender_main(void *arg)
 				break;
 		}
 	}
+	free_list(held);
 	cs_run_counters c;
 	pthread_mutex_lock(&e->mu);
 	c.dropped = e->st.dropped;
 	c.overflows = e->st.overflows;
+	c.bad_records = e->st.bad_records;
+	c.empty_samples = e->st.empty;
 	pthread_mutex_unlock(&e->mu);
 	int rc = 0;
-	if (!e->sink_failed)
+	if (begun && !e->sink_failed)
 		rc = e->sink->end(e->sink_ctx, e->status, &c);
 	if (rc < 0)
 		sink_failed(e, "run end", rc);
@@ -761,6 +1126,7 @@ static void engine_release(cs_engine *e)
 		free((char *)d->setup.device_name);
 		free((char *)d->setup.chip);
 		free((char *)d->setup.uuid);
+		free((char *)d->setup.availability);
 		free(d);
 		d = next;
 	}
@@ -772,6 +1138,8 @@ static void engine_release(cs_engine *e)
 	free(e->metric_names);
 	free(e->metrics);
 	free(e->meta_extra);
+	free(e->meta_kv);
+	e->meta_kv = NULL;
 	e->metric_names = NULL;
 	e->metrics = NULL;
 	e->meta_extra = NULL;
@@ -800,9 +1168,10 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
 	e->sink_ctx = ctx;
 	e->status = "complete";
 	pthread_mutex_init(&e->mu, NULL);
-	pthread_cond_init(&e->ctl_cv, NULL);
-	pthread_cond_init(&e->send_cv, NULL);
-	pthread_cond_init(&e->done_cv, NULL);
+	cond_init_mono(&e->ctl_cv);
+	cond_init_mono(&e->send_cv);
+	cond_init_mono(&e->done_cv);
+	cond_init_mono(&e->req_cv);
 	e->metrics = calloc(o->nmetrics ? o->nmetrics : 1, sizeof *e->metrics);
 	e->metric_names = calloc(o->nmetrics ? o->nmetrics : 1, sizeof *e->metric_names);
 	if (!e->metrics || !e->metric_names)
@@ -814,6 +1183,18 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
 		e->metrics[i].kind = dup_or_null(o->metrics[i].kind);
 		e->metrics[i].cumulative = o->metrics[i].cumulative;
 		if (!e->metric_names[i])
+			goto nomem;
+	}
+	if (o->meta_kv) {
+		cs_buf kv = {0};
+		for (size_t i = 0; o->meta_kv[i] && o->meta_kv[i + 1]; i += 2) {
+			json_raw(&kv, ",");
+			json_str(&kv, o->meta_kv[i]);
+			json_raw(&kv, ":");
+			json_str(&kv, o->meta_kv[i + 1]);
+		}
+		cs_buf_put_u8(&kv, 0);
+		if (!(e->meta_kv = (char *)kv.data))
 			goto nomem;
 	}
 	if (o->meta && !(e->meta_extra = strdup(o->meta)))
@@ -837,6 +1218,7 @@ nomem:
 fail:
 	engine_release(e);
 	e->sender_done = 1;
+	e->ctl_done = 1;
 	cs_engine_free(e);
 	return NULL;
 }
@@ -848,42 +1230,62 @@ void cs_engine_stats_get(cs_engine *e, cs_engine_stats *st)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* Waits until *flag is set or the deadline passes; under mu. */
+static int wait_flag_locked(cs_engine *e, const int *flag, const struct timespec *ts)
+{
+	while (!*flag && pthread_cond_timedwait(&e->done_cv, &e->mu, ts) != ETIMEDOUT)
+		;
+	return *flag;
+}
+
 int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 {
 	if (!e)
 		return 0;
+	struct timespec ts;
+	deadline_in(&ts, e->o.close_ms);
 	pthread_mutex_lock(&e->mu);
 	e->status = status ? status : "complete";
 	e->stopping = 1;
 	pthread_cond_signal(&e->ctl_cv);
+	/* A sampler that hangs in stop or decode must not hold the
+	 * application's exit: the control thread gets close_ms. */
+	int ctl_ok = wait_flag_locked(e, &e->ctl_done, &ts);
 	pthread_mutex_unlock(&e->mu);
-	pthread_join(e->ctl, NULL);
+	if (ctl_ok) {
+		pthread_join(e->ctl, NULL);
+	} else {
+		cs_log(CS_LOG_ERROR, "collector: the samplers did not stop within %u ms; "
+		       "leaving them, the run stays incomplete", e->o.close_ms);
+		pthread_detach(e->ctl);
+	}
 
-	struct timespec ts;
 	deadline_in(&ts, e->o.close_ms);
 	pthread_mutex_lock(&e->mu);
 	pthread_cond_broadcast(&e->send_cv);
-	while (!e->sender_done &&
-	       pthread_cond_timedwait(&e->done_cv, &e->mu, &ts) != ETIMEDOUT)
-		;
-	int done = e->sender_done;
+	int done = ctl_ok && wait_flag_locked(e, &e->sender_done, &ts);
 	cs_engine_stats s = e->st;
 	int rc = e->sink_end_rc;
 	pthread_mutex_unlock(&e->mu);
 	if (st)
 		*st = s;
-	int clean = s.dropped == 0 && s.overflows == 0 && s.ranges_dropped == 0;
+	int clean = s.dropped == 0 && s.overflows == 0 && s.ranges_dropped == 0 &&
+		    s.bad_records == 0;
 	cs_log(clean ? CS_LOG_INFO : CS_LOG_WARN,
-	       "collector: %llu samples from %u device(s), %llu dropped, %llu overflows; "
-	       "%llu ranges, %llu dropped; %llu windows",
+	       "collector: %llu samples from %u device(s), %llu dropped, %llu overflows "
+	       "(%llu from gaps), %llu empty, %llu bad records; %llu ranges, %llu dropped; "
+	       "%llu windows%s",
 	       (unsigned long long)s.samples, s.devices, (unsigned long long)s.dropped,
-	       (unsigned long long)s.overflows, (unsigned long long)s.ranges,
-	       (unsigned long long)s.ranges_dropped, (unsigned long long)s.windows);
+	       (unsigned long long)s.overflows, (unsigned long long)s.gaps,
+	       (unsigned long long)s.empty, (unsigned long long)s.bad_records,
+	       (unsigned long long)s.ranges, (unsigned long long)s.ranges_dropped,
+	       (unsigned long long)s.windows, s.run_begun ? "" : "; no run recorded");
 	if (!done) {
 		/* The output is stuck (a daemon that stopped reading): leave the
 		 * sender behind rather than hold the application's exit. */
-		cs_log(CS_LOG_ERROR, "collector: output did not finish within %u ms; "
-		       "the run stays incomplete", e->o.close_ms);
+		if (ctl_ok)
+			cs_log(CS_LOG_ERROR, "collector: output did not finish within %u ms; "
+			       "the run stays incomplete", e->o.close_ms);
 		pthread_detach(e->snd);
 		return -ETIMEDOUT;
 	}
@@ -897,14 +1299,15 @@ void cs_engine_free(cs_engine *e)
 	if (!e)
 		return;
 	pthread_mutex_lock(&e->mu);
-	int done = e->sender_done;
+	int done = e->sender_done && e->ctl_done;
 	pthread_mutex_unlock(&e->mu);
 	if (!done)
-		return; /* a detached sender still uses it */
+		return; /* a detached thread still uses it */
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->ctl_cv);
 	pthread_cond_destroy(&e->send_cv);
 	pthread_cond_destroy(&e->done_cv);
+	pthread_cond_destroy(&e->req_cv);
 	free(e);
 }
 

@@ -59,10 +59,25 @@ typedef struct cs_engine_opts {
 	size_t queue_bytes;    /* host-side bound; 0 = 64 MiB */
 	unsigned decode_ms;    /* control-thread sleep once drained; 0 = 10 */
 	unsigned flush_ms;     /* sender flush period; 0 = 100 */
-	unsigned close_ms;     /* how long close waits for output; 0 = 10000 */
+	unsigned close_ms;     /* how long close waits for the samplers' drain
+				  and for output; 0 = 10000 */
+	int keep_sources;      /* at close, stop and drain the sources but
+				  never destroy them (process exit: CUPTI's
+				  Disable/deinit may double-free inside
+				  libnvperf_host then; the memory goes with
+				  the process) */
 	const char *meta;      /* JSON object text merged into the run's
 				  metadata (copied); NULL = none */
+	const char *const *meta_kv; /* more string members: key, value, ...,
+				  NULL; escaped here (borrowed for the call
+				  to cs_engine_new, copied) */
 } cs_engine_opts;
+
+/* Counter-data slots for one decode pass: the samples that accumulate in
+ * decode_ms plus a worst control-thread stall of stall_ms (configuring
+ * another device, a window), with a quarter more for jitter; at least
+ * 256, at most 65536. */
+uint32_t cs_engine_slots(uint64_t interval_ns, unsigned decode_ms, unsigned stall_ms);
 
 typedef struct cs_engine cs_engine;
 
@@ -72,10 +87,31 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
 			 void *ctx, char *err, size_t errlen);
 
 /* Hands a device's source to the control thread (takes ownership): it is
- * configured there and, in continuous mode, started at once. A source
- * that fails to configure is logged once and destroyed; its device is
- * still recorded, unsampled. Any thread. */
-void cs_engine_add_source(cs_engine *e, cs_pm_source *src);
+ * configured there and, in continuous mode, started. Waits up to wait_ms
+ * for that to be done, so that work the caller launches next is sampled
+ * (the injected collector calls this from the context-created callback,
+ * before the application's first kernel); 0 = do not wait. A source that
+ * fails to configure is logged once and destroyed; its device is still
+ * recorded, unsampled. Returns 0 when the control thread has handled it,
+ * -ETIMEDOUT when wait_ms passed first (it carries on), -EBUSY when the
+ * engine is closing or too many requests are pending (src destroyed).
+ * Any thread. */
+int cs_engine_add_source(cs_engine *e, cs_pm_source *src, unsigned wait_ms);
+
+/* A context of device is going away: its sampler is stopped, what it
+ * recorded drained, and the device parked (kept, not destroyed) until
+ * cs_engine_resume_device(). Other devices go on. Waits up to wait_ms;
+ * 0, -ETIMEDOUT, -EBUSY as above, -ENOENT for a device never added. */
+int cs_engine_park_device(cs_engine *e, uint32_t device, unsigned wait_ms);
+
+/* A new context on a parked device: sampling starts again (in window
+ * mode, with the next window). Returns as cs_engine_park_device(). */
+int cs_engine_resume_device(cs_engine *e, uint32_t device, unsigned wait_ms);
+
+/* CUPTI has finalised itself (a fatal error): no source is called again,
+ * not even to stop or destroy it. Tracing ranges still flow. Any
+ * thread. */
+void cs_engine_abandon_sources(cs_engine *e);
 
 /* Queues a range (copied). Any thread; never blocks on I/O. Returns 0 or
  * -ENOBUFS when the queue was full and the range was dropped. */
@@ -93,12 +129,26 @@ typedef struct cs_engine_stats {
 	uint64_t samples;        /* delivered to the sink */
 	uint64_t dropped;        /* samples lost anywhere: queue full, sink
 				    failure, discarded by the source */
-	uint64_t overflows;      /* hardware-buffer overflow events */
+	uint64_t overflows;      /* hardware-buffer overflow events plus the
+				    samples missing from timestamp gaps */
+	uint64_t gaps;           /* of those, samples missing from gaps */
+	uint64_t empty;          /* zero-length samples (after a stop): not
+				    losses, not stored */
+	uint64_t bad_records;    /* samples and ranges refused as invalid
+				    (end before start, zero or backward
+				    timestamps); only they are dropped */
+	uint64_t first_skipped;  /* the first sample after each start, not
+				    stored (CUPTI: outlier values) */
+	uint64_t overruns;       /* decode passes that came later than the
+				    counter-data image could cover */
 	uint64_t ranges;         /* delivered to the sink */
 	uint64_t ranges_dropped;
 	uint64_t decodes;
 	uint64_t windows;
 	unsigned devices;        /* sampled devices */
+	int run_begun;           /* a run was started at the sink: only once
+				    a sample or a range arrives, so a process
+				    that did no GPU work records nothing */
 } cs_engine_stats;
 
 /* A snapshot of the counters; any thread. */
@@ -107,9 +157,11 @@ void cs_engine_stats_get(cs_engine *e, cs_engine_stats *st);
 /* Stops sampling, drains every source once more, sends what is queued,
  * ends the run with status ("complete"/"incomplete") and the counters,
  * copies the final counters to *st (may be NULL) and logs one summary
- * line. Waits at most close_ms for output; past that the sender is
- * abandoned (detached) and the run left to the daemon's disconnect
- * handling (-ETIMEDOUT). Returns 0 or a negative errno. Accepts NULL.
+ * line. Waits at most close_ms for the samplers and again for output;
+ * past that the thread is abandoned (detached) and the run left to the
+ * daemon's disconnect handling (-ETIMEDOUT): the sink may then still be
+ * in use, so the caller must never free it (an injected collector leaks
+ * it). Returns 0 or a negative errno. Accepts NULL.
  * Afterwards e holds nothing but stays valid: late cs_engine_range()
  * calls from application threads are refused and counted, so an
  * injected collector may simply never free it. */

@@ -4,11 +4,17 @@
  *
  * CUDA calls InitializeInjection inside cuInit when CUDA_INJECTION64_PATH
  * names this library. It reads its settings from the environment
- * (`cyclescope run` writes them; docs/collector.md lists them), opens the
- * output (the daemon's socket, else the database file), subscribes to
- * CUPTI and returns 1. Nothing here touches the GPU: PM sampling of a
- * device is handed to the engine's control thread when its first context
- * appears.
+ * (`cyclescope run` writes them; docs/collector.md lists them),
+ * subscribes to CUPTI and returns 1. The output (output.h) opens only
+ * when the first sample or range arrives. When a device's first context
+ * appears, the context-created callback hands its sampler to the engine's
+ * control thread and waits (at most START_WAIT_MS) until it is configured
+ * and started, so the application's first kernel is sampled; when the
+ * device's last context is being destroyed its sampler is stopped and
+ * drained, and a new context starts it again. A CUPTI fatal error ends
+ * every CUPTI call (CUPTI finalises itself); at exit the samplers are
+ * stopped and drained but never disabled (Disable and the host deinit
+ * can double-free inside libnvperf_host at exit).
  *
  * Callbacks run on the application's threads and only timestamp, copy
  * and queue (engine.h). Every failure becomes one stderr line through
@@ -21,6 +27,7 @@
 #define _GNU_SOURCE /* syscall(SYS_gettid) */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +45,8 @@
 #include "engine.h"
 #include "hooks.h"
 #include "log.h"
+#include "output.h"
 #include "patterns.h"
-#include "producer.h"
 #include "store.h"
 
 #define DEFAULT_METRICS \
@@ -50,6 +57,11 @@
 #define ACTIVITY_BUFFER (4u << 20)
 #define MAX_DEVICES 64
 #define NVTX_OPEN_MAX 4096
+#define START_WAIT_MS 5000 /* a context callback waits this long for its sampler */
+#define STOP_WAIT_MS 5000  /* and a context teardown for the drain */
+#define SEND_TIMEOUT_MS 10000
+#define DECODE_MS 10
+#define STALL_MS 100       /* worst control-thread stall the image covers */
 
 __attribute__((visibility("default"))) int InitializeInjection(void);
 
@@ -63,29 +75,31 @@ typedef struct nvtx_open {
 static struct {
 	int on;                 /* subscribed and collecting */
 	atomic_int finished;
+	atomic_int cupti_dead;  /* a fatal error: CUPTI finalised itself */
+	atomic_int contexts_seen;
 	CUpti_SubscriberHandle sub;
 	cs_hook_table hooks;
 	cs_pat *kernels;
 	int window;
 	int nvtx;
 	char devices[MAX_DEVICES]; /* 1 = sample it (from CYCLESCOPE_DEVICES) */
-	atomic_char added[MAX_DEVICES];
+	pthread_mutex_t dev_mu;    /* added[], contexts[] */
+	char added[MAX_DEVICES];
+	int contexts[MAX_DEVICES]; /* live contexts per device */
 	atomic_int async_open;  /* window mode: async calls awaiting a sync point */
 	cs_engine *engine;
-	cs_store *store;
-	cs_producer *producer;
-	cs_producer_sink sink;
+	cs_out *out;
+	const char *status_path;
 	char name[256];
 	char cmdline[4096];
-	char meta[1024];
 	pid_t pid;
 	pthread_mutex_t nvtx_mu;
 	nvtx_open nvtx_open[NVTX_OPEN_MAX];
 	unsigned nvtx_n;
 	cs_metric_info *metrics;
-	char **metric_names;
+	char **metric_names; /* one allocation (cs_words) */
 	size_t nmetrics;
-} g = {.nvtx_mu = PTHREAD_MUTEX_INITIALIZER};
+} g = {.nvtx_mu = PTHREAD_MUTEX_INITIALIZER, .dev_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
@@ -122,17 +136,41 @@ static int64_t tid_now(void)
 	return (int64_t)syscall(SYS_gettid);
 }
 
-/* --- devices: PM sampling starts when a device's first context does --- */
+/* --- devices: PM sampling follows the device's contexts ---------------- */
 
-static void add_device(uint32_t dev)
+/* A context was created on dev: its first one sets up the sampler before
+ * the callback returns (the application's first kernel is sampled); one
+ * on a device whose contexts had all gone restarts it. */
+static void context_up(uint32_t dev)
 {
-	if (dev >= MAX_DEVICES || !g.devices[dev])
+	if (dev >= MAX_DEVICES || !g.devices[dev] || atomic_load(&g.cupti_dead))
 		return;
-	if (atomic_exchange(&g.added[dev], 1))
+	pthread_mutex_lock(&g.dev_mu);
+	int first = !g.added[dev];
+	int resume = !first && g.contexts[dev] == 0;
+	g.added[dev] = 1;
+	g.contexts[dev]++;
+	pthread_mutex_unlock(&g.dev_mu);
+	if (first) {
+		cs_pm_source *src = cs_cupti_source_new(dev);
+		if (src)
+			cs_engine_add_source(g.engine, src, START_WAIT_MS);
+	} else if (resume) {
+		cs_engine_resume_device(g.engine, dev, START_WAIT_MS);
+	}
+}
+
+/* A context of dev is being destroyed: with its last one, the sampler is
+ * stopped and drained (bounded); other devices go on. */
+static void context_down(uint32_t dev)
+{
+	if (dev >= MAX_DEVICES || !g.devices[dev] || atomic_load(&g.cupti_dead))
 		return;
-	cs_pm_source *src = cs_cupti_source_new(dev);
-	if (src)
-		cs_engine_add_source(g.engine, src);
+	pthread_mutex_lock(&g.dev_mu);
+	int last = g.added[dev] && g.contexts[dev] > 0 && --g.contexts[dev] == 0;
+	pthread_mutex_unlock(&g.dev_mu);
+	if (last)
+		cs_engine_park_device(g.engine, dev, STOP_WAIT_MS);
 }
 
 /* --- activity records: device-side kernels, copies, memsets, NVTX ----- */
@@ -253,7 +291,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* --- API callbacks ----------------------------------------------------- */
 
-static void finish(const char *why);
+static void finish(void);
 
 static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			 const CUpti_CallbackData *cb)
@@ -306,6 +344,8 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 {
 	if (!g.on || atomic_load(&g.finished))
 		return;
+	if (atomic_load(&g.cupti_dead) && domain != CUPTI_CB_DOMAIN_STATE)
+		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
 	case CUPTI_CB_DOMAIN_DRIVER_API:
@@ -314,19 +354,27 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 	case CUPTI_CB_DOMAIN_RESOURCE: {
 		const CUpti_ResourceData *rd = data;
 		uint32_t dev;
-		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && rd->context &&
-		    cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
-			add_device(dev);
-		else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
-			finish("a CUDA context is being destroyed");
+		if (!rd->context || atomic_load(&g.cupti_dead) ||
+		    cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS)
+			break;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+			atomic_fetch_add(&g.contexts_seen, 1);
+			context_up(dev);
+		} else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+			context_down(dev);
+		}
 		break;
 	}
 	case CUPTI_CB_DOMAIN_STATE:
-		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR && !atomic_exchange(&g.cupti_dead, 1)) {
+			/* CUPTI calls cuptiFinalize itself: no CUPTI call from us
+			 * after this one, not even a stop; what was queued is still
+			 * written at exit. */
 			const CUpti_StateData *sd = data;
-			cs_log(CS_LOG_ERROR, "collector: CUPTI reported a fatal error (%s); "
-			       "collection ends", sd->notification.message ? sd->notification.message : "");
-			finish(NULL);
+			cs_log(CS_LOG_ERROR, "collector: CUPTI reported a fatal error (%s); sampling "
+			       "ends, what was recorded is kept",
+			       sd->notification.message ? sd->notification.message : "");
+			cs_engine_abandon_sources(g.engine);
 		}
 		break;
 	default:
@@ -336,28 +384,30 @@ static void CUPTIAPI callback(void *userdata, CUpti_CallbackDomain domain,
 
 /* --- start and end ----------------------------------------------------- */
 
-/* Ends the collection once: activity flushed, samplers stopped and
- * drained, the run ended. From atexit, a context teardown or a fatal
- * CUPTI error. The engine handle is never freed (late callbacks on other
- * threads find it closed). */
-static void finish(const char *why)
+/* Ends the collection once, at process exit: activity flushed (unless
+ * CUPTI is gone), samplers stopped and drained but left enabled, the run
+ * ended, one status line for `cyclescope run`. Bounded: a stuck sampler
+ * or output is left behind (and leaked) rather than waited for. The
+ * engine handle is never freed (late callbacks on other threads find it
+ * closed). */
+static void finish(void)
 {
 	if (!g.on || atomic_exchange(&g.finished, 1))
 		return;
-	if (why)
-		cs_log(CS_LOG_INFO, "collector: %s; ending the run", why);
-	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	if (!atomic_load(&g.cupti_dead))
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	cs_engine_stats st;
-	cs_engine_close(g.engine, "complete", &st);
-	cs_producer_free(g.producer);
-	g.producer = NULL;
-	cs_store_close(g.store);
-	g.store = NULL;
+	int rc = cs_engine_close(g.engine, "complete", &st);
+	const char *why = atomic_load(&g.contexts_seen) == 0
+		? "the program created no CUDA context"
+		: "the program did no GPU work the collector could see";
+	cs_out_finish(g.out, rc, &st, why);
+	g.out = NULL;
 }
 
 static void at_exit(void)
 {
-	finish(NULL);
+	finish();
 }
 
 static void in_child(void)
@@ -402,58 +452,23 @@ static int parse_devices(const char *list)
 
 static int parse_metrics(const char *list)
 {
-	char *copy = strdup(list);
-	if (!copy)
+	g.metric_names = cs_words(list, &g.nmetrics);
+	if (!g.metric_names)
 		return -1;
-	size_t cap = 1;
-	for (const char *c = list; *c; c++)
-		cap += *c == ',';
-	g.metrics = calloc(cap, sizeof *g.metrics);
-	g.metric_names = calloc(cap, sizeof *g.metric_names);
-	if (!g.metrics || !g.metric_names) {
-		free(copy);
+	g.metrics = calloc(g.nmetrics ? g.nmetrics : 1, sizeof *g.metrics);
+	if (!g.metrics)
 		return -1;
-	}
 	const char *chip = env_or("CYCLESCOPE_CHIP", "GH100");
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ", \t\n", &save); t; t = strtok_r(NULL, ", \t\n", &save)) {
-		if (!(g.metric_names[g.nmetrics] = strdup(t)))
-			break;
+	for (size_t i = 0; i < g.nmetrics; i++) {
 		cs_cat_metric m;
-		cs_metric_info *mi = &g.metrics[g.nmetrics];
-		mi->name = g.metric_names[g.nmetrics];
-		if (cs_catalog_describe(chip, t, &m) == 0) {
+		cs_metric_info *mi = &g.metrics[i];
+		mi->name = g.metric_names[i];
+		if (cs_catalog_describe(chip, mi->name, &m) == 0) {
 			mi->unit = m.unit ? strdup(m.unit) : NULL;
 			mi->kind = m.kind ? strdup(m.kind) : NULL;
 		}
-		g.nmetrics++;
 	}
-	free(copy);
 	return 0;
-}
-
-/* The output: the daemon's socket unless CYCLESCOPE_OUTPUT=db, and the
- * database file when no daemon answers. */
-static int open_output(void)
-{
-	char err[512], sock[512];
-	const char *mode = env_or("CYCLESCOPE_OUTPUT", "auto");
-	if (strcmp(mode, "db")) {
-		cs_producer_default_socket(sock, sizeof sock);
-		g.producer = cs_producer_socket(sock, err, sizeof err);
-		if (g.producer)
-			return 0;
-		cs_log(CS_LOG_INFO, "collector: no daemon at %s (%s); writing the database file",
-		       sock, err);
-	}
-	const char *db = env_or("CYCLESCOPE_DB", "cyclescope.db");
-	g.store = cs_store_open(db, CS_OPEN_CREATE, err, sizeof err);
-	if (!g.store) {
-		cs_log(CS_LOG_ERROR, "collector: cannot open %s: %s; not collecting", db, err);
-		return -1;
-	}
-	g.producer = cs_producer_direct(g.store);
-	return g.producer ? 0 : -1;
 }
 
 static int subscribe(void)
@@ -466,14 +481,17 @@ static int subscribe(void)
 	CUptiResult rc = cuptiSubscribe_v2(&g.sub, callback, NULL, &sp);
 	if (rc == CUPTI_SUCCESS)
 		return 0;
+	char why[512];
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-		cs_log(CS_LOG_ERROR, "collector: another CUPTI client is already attached (%s): "
-		       "nsys, ncu, cuda-gdb or a framework profiler; cyclescope is off for this "
-		       "process", holder[0] ? holder : "unnamed");
+		snprintf(why, sizeof why, "another CUPTI client is already attached (%s): "
+			 "nsys, ncu, cuda-gdb or a framework profiler (torch.profiler, JAX); "
+			 "cyclescope is off for this process", holder[0] ? holder : "unnamed");
 	else
-		cs_log(CS_LOG_ERROR, "collector: CUPTI is not usable here (%s): no NVIDIA driver "
-		       "or GPU, or a driver older than this CUPTI; the application runs unprofiled",
-		       cs_cupti_error(rc));
+		snprintf(why, sizeof why, "CUPTI is not usable here (%s): no NVIDIA driver "
+			 "or GPU, or a driver older than this CUPTI; the application runs "
+			 "unprofiled", cs_cupti_error(rc));
+	cs_log(CS_LOG_ERROR, "collector: %s", why);
+	cs_out_status_none(g.status_path, why);
 	return -1;
 }
 
@@ -509,6 +527,20 @@ static void enable_activity(void)
 	cuptiActivityFlushPeriod(100);
 }
 
+/* A setting that keeps the collector off: one stderr line, one status
+ * line. */
+static void refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void refuse(const char *fmt, ...)
+{
+	char why[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	cs_log(CS_LOG_ERROR, "collector: %s; not collecting", why);
+	cs_out_status_none(g.status_path, why);
+}
+
 static void init_once(void)
 {
 	char err[512];
@@ -518,60 +550,66 @@ static void init_once(void)
 	else if (level && !strcmp(level, "info"))
 		cs_log_set_level(CS_LOG_INFO);
 	g.pid = getpid();
+	g.status_path = getenv("CYCLESCOPE_STATUS");
 	read_cmdline();
 	g.window = !strcmp(env_or("CYCLESCOPE_MODE", "continuous"), "window");
 	g.nvtx = env_u64("CYCLESCOPE_NVTX", 0) != 0;
 	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {
-		cs_log(CS_LOG_ERROR, "collector: CYCLESCOPE_DEVICES='%s': expected 'all' or "
-		       "device ordinals like 0,1; not collecting", getenv("CYCLESCOPE_DEVICES"));
+		refuse("CYCLESCOPE_DEVICES='%s': expected 'all' or device ordinals like 0,1",
+		       getenv("CYCLESCOPE_DEVICES"));
 		return;
 	}
 	cs_pat *apis = cs_pat_parse(env_or("CYCLESCOPE_APIS", DEFAULT_APIS), err, sizeof err);
 	g.kernels = cs_pat_parse(env_or("CYCLESCOPE_KERNELS", "*"), err, sizeof err);
 	if (!apis || !g.kernels) {
-		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		refuse("%s", err);
 		cs_pat_free(apis);
 		return;
 	}
 	int rc = cs_hooks_build(apis, &g.hooks, err, sizeof err);
 	cs_pat_free(apis);
 	if (rc < 0) {
-		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		refuse("%s", err);
 		return;
 	}
 	if (subscribe() < 0)
 		return;
-	if (parse_metrics(env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS)) < 0 || open_output() < 0) {
+	if (parse_metrics(env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS)) < 0) {
+		refuse("out of memory");
 		cuptiUnsubscribe(g.sub);
 		return;
 	}
-	g.sink.p = g.producer;
-	g.sink.info = (cs_run_info){.kind = "hw", .source = "collector", .name = g.name,
-				    .time_unit = "ns", .cmdline = g.cmdline, .pid = g.pid};
-	snprintf(g.meta, sizeof g.meta, "{\"collector\":\"libcyclescope_collector\","
-		 "\"apis\":\"%s\",\"kernels\":\"%s\"}",
-		 env_or("CYCLESCOPE_APIS", DEFAULT_APIS), env_or("CYCLESCOPE_KERNELS", "*"));
-	if (strpbrk(env_or("CYCLESCOPE_APIS", ""), "\"\\") || strpbrk(env_or("CYCLESCOPE_KERNELS", ""), "\"\\"))
-		snprintf(g.meta, sizeof g.meta, "{}"); /* never emit broken JSON */
 	uint64_t interval = env_u64("CYCLESCOPE_INTERVAL_NS", 100000);
 	uint64_t buffer_mb = env_u64("CYCLESCOPE_BUFFER_MB", 256);
-	/* Slots for 2.5x the samples of one 10 ms decode period, bounded. */
-	uint64_t slots = interval ? 25000000u / interval : 4096;
-	slots = slots < 256 ? 256 : slots > 20000 ? 20000 : slots;
+	cs_out_opts oo = {
+		.db_only = !strcmp(env_or("CYCLESCOPE_OUTPUT", "auto"), "db"),
+		.db = env_or("CYCLESCOPE_DB", "cyclescope.db"),
+		.send_timeout_ms = SEND_TIMEOUT_MS,
+		.status_path = g.status_path,
+		.info = {.kind = "hw", .source = "collector", .name = g.name, .time_unit = "ns",
+			 .cmdline = g.cmdline, .pid = g.pid},
+	};
+	g.out = cs_out_new(&oo);
+	const char *meta_kv[] = {"collector", "libcyclescope_collector",
+				 "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
+				 "kernels", env_or("CYCLESCOPE_KERNELS", "*"), NULL};
 	cs_engine_opts o = {
 		.metrics = g.metrics,
 		.nmetrics = g.nmetrics,
 		.interval_ns = interval,
 		.buffer_bytes = (size_t)buffer_mb << 20,
-		.max_samples = (uint32_t)slots,
+		.max_samples = cs_engine_slots(interval, DECODE_MS, STALL_MS),
+		.decode_ms = DECODE_MS,
 		.mode = g.window ? CS_ENGINE_WINDOW : CS_ENGINE_CONTINUOUS,
-		.meta = g.meta,
+		.keep_sources = 1,
+		.meta_kv = meta_kv,
 	};
-	g.engine = cs_engine_new(&o, &cs_producer_sink_ops, &g.sink, err, sizeof err);
+	g.engine = g.out ? cs_engine_new(&o, &cs_out_sink_ops, g.out, err, sizeof err) : NULL;
 	if (!g.engine) {
-		cs_log(CS_LOG_ERROR, "collector: %s; not collecting", err);
+		refuse("%s", g.out ? err : "out of memory");
 		cuptiUnsubscribe(g.sub);
-		cs_producer_discard(g.producer);
+		free(g.out);
+		g.out = NULL;
 		return;
 	}
 	g.on = 1;

@@ -130,6 +130,11 @@ char *cs_pat_base_name(const char *name, char *out, size_t outlen)
 {
 	if (!outlen)
 		return out;
+	/* CUDA 13's <<<>>> launches go through __cudaLaunchKernel_v13000:
+	 * leading underscores are not part of the name users write. */
+	if (name[0] == '_' && name[1] == '_')
+		while (name[0] == '_' && name[1])
+			name++;
 	size_t len = strlen(name);
 	for (;;) {
 		size_t shorter = strip_one(name, len);
@@ -168,4 +173,33 @@ enum cs_api_class cs_pat_api_class(const char *base)
 	if (!strncmp(base, "cudaMemcpy", 10) || !strncmp(base, "cuMemcpy", 8))
 		return CS_API_SYNC_POINT;
 	return CS_API_SYNC;
+}
+
+static int is_sep(char c)
+{
+	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+char **cs_words(const char *text, size_t *n)
+{
+	size_t len = strlen(text), count = 0;
+	for (size_t i = 0; i < len; i++)
+		count += !is_sep(text[i]) && (i == 0 || is_sep(text[i - 1]));
+	char **out = malloc((count + 1) * sizeof *out + len + 1);
+	if (!out)
+		return NULL;
+	char *copy = (char *)(out + count + 1);
+	memcpy(copy, text, len + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (is_sep(copy[i])) {
+			copy[i] = '\0';
+			continue;
+		}
+		if (i == 0 || copy[i - 1] == '\0')
+			out[k++] = copy + i;
+	}
+	out[k] = NULL;
+	*n = k;
+	return out;
 }

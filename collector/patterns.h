@@ -32,9 +32,11 @@ const char *cs_pat_item(const cs_pat *p, size_t i);
  * fnmatch(3)'s: '*', '?', '[...]'. */
 int cs_pat_match(const cs_pat *p, const char *name);
 
-/* The callback name without its version and stream suffixes, repeatedly
- * stripped from the end: "_v<digits>", "_ptsz", "_ptds"
- * ("cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync"). Writes at most
+/* The callback name without its leading underscores and its version and
+ * stream suffixes, repeatedly stripped from the end: "_v<digits>",
+ * "_ptsz", "_ptds" ("cudaMemcpyAsync_ptsz_v7000" -> "cudaMemcpyAsync",
+ * CUDA 13's "__cudaLaunchKernel_ptsz_v13000" -> "cudaLaunchKernel", so
+ * the default cudaLaunchKernel* hooks <<<>>> launches). Writes at most
  * outlen bytes including the NUL; returns out. */
 char *cs_pat_base_name(const char *name, char *out, size_t outlen);
 
@@ -51,6 +53,12 @@ int cs_pat_match_callback(const cs_pat *p, const char *name);
  * CS_API_SYNC is done when it returns. Window mode closes an async
  * call's window at the next sync point. */
 enum cs_api_class { CS_API_SYNC = 0, CS_API_ASYNC, CS_API_SYNC_POINT };
+
+/* Splits a metric list ("a,b c\td", as CYCLESCOPE_METRICS or a set file
+ * line holds it) on commas and whitespace into its non-empty words.
+ * Returns a NULL-terminated array in one allocation (the caller frees it
+ * with one free()) and the count in *n; NULL when out of memory. */
+char **cs_words(const char *text, size_t *n);
 enum cs_api_class cs_pat_api_class(const char *base);
 
 #endif

@@ -20,15 +20,17 @@
 #include <stdint.h>
 
 /* What one decode call produced. Arrays are owned by the source and valid
- * until its next call. */
+ * until its next call. Samples come as the hardware stamped them: the
+ * engine checks them (zero-length, end before start, backwards) and
+ * drops the first one after each start. */
 typedef struct cs_pm_batch {
 	uint32_t n;             /* completed samples in this batch */
 	const uint64_t *t0;     /* n sample start times, ns */
 	const uint64_t *t1;     /* n sample end times, ns */
 	const double *values;   /* n * nmetrics, sample-major; NaN = absent */
 	uint64_t overflows;     /* hardware-buffer overflow events seen */
-	uint64_t lost;          /* samples the source discarded (zero length,
-				   end < start, lost to an overflow) */
+	uint64_t lost;          /* samples the source could not read (their
+				   info or values refused) */
 	int more;               /* 1: records remain, decode again at once */
 } cs_pm_batch;
 
@@ -53,6 +55,13 @@ typedef struct cs_pm_setup {
 	double clock_hz;
 	double mem_clock_hz;
 	uint64_t bytes_per_sample; /* hardware estimate, 0 = unknown */
+	const char *availability; /* which counter-availability image the
+				     config was made with: "device" (the
+				     device's own) or "none" (the empty-image
+				     path device-level counters may need);
+				     NULL = not applicable */
+	double sysclk_hz;         /* the SYS clock the interval was converted
+				     with (sysclk trigger), 0 = n/a */
 } cs_pm_setup;
 
 typedef struct cs_pm_source cs_pm_source;

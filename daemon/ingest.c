@@ -344,7 +344,8 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			c->nmap = 0;
 			break;
 		}
-		cs_run_counters counters = {e->dropped, e->overflows};
+		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,
+					   e->empty_samples};
 		end_run(in, c, e->status == CS_WIRE_COMPLETE ? "complete" : "incomplete", &counters);
 		break;
 	}

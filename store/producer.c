@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,6 +83,9 @@ static int flush_out(cs_producer *p)
 		if (n < 0) {
 			int e = errno;
 			p->out.len = 0;
+			if (e == EAGAIN || e == EWOULDBLOCK)
+				return perr(p, -ETIMEDOUT, "sending to the daemon: no progress "
+					    "within the send timeout (the daemon stopped reading)");
 			return perr(p, -e, "sending to the daemon: %s%s", strerror(e),
 				    e == EPIPE || e == ECONNRESET
 					    ? " (the daemon closed the connection; its log says why)"
@@ -256,7 +260,8 @@ int cs_producer_add_range(cs_producer *p, const cs_range *r)
 static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
 {
 	cs_wire_msg m = {.type = CS_WIRE_RUN_END};
-	m.u.run_end = (cs_wire_run_end){status, 0, 0, c ? c->dropped : 0, c ? c->overflows : 0};
+	m.u.run_end = (cs_wire_run_end){status, 0, 0, c ? c->dropped : 0, c ? c->overflows : 0,
+					c ? c->bad_records : 0, c ? c->empty_samples : 0};
 	int rc = send_msg(p, &m);
 	return rc ? rc : flush_out(p);
 }
@@ -275,6 +280,14 @@ int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c
 	return send_end(p, status && !strcmp(status, "complete") ? CS_WIRE_COMPLETE
 								: CS_WIRE_INCOMPLETE,
 			c);
+}
+
+int cs_producer_set_send_timeout(cs_producer *p, unsigned ms)
+{
+	if (p->fd < 0)
+		return 0;
+	struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+	return setsockopt(p->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) ? -errno : 0;
 }
 
 int cs_producer_flush(cs_producer *p) { return p->fd < 0 ? 0 : flush_out(p); }

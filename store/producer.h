@@ -39,6 +39,11 @@ int cs_producer_append(cs_producer *p, const cs_batch *b);
 int cs_producer_add_range(cs_producer *p, const cs_range *r);
 int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c);
 
+/* Socket: a send that makes no progress for ms fails with -ETIMEDOUT
+ * (SO_SNDTIMEO) instead of blocking while the daemon stops reading; 0 =
+ * block (the default). A no-op for direct writes. 0 or -errno. */
+int cs_producer_set_send_timeout(cs_producer *p, unsigned ms);
+
 /* Sends whatever is buffered now (socket); a no-op for direct writes. */
 int cs_producer_flush(cs_producer *p);
 

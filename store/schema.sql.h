@@ -93,4 +93,10 @@ static const char cs_schema_v2[] =
 	" mark INTEGER NOT NULL,"
 	" PRIMARY KEY(target, run_uuid, what, device)) WITHOUT ROWID;";
 
+/* v3: a collector's counts of records it refused as invalid and of
+ * zero-length samples, beside dropped and overflows. */
+static const char cs_schema_v3[] =
+	"ALTER TABLE runs ADD COLUMN bad_records INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE runs ADD COLUMN empty_samples INTEGER NOT NULL DEFAULT 0;";
+
 #endif

@@ -284,9 +284,25 @@ static int migrate_1_to_2(cs_store *s)
 	return rc;
 }
 
+/* v3: runs.bad_records and runs.empty_samples. */
+static int migrate_2_to_3(cs_store *s)
+{
+	int rc = exec(s, "BEGIN IMMEDIATE");
+	if (!rc)
+		rc = exec(s, cs_schema_v3);
+	if (!rc)
+		rc = exec(s, "PRAGMA user_version = 3");
+	if (!rc)
+		rc = exec(s, "COMMIT");
+	else
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
+	migrate_2_to_3,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -997,7 +1013,8 @@ int cs_writer_end(cs_writer *w, const char *status,
 		int src = sqlite3_prepare_v2(
 			s->db,
 			"UPDATE runs SET status = ?2, end_ns = ?3, dropped = ?4,"
-			" overflows = ?5 WHERE id = ?1",
+			" overflows = ?5, bad_records = ?6, empty_samples = ?7"
+			" WHERE id = ?1",
 			-1, &st, NULL);
 		if (src == SQLITE_OK) {
 			sqlite3_bind_int64(st, 1, w->run);
@@ -1007,6 +1024,10 @@ int cs_writer_end(cs_writer *w, const char *status,
 			sqlite3_bind_int64(st, 4, counters ? (int64_t)counters->dropped : 0);
 			sqlite3_bind_int64(st, 5,
 					   counters ? (int64_t)counters->overflows : 0);
+			sqlite3_bind_int64(st, 6,
+					   counters ? (int64_t)counters->bad_records : 0);
+			sqlite3_bind_int64(st, 7,
+					   counters ? (int64_t)counters->empty_samples : 0);
 			src = sqlite3_step(st);
 		}
 		if (src != SQLITE_DONE)

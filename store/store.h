@@ -21,7 +21,7 @@
 
 #include <sqlite3.h>
 
-#define CS_SCHEMA_VERSION 2
+#define CS_SCHEMA_VERSION 3
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
 /* Samples per chunk the writer produces. */
@@ -145,6 +145,8 @@ void cs_range_init(cs_range *r, const char *kind, const char *name,
 typedef struct cs_run_counters {
 	uint64_t dropped;
 	uint64_t overflows;
+	uint64_t bad_records;   /* records refused as invalid at the source */
+	uint64_t empty_samples; /* zero-length samples (not losses) */
 } cs_run_counters;
 
 /* Starts a run (status 'running', committed at once so it is visible).

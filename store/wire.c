@@ -173,6 +173,10 @@ static int encode_payload(cs_buf *b, const cs_wire_msg *msg)
 		rc |= cs_buf_put_u64(b, e->samples);
 		rc |= cs_buf_put_u64(b, e->dropped);
 		rc |= cs_buf_put_u64(b, e->overflows);
+		if (e->bad_records || e->empty_samples) {
+			rc |= cs_buf_put_u64(b, e->bad_records);
+			rc |= cs_buf_put_u64(b, e->empty_samples);
+		}
 		break;
 	}
 	case CS_WIRE_CONFIG:
@@ -500,6 +504,11 @@ static int decode_payload(reader *r, cs_wire_msg *msg)
 		rc = rc ? rc : rd_u64(r, "samples", &e->samples);
 		rc = rc ? rc : rd_u64(r, "dropped", &e->dropped);
 		rc = rc ? rc : rd_u64(r, "overflows", &e->overflows);
+		/* The counters' trailer is optional (older producers end here). */
+		if (!rc && r->off < r->len) {
+			rc = rd_u64(r, "bad_records", &e->bad_records);
+			rc = rc ? rc : rd_u64(r, "empty_samples", &e->empty_samples);
+		}
 		break;
 	}
 	case CS_WIRE_CONFIG:

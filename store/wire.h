@@ -131,6 +131,8 @@ typedef struct cs_wire_run_end {
 	uint64_t samples;
 	uint64_t dropped;
 	uint64_t overflows;
+	uint64_t bad_records;   /* optional trailer: 0 when absent */
+	uint64_t empty_samples;
 } cs_wire_run_end;
 
 typedef struct cs_wire_config {

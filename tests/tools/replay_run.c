@@ -6,7 +6,14 @@
  * collector does. Prints the engine's final counters on stdout.
  *
  *   replay_run (--socket PATH | --db FILE) [--devices N] [--mode window]
- *              [--name NAME] [--queue-kb N] RECORDING
+ *              [--name NAME] [--queue-kb N] [--status FILE] [--close-ms N]
+ *              [--no-ranges] [--park] RECORDING
+ * The output is the injected collector's own (output.h): opened at the
+ * first sample or range, socket sends bounded, left alone (leaked) after
+ * a close that timed out. --no-ranges adds no application ranges (a
+ * process that did no GPU work, with an empty recording); --park stops
+ * device 0 midway as a context teardown would and starts it again. Exits
+ * 0, or 3 when the close timed out.
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -17,7 +24,7 @@
 
 #include "engine.h"
 #include "log.h"
-#include "producer.h"
+#include "output.h"
 #include "replay_source.h"
 #include "store.h"
 
@@ -54,8 +61,9 @@ static uint64_t wall(void)
 
 int main(int argc, char **argv)
 {
-	const char *sock = NULL, *db = NULL, *rec = NULL, *name = "replay";
-	int devices = 1, window = 0;
+	const char *sock = NULL, *db = NULL, *rec = NULL, *name = "replay", *status = NULL;
+	int devices = 1, window = 0, ranges = 1, park = 0;
+	unsigned close_ms = 0;
 	size_t queue_kb = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
@@ -70,6 +78,14 @@ int main(int argc, char **argv)
 			queue_kb = (size_t)atol(argv[++i]);
 		else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
 			window = !strcmp(argv[++i], "window");
+		else if (!strcmp(argv[i], "--status") && i + 1 < argc)
+			status = argv[++i];
+		else if (!strcmp(argv[i], "--close-ms") && i + 1 < argc)
+			close_ms = (unsigned)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--no-ranges"))
+			ranges = 0;
+		else if (!strcmp(argv[i], "--park"))
+			park = 1;
 		else
 			rec = argv[i];
 	}
@@ -99,29 +115,20 @@ int main(int argc, char **argv)
 		metrics[m++] = (cs_metric_info){.name = t, .kind = "counter"};
 
 	char err[512];
-	cs_store *store = NULL;
-	cs_producer *p;
-	if (sock) {
-		p = cs_producer_socket(sock, err, sizeof err);
-	} else {
-		store = cs_store_open(db, CS_OPEN_CREATE, err, sizeof err);
-		p = store ? cs_producer_direct(store) : NULL;
-	}
-	if (!p) {
-		fprintf(stderr, "replay_run: %s\n", err);
-		return 1;
-	}
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .name = name,
-					.time_unit = "ns", .cmdline = "replay_run"}};
+	cs_out_opts oo = {.db_only = db != NULL, .db = db, .socket = sock,
+			  .send_timeout_ms = 2000, .status_path = status,
+			  .info = {.kind = "hw", .source = "collector", .name = name,
+				   .time_unit = "ns", .cmdline = "replay_run"}};
+	cs_out *out = cs_out_new(&oo);
+	const char *kv[] = {"replay", "yes", NULL};
 	cs_engine_opts o = {.metrics = metrics, .nmetrics = m, .interval_ns = 10000,
 			    .buffer_bytes = 64u << 20, .max_samples = 4096,
 			    .mode = window ? CS_ENGINE_WINDOW : CS_ENGINE_CONTINUOUS,
-			    .queue_bytes = queue_kb << 10, .decode_ms = 1,
-			    .meta = "{\"replay\":true}"};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+			    .queue_bytes = queue_kb << 10, .decode_ms = 1, .close_ms = close_ms,
+			    .meta_kv = kv};
+	cs_engine *e = out ? cs_engine_new(&o, &cs_out_sink_ops, out, err, sizeof err) : NULL;
 	if (!e) {
-		fprintf(stderr, "replay_run: %s\n", err);
+		fprintf(stderr, "replay_run: %s\n", out ? err : "out of memory");
 		return 1;
 	}
 	for (int d = 0; d < devices; d++) {
@@ -131,10 +138,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "replay_run: %s: %s\n", rec, err);
 			return 1;
 		}
-		cs_engine_add_source(e, src);
+		cs_engine_add_source(e, src, 5000);
 	}
 	/* What an application's hooked calls would add. */
-	for (int i = 0; i < 100; i++) {
+	for (int i = 0; ranges && i < 100; i++) {
 		uint64_t t0 = wall();
 		if (window && i == 0)
 			cs_engine_window_open(e, "cudaMemcpy", t0);
@@ -155,16 +162,27 @@ int main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 		cs_engine_window_close(e, wall());
 	}
+	if (park) {
+		struct timespec ts = {0, 5 * 1000000L};
+		nanosleep(&ts, NULL);
+		cs_engine_park_device(e, 0, 5000);
+		cs_engine_resume_device(e, 0, 5000);
+	}
 	cs_engine_stats st;
 	int rc = cs_engine_close(e, "complete", &st);
-	cs_engine_free(e);
-	cs_producer_free(p);
-	cs_store_close(store);
+	cs_out_finish(out, rc, &st, "no GPU work was replayed");
+	if (rc != -ETIMEDOUT)
+		cs_engine_free(e);
 	free(text);
 	printf("samples=%llu dropped=%llu overflows=%llu ranges=%llu ranges_dropped=%llu "
-	       "windows=%llu\n",
+	       "windows=%llu gaps=%llu empty=%llu bad_records=%llu first_skipped=%llu "
+	       "run_begun=%d\n",
 	       (unsigned long long)st.samples, (unsigned long long)st.dropped,
 	       (unsigned long long)st.overflows, (unsigned long long)st.ranges,
-	       (unsigned long long)st.ranges_dropped, (unsigned long long)st.windows);
-	return rc < 0 ? 1 : 0;
+	       (unsigned long long)st.ranges_dropped, (unsigned long long)st.windows,
+	       (unsigned long long)st.gaps, (unsigned long long)st.empty,
+	       (unsigned long long)st.bad_records, (unsigned long long)st.first_skipped,
+	       st.run_begun);
+	fflush(stdout);
+	return rc == -ETIMEDOUT ? 3 : rc < 0 ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 typedef struct rbatch {
 	size_t first, n; /* samples [first, first+n) */
 	uint64_t overflows, lost;
+	unsigned seg;    /* the segment ("start" line) it belongs to */
 } rbatch;
 
 typedef struct replay {
@@ -22,6 +23,9 @@ typedef struct replay {
 	rbatch *b;
 	size_t nb, bcap;
 	size_t next;         /* next batch */
+	unsigned nseg;       /* "start" lines seen (0 = one segment) */
+	unsigned seg;        /* the segment the last start exposed */
+	unsigned nstarts;
 	int started;
 	int armed;           /* started at least once: records exist */
 	int64_t shift;       /* added to times when rebasing */
@@ -78,6 +82,10 @@ static int parse(replay *r, const char *text, size_t len, char *err, size_t errl
 				r->m += *c == ',';
 			continue;
 		}
+		if (!strcmp(l, "start")) {
+			r->nseg++;
+			continue;
+		}
 		if (!strncmp(l, "batch", 5)) {
 			if (r->nb == r->bcap) {
 				size_t cap = r->bcap ? r->bcap * 2 : 16;
@@ -92,6 +100,7 @@ static int parse(replay *r, const char *text, size_t len, char *err, size_t errl
 			rbatch *b = &r->b[r->nb++];
 			memset(b, 0, sizeof *b);
 			b->first = r->nsamples;
+			b->seg = r->nseg ? r->nseg - 1 : 0;
 			const char *o = strstr(l, "overflows=");
 			if (o)
 				b->overflows = strtoull(o + 10, NULL, 10);
@@ -133,6 +142,11 @@ static int rp_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 			char *err, size_t errlen)
 {
 	replay *r = s->impl;
+	if (r->o.configure_delay_ms) {
+		struct timespec ts = {(time_t)(r->o.configure_delay_ms / 1000),
+				      (long)(r->o.configure_delay_ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
 	if (r->o.fail_configure) {
 		snprintf(err, errlen, "%s", r->o.fail_configure);
 		return -EPERM;
@@ -154,6 +168,14 @@ static int rp_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 static int rp_start(cs_pm_source *s, char *err, size_t errlen)
 {
 	replay *r = s->impl;
+	unsigned last = r->nseg ? r->nseg - 1 : 0;
+	r->seg = r->nstarts < last ? r->nstarts : last;
+	r->nstarts++;
+	if (r->o.starts)
+		(*r->o.starts)++;
+	/* A segment starts at its first batch. */
+	while (r->next < r->nb && r->b[r->next].seg < r->seg)
+		r->next++;
 	r->started = 1;
 	r->armed = 1;
 	if (r->o.rebase && r->next < r->nb && r->b[r->next].n)
@@ -164,6 +186,11 @@ static int rp_start(cs_pm_source *s, char *err, size_t errlen)
 static int rp_stop(cs_pm_source *s, char *err, size_t errlen)
 {
 	replay *r = s->impl;
+	if (r->o.stop_delay_ms) {
+		struct timespec ts = {(time_t)(r->o.stop_delay_ms / 1000),
+				      (long)(r->o.stop_delay_ms % 1000) * 1000000L};
+		nanosleep(&ts, NULL);
+	}
 	r->started = 0;
 	return 0;
 }
@@ -176,7 +203,7 @@ static int rp_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		struct timespec ts = {0, (long)r->o.decode_delay_us * 1000L};
 		nanosleep(&ts, NULL);
 	}
-	if (!r->armed || r->next >= r->nb)
+	if (!r->armed || r->next >= r->nb || r->b[r->next].seg != r->seg)
 		return 0;
 	const rbatch *b = &r->b[r->next++];
 	for (size_t i = 0; i < b->n; i++) {
@@ -189,7 +216,7 @@ static int rp_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	out->values = r->v + b->first * r->m;
 	out->overflows = b->overflows;
 	out->lost = b->lost;
-	out->more = r->next < r->nb;
+	out->more = r->next < r->nb && r->b[r->next].seg == r->seg;
 	return 0;
 }
 
@@ -199,6 +226,8 @@ static void rp_destroy(cs_pm_source *s)
 		return;
 	replay *r = s->impl;
 	if (r) {
+		if (r->o.destroyed)
+			*r->o.destroyed = 1;
 		free(r->t0);
 		free(r->t1);
 		free(r->v);

@@ -6,11 +6,16 @@
  *
  * Recording format (text, one item per line, '#' comments):
  *   metrics NAME[,NAME...]         the metric order of the values
+ *   start                          (optional) begins what the next start
+ *                                  records; without any, one segment
  *   batch [overflows=N] [lost=N]   starts the next decode's batch
  *   T0 T1 V1 [V2...]               one sample; "nan" for absent
- * Nothing is recorded before the first start. From then on each decode
- * returns the next batch (more=1 while batches remain), also after a
- * stop, as a hardware buffer still holds what it recorded.
+ * Samples are replayed as written, bad ones included (T1 < T0, zero,
+ * backwards, zero-length, gaps). Nothing is recorded before the first
+ * start. Start k exposes segment k (the last one again when there are
+ * fewer); each decode returns its next batch (more=1 while batches of
+ * the segment remain), also after a stop, as a hardware buffer still
+ * holds what it recorded.
  */
 #ifndef CS_REPLAY_SOURCE_H
 #define CS_REPLAY_SOURCE_H
@@ -27,6 +32,10 @@ typedef struct cs_replay_opts {
 	int rebase;                 /* shift times so the first sample of each
 				       start begins at the wall clock */
 	unsigned decode_delay_us;   /* sleep in each decode */
+	unsigned configure_delay_ms; /* sleep in configure (a slow device) */
+	unsigned stop_delay_ms;     /* sleep in stop (a hanging sampler) */
+	int *destroyed;             /* set to 1 by destroy, when not NULL */
+	unsigned *starts;           /* counts starts, when not NULL */
 } cs_replay_opts;
 
 /* Parses text[0..len) (copied). NULL with "line N: ..." in err. The

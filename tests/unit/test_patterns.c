@@ -4,6 +4,7 @@
  */
 #include "testutil.h"
 
+#include "collector.h"
 #include "patterns.h"
 
 static void test_base_names(void **state)
@@ -14,7 +15,10 @@ static void test_base_names(void **state)
 	assert_string_equal(cs_pat_base_name("cudaMemcpy_ptds_v7000", b, sizeof b), "cudaMemcpy");
 	assert_string_equal(cs_pat_base_name("cuMemcpyHtoDAsync_v2", b, sizeof b), "cuMemcpyHtoDAsync");
 	assert_string_equal(cs_pat_base_name("cuLaunchKernel_ptsz", b, sizeof b), "cuLaunchKernel");
-	assert_string_equal(cs_pat_base_name("__cudaLaunchKernel_v13000", b, sizeof b), "__cudaLaunchKernel");
+	/* CUDA 13's <<<>>> entry points: leading underscores go too */
+	assert_string_equal(cs_pat_base_name("__cudaLaunchKernel_v13000", b, sizeof b), "cudaLaunchKernel");
+	assert_string_equal(cs_pat_base_name("__cudaLaunchKernel_ptsz_v13000", b, sizeof b), "cudaLaunchKernel");
+	assert_string_equal(cs_pat_base_name("_", b, sizeof b), "_");
 	assert_string_equal(cs_pat_base_name("cuLaunchKernel", b, sizeof b), "cuLaunchKernel");
 	/* "_v" without digits, or digits without "_v", are part of the name */
 	assert_string_equal(cs_pat_base_name("cuFoo_v", b, sizeof b), "cuFoo_v");
@@ -75,6 +79,43 @@ static void test_callback_matching(void **state)
 	cs_pat_free(p);
 }
 
+/* The default launch pattern hooks CUDA 13's <<<>>> entry points. */
+static void test_cuda13_launches(void **state)
+{
+	char err[128];
+	cs_pat *p = cs_pat_parse(CS_COLLECTOR_DEFAULT_APIS, err, sizeof err);
+	assert_non_null(p);
+	assert_true(cs_pat_match_callback(p, "__cudaLaunchKernel_v13000") >= 0);
+	assert_true(cs_pat_match_callback(p, "__cudaLaunchKernel_ptsz_v13000") >= 0);
+	assert_true(cs_pat_match_callback(p, "__cudaRegisterFunction_v13000") < 0);
+	cs_pat_free(p);
+}
+
+/* Metric lists split on commas and any whitespace: one word per slot,
+ * however the separators mix (the old splitter sized its array by the
+ * commas and wrote past it for "a b c"). */
+static void test_words(void **state)
+{
+	size_t n = 99;
+	char **w = cs_words(" a b,c\td\n,, e ", &n);
+	assert_non_null(w);
+	assert_int_equal(n, 5);
+	const char *want[] = {"a", "b", "c", "d", "e"};
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(w[i], want[i]);
+	assert_null(w[5]);
+	free(w);
+	w = cs_words("", &n);
+	assert_non_null(w);
+	assert_int_equal(n, 0);
+	assert_null(w[0]);
+	free(w);
+	w = cs_words("lts__t_sectors.sum", &n);
+	assert_int_equal(n, 1);
+	assert_string_equal(w[0], "lts__t_sectors.sum");
+	free(w);
+}
+
 static void test_api_classes(void **state)
 {
 	assert_int_equal(cs_pat_api_class("cudaDeviceSynchronize"), CS_API_SYNC_POINT);
@@ -96,6 +137,8 @@ int main(void)
 		cmocka_unit_test(test_lists),
 		cmocka_unit_test(test_callback_matching),
 		cmocka_unit_test(test_api_classes),
+		cmocka_unit_test(test_cuda13_launches),
+		cmocka_unit_test(test_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,184 @@
+/*
+ * output.c - the collector's output and status line; see output.h.
+ */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "producer.h"
+
+struct cs_out {
+	cs_out_opts o;
+	cs_store *store;
+	cs_producer *p;
+	char where[600]; /* "the daemon at PATH" or "FILE" */
+	char err[512];
+};
+
+cs_out *cs_out_new(const cs_out_opts *o)
+{
+	cs_out *out = calloc(1, sizeof *out);
+	if (out)
+		out->o = *o;
+	return out;
+}
+
+/* The daemon's socket unless db_only, else (or when no daemon answers)
+ * the database file. */
+static int out_open(cs_out *out)
+{
+	char err[512], sock[512];
+	if (!out->o.db_only) {
+		if (out->o.socket && *out->o.socket)
+			snprintf(sock, sizeof sock, "%s", out->o.socket);
+		else
+			cs_producer_default_socket(sock, sizeof sock);
+		out->p = cs_producer_socket(sock, err, sizeof err);
+		if (out->p) {
+			cs_producer_set_send_timeout(out->p, out->o.send_timeout_ms);
+			snprintf(out->where, sizeof out->where, "the daemon at %.500s", sock);
+			return 0;
+		}
+		cs_log(CS_LOG_INFO, "collector: no daemon at %s (%s); writing the database file",
+		       sock, err);
+	}
+	const char *db = out->o.db && *out->o.db ? out->o.db : "cyclescope.db";
+	out->store = cs_store_open(db, CS_OPEN_CREATE, err, sizeof err);
+	if (!out->store) {
+		snprintf(out->err, sizeof out->err, "cannot open %.200s: %.280s", db, err);
+		return -EIO;
+	}
+	out->p = cs_producer_direct(out->store);
+	if (!out->p) {
+		snprintf(out->err, sizeof out->err, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(out->where, sizeof out->where, "%.590s", db);
+	return 0;
+}
+
+static int o_begin(void *ctx, const char *meta)
+{
+	cs_out *out = ctx;
+	if (!out->p) {
+		int rc = out_open(out);
+		if (rc < 0)
+			return rc;
+	}
+	cs_run_info info = out->o.info;
+	info.meta = meta;
+	return cs_producer_begin(out->p, &info);
+}
+
+static int o_add_device(void *ctx, const cs_device_info *d)
+{
+	return cs_producer_add_device(((cs_out *)ctx)->p, d);
+}
+
+static int o_add_metric(void *ctx, const cs_metric_info *m, uint32_t *id)
+{
+	return cs_producer_add_metric(((cs_out *)ctx)->p, m, id);
+}
+
+static int o_append(void *ctx, const cs_batch *b)
+{
+	return cs_producer_append(((cs_out *)ctx)->p, b);
+}
+
+static int o_add_range(void *ctx, const cs_range *r)
+{
+	return cs_producer_add_range(((cs_out *)ctx)->p, r);
+}
+
+static int o_flush(void *ctx)
+{
+	return cs_producer_flush(((cs_out *)ctx)->p);
+}
+
+static int o_end(void *ctx, const char *status, const cs_run_counters *c)
+{
+	return cs_producer_end(((cs_out *)ctx)->p, status, c);
+}
+
+static const char *o_errmsg(void *ctx)
+{
+	cs_out *out = ctx;
+	return out->p ? cs_producer_errmsg(out->p) : out->err;
+}
+
+const cs_sink_ops cs_out_sink_ops = {
+	.begin = o_begin,
+	.add_device = o_add_device,
+	.add_metric = o_add_metric,
+	.append = o_append,
+	.add_range = o_add_range,
+	.flush = o_flush,
+	.end = o_end,
+	.errmsg = o_errmsg,
+};
+
+/* One line of tab-separated key=value fields, one write(2) with
+ * O_APPEND: lines of concurrent processes (a launcher's workers) never
+ * interleave. */
+static void status_line(const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void status_line(const char *path, const char *fmt, ...)
+{
+	if (!path || !*path)
+		return;
+	char line[1024];
+	int n = snprintf(line, sizeof line, "pid=%ld\t", (long)getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+	if (len > sizeof line - 2)
+		len = sizeof line - 2;
+	for (size_t i = (size_t)n; i < len; i++)
+		if (line[i] == '\n' || line[i] == '\r')
+			line[i] = ' ';
+	line[len++] = '\n';
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	ssize_t w = write(fd, line, len);
+	(void)w;
+	close(fd);
+}
+
+void cs_out_status_none(const char *path, const char *reason)
+{
+	status_line(path, "status=none\treason=%s", reason ? reason : "unknown");
+}
+
+void cs_out_finish(cs_out *o, int close_rc, const cs_engine_stats *st, const char *why_none)
+{
+	if (!o)
+		return;
+	if (!st->run_begun) {
+		cs_out_status_none(o->o.status_path,
+				   why_none ? why_none : "no GPU work was recorded");
+	} else {
+		const char *label = o->p ? cs_producer_run_label(o->p) : "";
+		status_line(o->o.status_path,
+			    "status=%s\trun=%s\twhere=%s\tsamples=%llu\tdropped=%llu\t"
+			    "overflows=%llu\tbad_records=%llu\tranges=%llu",
+			    close_rc == 0 ? "recorded" : "incomplete", label && *label ? label : "?",
+			    o->where, (unsigned long long)st->samples,
+			    (unsigned long long)st->dropped, (unsigned long long)st->overflows,
+			    (unsigned long long)st->bad_records, (unsigned long long)st->ranges);
+	}
+	if (close_rc == -ETIMEDOUT)
+		return; /* the sender thread may still be in the producer: leak */
+	cs_producer_free(o->p);
+	cs_store_close(o->store);
+	free(o);
+}
