@@ -265,13 +265,17 @@ static uint32_t check_batch(cs_engine *e, dev *d, const cs_pm_batch *b, item *it
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint64_t t0 = b->t0[i], t1 = b->t1[i];
+		/* After an empty or bad sample the next gap is not a loss: the
+		 * hardware delivered something there. */
 		if (t0 && t1 == t0) {
 			c->empty++;
+			d->have_gap_ref = 0;
 			continue;
 		}
 		if (!t0 || t1 < t0 || t1 > (uint64_t)INT64_MAX ||
 		    (d->have_last && t0 < d->last_t0)) {
 			c->bad++;
+			d->have_gap_ref = 0;
 			continue;
 		}
 		if (d->have_gap_ref && t0 > d->gap_t1) {

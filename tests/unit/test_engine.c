@@ -370,6 +370,289 @@ static void test_configure_failure(void **state)
 	cs_store_close(s);
 }
 
+static uint64_t ms_since(uint64_t t0_ns)
+{
+	return (mono_ns() - t0_ns) / 1000000u;
+}
+
+/* Defect: the context callback handed the device over and returned, so
+ * early work went unsampled. Now add_source waits (bounded) until the
+ * sampler is configured and started. */
+static void test_add_source_waits_for_start(void **state)
+{
+	char err[256];
+	slow_sink k = {0};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(2, 10, 1000);
+	unsigned starts0 = 0, starts1 = 0;
+	cs_replay_opts slow = {.configure_delay_ms = 300, .starts = &starts0};
+	uint64_t t = mono_ns();
+	assert_int_equal(cs_engine_add_source(e, replay(0, rec, &slow), 5000), 0);
+	assert_true(ms_since(t) >= 300);
+	assert_int_equal(starts0, 1); /* started before the call returned */
+	/* A device slower than the wait: the caller goes on at the bound. */
+	cs_replay_opts slower = {.configure_delay_ms = 1500, .starts = &starts1};
+	t = mono_ns();
+	assert_int_equal(cs_engine_add_source(e, replay(1, rec, &slower), 200), -ETIMEDOUT);
+	uint64_t waited = ms_since(t);
+	assert_true(waited >= 200 && waited < 1200);
+	free(rec);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	assert_int_equal(starts1, 1); /* it was still set up, later */
+	assert_int_equal(st.devices, 2);
+}
+
+/* Defect: one bad record (a range ending before it starts, a sample
+ * stamped backwards) failed the output for good and the run never
+ * ended. Now only the bad records are dropped and counted. */
+static void test_bad_records_dropped_alone(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("bad.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .decode_ms = 1};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	/* 1000 10-us samples at T; sample 1 is the skipped first one. Bad:
+	 * #10 ends before it starts, #20 is stamped 0, #30 goes back 1 ms;
+	 * empty: #40 and #41 are zero-length; a gap: #60..#64 are missing
+	 * (5 sample lengths); #0 is the first after the start. */
+	cs_buf b = {0};
+	char line[160];
+	int n = snprintf(line, sizeof line, "metrics a,b\nbatch\n");
+	cs_buf_append(&b, line, (size_t)n);
+	uint64_t T = 1700000000000000000ull;
+	unsigned written = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		if (i >= 60 && i < 65)
+			continue;
+		if (i == 500)
+			cs_buf_append(&b, "batch\n", 6);
+		uint64_t t0 = T + i * 10000ull, t1 = t0 + 10000;
+		if (i == 10)
+			t1 = t0 - 1;
+		if (i == 20)
+			t0 = t1 = 0;
+		if (i == 30)
+			t0 -= 1000000, t1 = t0 + 10000;
+		if (i == 40 || i == 41)
+			t1 = t0;
+		n = snprintf(line, sizeof line, "%llu %llu %u 1\n", (unsigned long long)t0,
+			     (unsigned long long)t1, i);
+		cs_buf_append(&b, line, (size_t)n);
+		written++;
+	}
+	cs_buf_put_u8(&b, 0);
+	cs_engine_add_source(e, replay(0, (char *)b.data, NULL), 5000);
+	free(b.data);
+	cs_range r;
+	cs_range_init(&r, "kernel", "incomplete at the forced flush", T + 5000, 0);
+	assert_int_equal(cs_engine_range(e, &r), -EINVAL);
+	cs_range_init(&r, "kernel", "good", T + 5000, T + 9000);
+	assert_int_equal(cs_engine_range(e, &r), 0);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	cs_producer_free(p);
+	assert_int_equal(written, 995);
+	assert_int_equal(st.bad_records, 4); /* 3 samples + 1 range */
+	assert_int_equal(st.empty, 2);
+	assert_int_equal(st.first_skipped, 1);
+	assert_int_equal(st.gaps, 5);
+	assert_int_equal(st.overflows, 5);
+	assert_int_equal(st.samples, 995 - 3 - 2 - 1);
+	assert_int_equal(st.dropped, 0);
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE status='complete' AND "
+				"samples=989 AND bad_records=4 AND empty_samples=2 AND overflows=5"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE metric='lts__t_sectors.sum'"), 989);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE name='good'"), 1);
+	cs_store_close(s);
+}
+
+/* Defect: exit waited without bound for a sampler or output that hung.
+ * A stop that takes 2 s against a 300 ms close bound: close returns at
+ * the bound and the application goes on. */
+static void test_close_is_bounded(void **state)
+{
+	char err[256];
+	static slow_sink k; /* outlives the test: the left thread uses it */
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .close_ms = 300};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	char *rec = recording(2, 10, 1000);
+	int destroyed = 0;
+	cs_replay_opts hang = {.stop_delay_ms = 2000, .destroyed = &destroyed};
+	cs_engine_add_source(e, replay(0, rec, &hang), 5000);
+	free(rec);
+	uint64_t t = mono_ns();
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), -ETIMEDOUT);
+	assert_true(ms_since(t) < 1000);
+	/* The left-behind threads finish on their own; then it can go. */
+	nap(2500000);
+	assert_int_equal(destroyed, 1);
+	cs_engine_free(e);
+}
+
+/* A context teardown parks one device (stopped, drained) while the other
+ * goes on; a new context starts it again, seq carrying on. */
+static void test_park_and_resume(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("park.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .decode_ms = 1};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	/* Two segments of 100 samples: one per start. */
+	cs_buf b = {0};
+	char line[160];
+	cs_buf_append(&b, "metrics a,b\n", 12);
+	uint64_t T = 1700000000000000000ull;
+	for (unsigned seg = 0; seg < 2; seg++) {
+		cs_buf_append(&b, "start\nbatch\n", 12);
+		for (unsigned i = 0; i < 100; i++) {
+			uint64_t t0 = T + (seg * 1000 + i) * 10000ull;
+			int n = snprintf(line, sizeof line, "%llu %llu %u 0\n", (unsigned long long)t0,
+					 (unsigned long long)(t0 + 10000), i);
+			cs_buf_append(&b, line, (size_t)n);
+		}
+	}
+	cs_buf_put_u8(&b, 0);
+	unsigned starts0 = 0, starts1 = 0;
+	int destroyed0 = 0;
+	cs_replay_opts r0 = {.starts = &starts0, .destroyed = &destroyed0};
+	cs_replay_opts r1 = {.starts = &starts1};
+	cs_engine_add_source(e, replay(0, (char *)b.data, &r0), 5000);
+	cs_engine_add_source(e, replay(1, (char *)b.data, &r1), 5000);
+	free(b.data);
+	nap(20000);
+	assert_int_equal(cs_engine_park_device(e, 0, 5000), 0);
+	assert_int_equal(destroyed0, 0); /* parked, not torn down */
+	assert_int_equal(cs_engine_park_device(e, 7, 100), -ENOENT);
+	assert_int_equal(cs_engine_resume_device(e, 0, 5000), 0);
+	assert_int_equal(starts0, 2);
+	assert_int_equal(starts1, 1);
+	nap(20000);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	cs_producer_free(p);
+	/* device 0: 99 + 99 (a skip per start); device 1: 99 (one start) */
+	assert_int_equal(st.samples, 297);
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE metric='lts__t_sectors.sum' AND device=0"), 198);
+	assert_int_equal(tu_q1(db, "SELECT max(seq) FROM series WHERE metric='lts__t_sectors.sum' AND device=0"), 197);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE metric='lts__t_sectors.sum' AND device=1"), 99);
+	cs_store_close(s);
+}
+
+/* CUPTI finalised itself: no source call after, not even a destroy; and
+ * at process exit (keep_sources) sources are stopped but not destroyed. */
+static void test_abandon_and_keep_sources(void **state)
+{
+	char err[256];
+	for (int mode = 0; mode < 2; mode++) {
+		slow_sink k = {0};
+		cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+				    .keep_sources = mode == 1};
+		cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+		assert_non_null(e);
+		char *rec = recording(4, 10, 1000);
+		int destroyed = 0;
+		unsigned starts = 0;
+		cs_replay_opts ro = {.destroyed = &destroyed, .starts = &starts};
+		cs_pm_source *src = replay(0, rec, &ro);
+		free(rec);
+		cs_engine_add_source(e, src, 5000);
+		if (mode == 0)
+			cs_engine_abandon_sources(e);
+		cs_range r;
+		cs_range_init(&r, "api", "cudaMalloc", 10, 20);
+		assert_int_equal(cs_engine_range(e, &r), 0); /* tracing goes on */
+		cs_engine_stats st;
+		assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+		cs_engine_free(e);
+		assert_int_equal(destroyed, 0);
+		assert_int_equal(starts, 1);
+		assert_int_equal(st.ranges, 1);
+		src->ops->destroy(src); /* what the process exit would have done */
+	}
+}
+
+/* A process that did no GPU work: no run at all. */
+static void test_no_work_no_run(void **state)
+{
+	char err[512];
+	cs_store *s = cs_store_open(tu_path("empty.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_producer *p = cs_producer_direct(s);
+	cs_producer_sink ps = {.p = p,
+			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
+	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	assert_non_null(e);
+	cs_engine_add_source(e, replay(0, "metrics a,b\n", NULL), 5000);
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	cs_engine_free(e);
+	cs_producer_free(p);
+	assert_int_equal(st.run_begun, 0);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 0);
+	cs_store_close(s);
+}
+
+/* Counter-data slots: (decode + stall) / interval, a quarter more,
+ * within [256, 65536]. */
+static void test_slots(void **state)
+{
+	assert_int_equal(cs_engine_slots(100000, 10, 100), 1375); /* 1100 * 1.25 */
+	assert_int_equal(cs_engine_slots(10000, 10, 100), 13750);
+	assert_int_equal(cs_engine_slots(1000000, 10, 100), 256);
+	assert_int_equal(cs_engine_slots(1000, 10, 100), 65536);
+	assert_int_equal(cs_engine_slots(0, 10, 100), 4096);
+}
+
+/* A decode pass later than the image covers is counted and logged. */
+static void test_decode_overrun_warned(void **state)
+{
+	char err[256];
+	slow_sink k = {0};
+	/* 256 slots of 10 us = 2.56 ms; decodes every 20 ms overrun it. */
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .max_samples = 256, .decode_ms = 20};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	char logbuf[4096] = "";
+	FILE *logf = fmemopen(logbuf, sizeof logbuf - 1, "w");
+	cs_log_set_stream(logf);
+	char *rec = recording(2, 10, 1000);
+	cs_engine_add_source(e, replay(0, rec, NULL), 5000);
+	free(rec);
+	nap(100000);
+	cs_engine_stats st;
+	cs_engine_close(e, "complete", &st);
+	cs_log_set_stream(NULL);
+	fclose(logf);
+	cs_engine_free(e);
+	assert_true(st.overruns >= 2);
+	assert_non_null(strstr(logbuf, "longer than the 2.6 ms the counter data holds"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +661,14 @@ int main(void)
 		cmocka_unit_test(test_failing_sink),
 		cmocka_unit_test(test_window_mode),
 		cmocka_unit_test(test_configure_failure),
+		cmocka_unit_test(test_add_source_waits_for_start),
+		cmocka_unit_test(test_bad_records_dropped_alone),
+		cmocka_unit_test(test_close_is_bounded),
+		cmocka_unit_test(test_park_and_resume),
+		cmocka_unit_test(test_abandon_and_keep_sources),
+		cmocka_unit_test(test_no_work_no_run),
+		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_decode_overrun_warned),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();
