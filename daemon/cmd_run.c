@@ -7,8 +7,15 @@
  * The metric set is checked on the host first (--chip, GH100 unless
  * told), so a set that cannot be sampled is a usage error before a long
  * job starts rather than a log line after it.
+ *
+ * Every process the collector is loaded into appends one line to a
+ * status file (CYCLESCOPE_STATUS, in a private temporary directory):
+ * the run it recorded, or why it recorded none. After CMD ends, run
+ * says on stderr what was recorded, and why nothing was when nothing
+ * was (no process initialised CUDA, no driver, CUPTI refused).
  */
-#define _DEFAULT_SOURCE /* realpath */
+#define _DEFAULT_SOURCE /* realpath, mkdtemp */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -55,6 +62,62 @@ const cs_cmd cs_cmd_run = {
 };
 
 static pid_t child_pid;
+
+/* The value of key in a tab-separated status line, or "". */
+static const char *field(const char *line, const char *key, char *out, size_t outlen)
+{
+	size_t kl = strlen(key);
+	out[0] = '\0';
+	for (const char *p = line; p && *p; p = strchr(p, '\t') ? strchr(p, '\t') + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			size_t n = strcspn(p + kl + 1, "\t\n");
+			snprintf(out, outlen, "%.*s", (int)n, p + kl + 1);
+			break;
+		}
+	}
+	return out;
+}
+
+/* What the collector said it recorded, from the status file, on stderr. */
+static void report_status(const char *path, const char *prog)
+{
+	FILE *f = fopen(path, "r");
+	char line[1200];
+	unsigned lines = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		char pid[32], st[32], a[600], b[600];
+		lines++;
+		field(line, "pid", pid, sizeof pid);
+		field(line, "status", st, sizeof st);
+		if (!strcmp(st, "none")) {
+			fprintf(stderr, "cyclescope run: pid %s: no run recorded: %s\n", pid,
+				field(line, "reason", a, sizeof a));
+			continue;
+		}
+		char sm[32], dr[32], ov[32], bad[32], rg[32];
+		fprintf(stderr, "cyclescope run: pid %s: %s%s in %s: %s samples, %s dropped, "
+			"%s overflows, %s bad records, %s ranges\n", pid,
+			field(line, "run", a, sizeof a), strcmp(st, "recorded") ? " (incomplete)" : "",
+			field(line, "where", b, sizeof b), field(line, "samples", sm, sizeof sm),
+			field(line, "dropped", dr, sizeof dr), field(line, "overflows", ov, sizeof ov),
+			field(line, "bad_records", bad, sizeof bad), field(line, "ranges", rg, sizeof rg));
+	}
+	if (f)
+		fclose(f);
+	if (lines)
+		return;
+	/* The collector was never loaded: CUDA loads it in cuInit. */
+	void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (cuda) {
+		dlclose(cuda);
+		fprintf(stderr, "cyclescope run: no run recorded: '%s' never initialised CUDA "
+			"(no process called cuInit, so the collector was not loaded)\n", prog);
+	} else {
+		fprintf(stderr, "cyclescope run: no run recorded: no NVIDIA driver here "
+			"(libcuda.so.1 cannot be loaded), so '%s' could not initialise CUDA and "
+			"the collector was not loaded\n", prog);
+	}
+}
 
 static void forward(int sig)
 {
@@ -225,6 +288,18 @@ static int run_run(int argc, char **argv)
 	}
 	cs_colllib_close(&lib);
 
+	char statdir[PATH_MAX], statpath[PATH_MAX + 16];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(statdir, sizeof statdir, "%s/cyclescope-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int have_status = mkdtemp(statdir) != NULL;
+	if (have_status) {
+		snprintf(statpath, sizeof statpath, "%s/status", statdir);
+		if ((rc = set_env(cmd, "CYCLESCOPE_STATUS", statpath))) {
+			rmdir(statdir);
+			return rc;
+		}
+	}
+
 	/* Signals meant for the job go to the job; we wait for its status. */
 	struct sigaction sa = {0};
 	sa.sa_handler = forward;
@@ -251,6 +326,13 @@ static int run_run(int argc, char **argv)
 	while (waitpid(child_pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return cs_cli_fail(cmd, "waitpid: %s", strerror(errno));
+	}
+	if (have_status) {
+		/* 127: CMD was not found, and run said so already. */
+		if (!(WIFEXITED(status) && WEXITSTATUS(status) == 127))
+			report_status(statpath, argv[dash + 1]);
+		unlink(statpath);
+		rmdir(statdir);
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
