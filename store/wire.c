@@ -505,7 +505,7 @@ static int decode_payload(reader *r, cs_wire_msg *msg)
 		rc = rc ? rc : rd_u64(r, "dropped", &e->dropped);
 		rc = rc ? rc : rd_u64(r, "overflows", &e->overflows);
 		/* The counters' trailer is optional (older producers end here). */
-		if (!rc && r->off < r->len) {
+		if (!rc && r->len - r->off >= 16) {
 			rc = rd_u64(r, "bad_records", &e->bad_records);
 			rc = rc ? rc : rd_u64(r, "empty_samples", &e->empty_samples);
 		}

@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		cs_csv_finish(&w);
 		fclose(ef);
 	}
-	cs_run_counters c = {3, 1};
+	cs_run_counters c = {3, 1, 0, 0};
 	if (cs_producer_end(p, "complete", &c))
 		goto fail;
 	printf("%s\n", cs_producer_run_label(p));

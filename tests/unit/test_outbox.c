@@ -74,15 +74,19 @@ static void test_migrates_v1(void **state)
 	(void)state;
 	cs_store *s = open_rw("v1.db", 1);
 	write_run(s, 1);
-	/* make it a v1 file again */
-	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; PRAGMA user_version = 1",
+	/* make it a v1 file again: no ship_marks (v2), no runs.bad_records
+	 * or runs.empty_samples (v3) */
+	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; "
+				      "ALTER TABLE runs DROP COLUMN bad_records; "
+				      "ALTER TABLE runs DROP COLUMN empty_samples; PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
 	cs_store_close(s);
 	char err[512] = "";
 	assert_null(cs_store_open(tu_path("v1.db"), CS_OPEN_READONLY, err, sizeof err));
-	assert_non_null(strstr(err, "schema version 1 needs migrating to 2"));
+	assert_non_null(strstr(err, "schema version 1 needs migrating to 3"));
 	s = open_rw("v1.db", 0);
-	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), 2);
+	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), 3);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT sum(bad_records) + sum(empty_samples) FROM runs"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM ship_marks"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 1);
 	cs_store_close(s);

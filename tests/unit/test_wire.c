@@ -65,8 +65,10 @@ static void test_roundtrip_all_types(void **state)
 
 	memset(&m, 0, sizeof m);
 	m.type = CS_WIRE_RUN_END;
-	m.u.run_end = (cs_wire_run_end){CS_WIRE_INCOMPLETE, 5, 3, 1, 2};
-	encode_ok(&b, &m);
+	m.u.run_end = (cs_wire_run_end){CS_WIRE_INCOMPLETE, 5, 3, 1, 2, 0, 0};
+	encode_ok(&b, &m); /* without the counters' trailer: 40 bytes, as before */
+	m.u.run_end = (cs_wire_run_end){CS_WIRE_COMPLETE, 5, 3, 1, 2, 7, 9};
+	encode_ok(&b, &m); /* with it */
 
 	memset(&m, 0, sizeof m);
 	m.type = CS_WIRE_CONFIG;
@@ -81,7 +83,7 @@ static void test_roundtrip_all_types(void **state)
 	/* Decode the stream back frame by frame. */
 	cs_buf view = b;
 	int types[] = {CS_WIRE_HELLO, CS_WIRE_RUN_BEGIN, CS_WIRE_DEVICE, CS_WIRE_METRICS,
-		       CS_WIRE_SAMPLES, CS_WIRE_RANGES, CS_WIRE_RUN_END, CS_WIRE_CONFIG,
+		       CS_WIRE_SAMPLES, CS_WIRE_RANGES, CS_WIRE_RUN_END, CS_WIRE_RUN_END, CS_WIRE_CONFIG,
 		       CS_WIRE_TRIGGER};
 	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
 		view.data = b.data + off;
@@ -120,6 +122,10 @@ static void test_roundtrip_all_types(void **state)
 			break;
 		case CS_WIRE_RUN_END:
 			assert_int_equal(d.u.run_end.overflows, 2);
+			assert_int_equal(d.u.run_end.bad_records,
+					 d.u.run_end.status == CS_WIRE_COMPLETE ? 7 : 0);
+			assert_int_equal(d.u.run_end.empty_samples,
+					 d.u.run_end.status == CS_WIRE_COMPLETE ? 9 : 0);
 			break;
 		case CS_WIRE_TRIGGER:
 			assert_int_equal(d.u.trigger.duration_ns, 5000000);
@@ -215,7 +221,7 @@ static void test_payload_errors(void **state)
 	/* trailing bytes: claim a longer payload than the fields use */
 	cs_buf h = CS_BUF_INIT;
 	cs_wire_msg m = {.type = CS_WIRE_RUN_END};
-	m.u.run_end = (cs_wire_run_end){CS_WIRE_COMPLETE, 1, 2, 3, 4};
+	m.u.run_end = (cs_wire_run_end){CS_WIRE_COMPLETE, 1, 2, 3, 4, 0, 0};
 	encode_ok(&h, &m);
 	memcpy(f, h.data, h.len);
 	f[h.len] = 0;
