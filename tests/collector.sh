@@ -81,6 +81,9 @@ for f in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_pt
 	grep -qP "^driver\t\d+\t$f\t" "$T/apis" || { no "cuLaunchKernel* misses $f" "$T/apis"; f=; break; }
 done
 [ -n "$f" ] && ok "cuLaunchKernel* enables cuLaunchKernel, cuLaunchKernelEx and their _ptsz forms" 
+"$CS" run --list-apis >"$T/apis" 2>&1
+grep -qP '^runtime\t\d+\t__cudaLaunchKernel_v13000\tcudaLaunchKernel\*$' "$T/apis" && grep -qP '\t__cudaLaunchKernel_ptsz_v13000\t' "$T/apis" &&
+	ok "the default APIs hook CUDA 13's <<<>>> launches (__cudaLaunchKernel_v13000, _ptsz)" || no "CUDA 13 launches" "$T/apis"
 "$CS" run --list-apis --apis 'cudaGraphLaunch,cuMemcpyHtoD*,*Malloc*' >"$T/apis" 2>&1
 grep -q 'cudaGraphLaunch_v10000' "$T/apis" && grep -q 'cuMemcpyHtoDAsync_v2' "$T/apis" && grep -q 'cudaMallocManaged' "$T/apis" &&
 	ok "graph, HtoD and *Malloc* patterns resolve" || no "more patterns" "$T/apis"
