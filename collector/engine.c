@@ -1307,6 +1307,7 @@ void cs_engine_free(cs_engine *e)
 	pthread_mutex_unlock(&e->mu);
 	if (!done)
 		return; /* a detached thread still uses it */
+	engine_release(e); /* after a timed-out close, nothing was released */
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->ctl_cv);
 	pthread_cond_destroy(&e->send_cv);
@@ -1314,59 +1315,3 @@ void cs_engine_free(cs_engine *e)
 	pthread_cond_destroy(&e->req_cv);
 	free(e);
 }
-
-/* --- the producer sink ------------------------------------------------- */
-
-static int ps_begin(void *ctx, const char *meta)
-{
-	cs_producer_sink *ps = ctx;
-	cs_run_info info = ps->info;
-	info.meta = meta;
-	return cs_producer_begin(ps->p, &info);
-}
-
-static int ps_add_device(void *ctx, const cs_device_info *d)
-{
-	return cs_producer_add_device(((cs_producer_sink *)ctx)->p, d);
-}
-
-static int ps_add_metric(void *ctx, const cs_metric_info *m, uint32_t *id)
-{
-	return cs_producer_add_metric(((cs_producer_sink *)ctx)->p, m, id);
-}
-
-static int ps_append(void *ctx, const cs_batch *b)
-{
-	return cs_producer_append(((cs_producer_sink *)ctx)->p, b);
-}
-
-static int ps_add_range(void *ctx, const cs_range *r)
-{
-	return cs_producer_add_range(((cs_producer_sink *)ctx)->p, r);
-}
-
-static int ps_flush(void *ctx)
-{
-	return cs_producer_flush(((cs_producer_sink *)ctx)->p);
-}
-
-static int ps_end(void *ctx, const char *status, const cs_run_counters *c)
-{
-	return cs_producer_end(((cs_producer_sink *)ctx)->p, status, c);
-}
-
-static const char *ps_errmsg(void *ctx)
-{
-	return cs_producer_errmsg(((cs_producer_sink *)ctx)->p);
-}
-
-const cs_sink_ops cs_producer_sink_ops = {
-	.begin = ps_begin,
-	.add_device = ps_add_device,
-	.add_metric = ps_add_metric,
-	.append = ps_append,
-	.add_range = ps_add_range,
-	.flush = ps_flush,
-	.end = ps_end,
-	.errmsg = ps_errmsg,
-};

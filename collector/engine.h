@@ -12,7 +12,7 @@
  * ranges in the closing log line), never waited for.
  *
  * No CUPTI here: sources come in through source.h, output goes out
- * through a cs_sink (a producer by default), so the whole pipeline is
+ * through a cs_sink (output.h's, over a producer), so the whole pipeline is
  * tested with a replay source and a real database or daemon.
  */
 #ifndef CS_ENGINE_H
@@ -21,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "producer.h"
 #include "source.h"
 #include "store.h"
 
@@ -37,15 +36,6 @@ typedef struct cs_sink_ops {
 	int (*end)(void *ctx, const char *status, const cs_run_counters *c);
 	const char *(*errmsg)(void *ctx);
 } cs_sink_ops;
-
-/* The sink over a producer: begin() starts the run described by info
- * with the engine's metadata. p and info's strings are borrowed for the
- * engine's life. */
-typedef struct cs_producer_sink {
-	cs_producer *p;
-	cs_run_info info;
-} cs_producer_sink;
-extern const cs_sink_ops cs_producer_sink_ops;
 
 enum cs_engine_mode { CS_ENGINE_CONTINUOUS = 0, CS_ENGINE_WINDOW = 1 };
 

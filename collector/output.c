@@ -25,8 +25,11 @@ struct cs_out {
 cs_out *cs_out_new(const cs_out_opts *o)
 {
 	cs_out *out = calloc(1, sizeof *out);
-	if (out)
+	if (out) {
 		out->o = *o;
+		out->p = o->producer;
+		snprintf(out->where, sizeof out->where, "%s", o->producer ? "the given output" : "");
+	}
 	return out;
 }
 
@@ -178,7 +181,8 @@ void cs_out_finish(cs_out *o, int close_rc, const cs_engine_stats *st, const cha
 	}
 	if (close_rc == -ETIMEDOUT)
 		return; /* the sender thread may still be in the producer: leak */
-	cs_producer_free(o->p);
+	if (!o->o.producer)
+		cs_producer_free(o->p);
 	cs_store_close(o->store);
 	free(o);
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "producer.h"
 #include "store.h"
 
 typedef struct cs_out_opts {
@@ -32,6 +33,9 @@ typedef struct cs_out_opts {
 	const char *db;           /* NULL = "cyclescope.db" */
 	unsigned send_timeout_ms; /* 0 = block */
 	const char *status_path;  /* append the status line here; NULL = no */
+	cs_producer *producer;    /* an open producer to write through
+				     (borrowed, never freed here); NULL =
+				     open one when the run begins */
 	cs_run_info info;         /* the run; strings borrowed for the life */
 } cs_out_opts;
 

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "engine.h"
 #include "log.h"
+#include "output.h"
 #include "replay_source.h"
 #include "store.h"
 
@@ -50,6 +51,17 @@ static char *recording(unsigned nb, unsigned per, unsigned overflow_batch)
 	}
 	cs_buf_put_u8(&b, 0);
 	return (char *)b.data;
+}
+
+/* The collector's output over an open producer. */
+static cs_out *out_over(cs_producer *p, const char *name)
+{
+	cs_out_opts o = {.producer = p,
+			 .info = {.kind = "hw", .source = "collector", .name = name,
+				  .time_unit = "ns"}};
+	cs_out *out = cs_out_new(&o);
+	assert_non_null(out);
+	return out;
 }
 
 static cs_pm_source *replay(uint32_t device, const char *text, const cs_replay_opts *base)
@@ -106,13 +118,11 @@ static void test_replay_into_database(void **state)
 	cs_store *s = cs_store_open(tu_path("engine.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .name = "replay",
-					.time_unit = "ns"}};
+	cs_out *ps = out_over(p, "replay");
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .buffer_bytes = 64 << 20, .max_samples = 1000,
 			    .meta = "{\"chip\":\"GH100\"}"};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	char *rec = recording(40, 250, 17); /* 10000 samples */
 	cs_engine_add_source(e, replay(0, rec, NULL), 0);
@@ -133,6 +143,7 @@ static void test_replay_into_database(void **state)
 	cs_engine_stats st;
 	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 
 	/* 2 devices x (10000 samples, 3 lost in the overflow batch, the
@@ -284,11 +295,10 @@ static void test_window_mode(void **state)
 	cs_store *s = cs_store_open(tu_path("window.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .mode = CS_ENGINE_WINDOW, .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	char *rec = recording(6, 50, 1000);
 	cs_replay_opts ro = {.rebase = 1, .decode_delay_us = 200};
@@ -314,6 +324,7 @@ static void test_window_mode(void **state)
 	}
 	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 	assert_int_equal(st.windows, 3);
 	/* the replay ran out inside the windows; a start with samples after
@@ -335,10 +346,9 @@ static void test_configure_failure(void **state)
 	cs_store *s = cs_store_open(tu_path("fail.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	char *rec = recording(2, 10, 1000);
 	cs_replay_opts bad = {.fail_configure = "insufficient privileges (test)"};
@@ -356,6 +366,7 @@ static void test_configure_failure(void **state)
 	cs_log_set_stream(NULL);
 	fclose(logf);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 	assert_non_null(strstr(logbuf, "device 0: PM sampling disabled: insufficient privileges (test)"));
 	assert_int_equal(st.devices, 1);
@@ -415,11 +426,10 @@ static void test_bad_records_dropped_alone(void **state)
 	cs_store *s = cs_store_open(tu_path("bad.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	/* 1000 10-us samples at T; sample 1 is the skipped first one. Bad:
 	 * #10 ends before it starts, #20 is stamped 0, #30 goes back 1 ms;
@@ -461,6 +471,7 @@ static void test_bad_records_dropped_alone(void **state)
 	cs_engine_stats st;
 	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 	assert_int_equal(written, 995);
 	assert_int_equal(st.bad_records, 4); /* 3 samples + 1 range */
@@ -512,11 +523,10 @@ static void test_park_and_resume(void **state)
 	cs_store *s = cs_store_open(tu_path("park.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	/* Two segments of 100 samples: one per start. */
 	cs_buf b = {0};
@@ -551,6 +561,7 @@ static void test_park_and_resume(void **state)
 	cs_engine_stats st;
 	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 	/* device 0: 99 + 99 (a skip per start); device 1: 99 (one start) */
 	assert_int_equal(st.samples, 297);
@@ -601,15 +612,15 @@ static void test_no_work_no_run(void **state)
 	cs_store *s = cs_store_open(tu_path("empty.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
 	cs_producer *p = cs_producer_direct(s);
-	cs_producer_sink ps = {.p = p,
-			       .info = {.kind = "hw", .source = "collector", .time_unit = "ns"}};
+	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
-	cs_engine *e = cs_engine_new(&o, &cs_producer_sink_ops, &ps, err, sizeof err);
+	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
 	assert_non_null(e);
 	cs_engine_add_source(e, replay(0, "metrics a,b\n", NULL), 5000);
 	cs_engine_stats st;
 	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
 	cs_engine_free(e);
+	cs_out_finish(ps, 0, &st, NULL);
 	cs_producer_free(p);
 	assert_int_equal(st.run_begun, 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 0);
