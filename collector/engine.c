@@ -325,7 +325,8 @@ static void queue_samples(cs_engine *e, dev *d, const cs_pm_batch *b)
 		it->u.s.device = d->device;
 		it->u.s.t0 = (uint64_t *)(it + 1);
 		it->u.s.t1 = it->u.s.t0 + b->n;
-		it->u.s.values = (double *)(it->u.s.t1 + b->n);
+		it->u.s.values = (double *)(void *)((char *)(it + 1) +
+						    2 * (size_t)b->n * sizeof(uint64_t));
 	}
 	batch_check c = {0};
 	uint32_t n = check_batch(e, d, b, it, &c);
