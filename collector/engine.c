@@ -391,9 +391,11 @@ static uint64_t image_span_ns(const cs_engine *e)
 	return slots * (e->o.interval_ns ? e->o.interval_ns : 1);
 }
 
-/* Decodes d until it has nothing more (or fails), at most max_passes
- * times. Returns 1 when the last batch said more records remain (the
- * caller loops again soon). */
+/* Decodes d while the source says records remain (its stop reason), at
+ * most max_passes times. Returns 1 when the last pass took samples and
+ * said more remain (the caller loops again at once); a source that keeps
+ * saying "more" without samples is decoded again after the usual sleep,
+ * never spun on. */
 static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 {
 	char err[512];
@@ -433,8 +435,10 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 			queue_samples(e, d, &b);
 		if (!b.more)
 			return 0;
+		if (pass + 1 == max_passes)
+			return b.n > 0;
 	}
-	return 1;
+	return 0;
 }
 
 static void start_dev(dev *d)

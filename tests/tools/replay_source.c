@@ -203,6 +203,10 @@ static int rp_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		struct timespec ts = {0, (long)r->o.decode_delay_us * 1000L};
 		nanosleep(&ts, NULL);
 	}
+	if (r->o.endless) {
+		out->more = 1;
+		return 0;
+	}
 	if (!r->armed || r->next >= r->nb || r->b[r->next].seg != r->seg)
 		return 0;
 	const rbatch *b = &r->b[r->next++];

@@ -36,6 +36,9 @@ typedef struct cs_replay_opts {
 	unsigned stop_delay_ms;     /* sleep in stop (a hanging sampler) */
 	int *destroyed;             /* set to 1 by destroy, when not NULL */
 	unsigned *starts;           /* counts starts, when not NULL */
+	int endless;                /* every decode says "more", with no
+				       samples (a stop reason that never
+				       becomes END_OF_RECORDS) */
 } cs_replay_opts;
 
 /* Parses text[0..len) (copied). NULL with "line N: ..." in err. The

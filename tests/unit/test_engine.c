@@ -639,6 +639,34 @@ static void test_slots(void **state)
 	assert_int_equal(cs_engine_slots(0, 10, 100), 4096);
 }
 
+/* Defect: the decode loop's guard was dead and a drain could end early
+ * or never. A source whose stop reason never says "end of records":
+ * decoded in bounded bursts while running (not spun on), and the final
+ * drain ends at its pass cap. */
+static void test_decode_passes_bounded(void **state)
+{
+	char err[256];
+	slow_sink k = {0};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
+			    .decode_ms = 10};
+	cs_engine *e = cs_engine_new(&o, &slow_ops, &k, err, sizeof err);
+	assert_non_null(e);
+	cs_replay_opts ro = {.endless = 1};
+	cs_engine_add_source(e, replay(0, "metrics a,b\n", &ro), 5000);
+	nap(200000);
+	cs_engine_stats mid;
+	cs_engine_stats_get(e, &mid);
+	/* 64 passes per 10 ms wake-up at most: about 1300 in 200 ms */
+	assert_true(mid.decodes >= 64 && mid.decodes <= 64 * 30);
+	uint64_t t = mono_ns();
+	cs_engine_stats st;
+	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	assert_true(ms_since(t) < 5000);
+	cs_engine_free(e);
+	/* the final drain: 4096 passes */
+	assert_true(st.decodes - mid.decodes >= 4096);
+}
+
 /* A decode pass later than the image covers is counted and logged. */
 static void test_decode_overrun_warned(void **state)
 {
@@ -681,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_no_work_no_run),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_decode_overrun_warned),
+		cmocka_unit_test(test_decode_passes_bounded),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();
