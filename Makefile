@@ -199,9 +199,16 @@ demo: setup
 	@$(MAKE) -s --no-print-directory all
 	@sh tests/demo.sh $(BUILD)
 
-# Only where a GPU is (tests/gpu/README.md).
-gpu-check:
-	@sh tests/gpu/run.sh
+# The GPU check, built here into one folder that runs on a bare, offline
+# GPU machine (tests/gpu/README.md): `make gpu-bundle`, carry
+# $(BUILD)/gpu-bundle there, `sh gpu-bundle/run.sh OUT`.
+gpu-bundle: all
+	@sh tests/gpu/bundle.sh $(BUILD)
+
+# Only where a GPU is. OUT: where the table, logs and databases go.
+OUT ?= $(BUILD)/gpu-check
+gpu-check: gpu-bundle
+	@sh $(BUILD)/gpu-bundle/run.sh $(OUT)
 
 lint:
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
@@ -232,5 +239,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check web-assets
+.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check gpu-bundle web-assets
 .SECONDARY:
