@@ -197,9 +197,11 @@ static int64_t proc_start_time(int64_t pid)
 	char *p = strrchr(buf, ')');
 	if (!p)
 		return 0;
-	/* Fields after the command: state is field 3, starttime field 22. */
+	/* After the command: " S ..." — p + 1 is the space before field 3
+	 * (state); starttime is field 22, 19 spaces further (field 23 is
+	 * vsize, which changes as the process allocates). */
 	p++;
-	for (int field = 2; field < 22 && p; field++)
+	for (int field = 3; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	return p ? strtoll(p + 1, NULL, 10) : 0;
 }

@@ -1,5 +1,6 @@
 /* test_store.c - schema, migration refusal, the batch writer, dead writers. */
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -379,6 +380,46 @@ static void test_dead_writer_marked_incomplete(void **state)
 	cs_store_close(s);
 }
 
+/* A live writer whose memory grows is not taken for dead: the process
+ * start time is field 22 of /proc/PID/stat (field 23, vsize, was read,
+ * so any read-write open marked live runs incomplete once the writer's
+ * memory changed). The child keeps its run open, grows its address space
+ * by 256 MiB, and only then lets the parent open the file read-write. */
+static void test_live_writer_with_growing_memory(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("live.db");
+	cs_store_close(s);
+	int go[2], done[2];
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256], c;
+		cs_store *cs = cs_store_open(tu_path("live.db"), 0, err, sizeof err);
+		cs_writer *w = cs_writer_begin(cs, &run_info, err, sizeof err);
+		cs_store_commit(cs);
+		void *grow = malloc(256u << 20); /* mapped: vsize grows */
+		if (write(go[1], "g", 1) != 1 || read(done[0], &c, 1) != 1)
+			_exit(1);
+		cs_writer_end(w, "complete", NULL);
+		cs_store_close(cs);
+		_exit(grow ? 0 : 2);
+	}
+	char c, err[256];
+	assert_int_equal(read(go[0], &c, 1), 1);
+	s = cs_store_open(tu_path("live.db"), 0, err, sizeof err);
+	int running = s ? (int)sql_int(s, "SELECT count(*) FROM runs WHERE status = 'running'") : -1;
+	cs_store_close(s);
+	/* the child goes on before anything is asserted, so it never waits */
+	assert_int_equal(write(done[1], "d", 1), 1);
+	assert_int_equal(running, 1);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+}
+
 static void test_sigkill_mid_import(void **state)
 {
 	(void)state;
@@ -450,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_writer_validation),
 		cmocka_unit_test(test_discard_removes_run),
 		cmocka_unit_test(test_dead_writer_marked_incomplete),
+		cmocka_unit_test(test_live_writer_with_growing_memory),
 		cmocka_unit_test(test_sigkill_mid_import),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
