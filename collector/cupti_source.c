@@ -62,6 +62,7 @@ typedef struct cupti_src {
 	size_t image_size;
 	uint32_t max_samples;
 	int sysclk;
+	int in_overflow;      /* the last decode reported an overflow */
 	/* one batch */
 	uint64_t *t0, *t1;
 	double *values;
@@ -209,7 +210,6 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 		*used = "device";
 		return 0;
 	}
-	long bad = first_breaking(c->chip, c->avail, cfg);
 	free(c->config);
 	cs_catalog_host_free(c->host);
 	c->config = NULL;
@@ -219,11 +219,13 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 	if (rc == 0 && passes == 1) {
 		*used = "none";
 		cs_log(CS_LOG_INFO, "collector: device %u: the device's counter availability "
-		       "refuses the set%s%s%s; configured without it (device-level counters)",
-		       device, bad >= 0 ? " at '" : "", bad >= 0 ? cfg->metrics[bad] : "",
-		       bad >= 0 ? "'" : "");
+		       "refuses the set (%s); configured without it (device-level counters)",
+		       device, first_err[0] ? first_err : "more than one pass");
 		return 0;
 	}
+	/* Refused both ways: name the metric that breaks it on this device
+	 * (one host configuration per prefix, only on this failure path). */
+	long bad = first_breaking(c->chip, c->avail, cfg);
 	if (rc == 0)
 		snprintf(err, errlen, "the metric set needs %zu passes on %s; PM sampling takes one",
 			 passes, c->chip);
@@ -242,9 +244,10 @@ static void enable_error(CUptiResult rc, size_t buffer_bytes, char *err, size_t 
 	if (rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
 		privilege_hint(err, errlen, "enabling PM sampling");
 	else if (rc == CUPTI_ERROR_OUT_OF_MEMORY)
-		snprintf(err, errlen, "out of memory enabling PM sampling (%s): the GPU has no room "
-			 "for the %zu MiB hardware buffer next to the application; lower "
-			 "--buffer-mb", cs_cupti_error(rc), buffer_bytes >> 20);
+		snprintf(err, errlen, "out of memory enabling PM sampling (%s): no room for the "
+			 "sampling object next to the application (the %zu MiB hardware buffer "
+			 "comes next; a smaller --buffer-mb leaves more)", cs_cupti_error(rc),
+			 buffer_bytes >> 20);
 	else
 		busy_hint(err, errlen, rc);
 }
@@ -386,7 +389,10 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "PM sampling refused the configuration (%s)%s",
 			 cs_cupti_error(rc),
-			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass" : "");
+			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass"
+			 : rc == CUPTI_ERROR_OUT_OF_MEMORY ? ": no GPU memory for the hardware "
+							     "buffer; lower --buffer-mb"
+			 : "");
 		return fail_rc(rc);
 	}
 
@@ -459,8 +465,12 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	dd.pCounterDataImage = c->image;
 	dd.counterDataImageSize = c->image_size;
 	CUptiResult drc = cuptiPmSamplingDecodeData(&dd);
-	if (dd.overflow || drc == CUPTI_ERROR_OUT_OF_MEMORY)
+	/* An overflow is counted when it begins, not on every pass that
+	 * still reports it (keep-oldest overflows last). */
+	int overflow = dd.overflow || drc == CUPTI_ERROR_OUT_OF_MEMORY;
+	if (overflow && !c->in_overflow)
 		out->overflows = 1;
+	c->in_overflow = overflow;
 	if (drc != CUPTI_SUCCESS && drc != CUPTI_ERROR_OUT_OF_MEMORY) {
 		snprintf(err, errlen, "decode: %s", cs_cupti_error(drc));
 		return fail_rc(drc);
@@ -506,9 +516,9 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		c->t1[n] = si.endTimestamp;
 		n++;
 	}
-	/* A pristine image again only when samples were taken out of it
-	 * (a restore of a large image costs milliseconds). */
-	if (done)
+	/* A pristine image again when samples were taken out of it or it is
+	 * full (a restore of a large image costs milliseconds). */
+	if (done || dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
 		memcpy(c->image, c->pristine, c->image_size);
 	out->n = n;
 	out->t0 = c->t0;
@@ -517,7 +527,8 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	/* END_OF_RECORDS: the hardware buffer is empty; COUNTER_DATA_FULL and
 	 * OTHER (seen with valid samples) mean decode again now. The engine
 	 * bounds the passes. */
-	out->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+	out->more = drc == CUPTI_SUCCESS &&
+		    dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
 	return 0;
 }
 

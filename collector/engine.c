@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,7 @@ typedef struct dev {
 	int have_gap_ref;  /* gap_t0/t1 is set (reset at each start) */
 	uint64_t gap_t0, gap_t1;
 	uint64_t last_decode; /* monotonic ns of the last decode pass */
+	int time_trigger;  /* samples are interval_ns long (not SYS cycles) */
 } dev;
 
 struct cs_engine {
@@ -108,7 +110,12 @@ struct cs_engine {
 	uint64_t window_t0;      /* its open time */
 	uint64_t window_t1;      /* the last close time */
 	int stopping;     /* close requested: control thread winds down */
-	int abandoned;    /* CUPTI finalised: never call a source again */
+	atomic_int abandoned; /* CUPTI finalised: never call a source again
+				 (read before every source call) */
+	int abandon_seen; /* the control thread is out of every source call */
+	uint32_t known[MAX_REQS]; /* devices handed in (add_source) */
+	unsigned nknown;
+	int sink_closing; /* the sender took its last look at the queue */
 	int ctl_done;     /* control thread finished; sender may end */
 	int sender_done;
 	cs_engine_stats st;
@@ -171,6 +178,12 @@ uint32_t cs_engine_slots(uint64_t interval_ns, unsigned decode_ms, unsigned stal
 	uint64_t n = (span_ns + interval_ns - 1) / interval_ns;
 	n += n / 4;
 	return n < 256 ? 256 : n > 65536 ? 65536 : (uint32_t)n;
+}
+
+/* CUPTI finalised itself: no source may be called any more. */
+static int gone(cs_engine *e)
+{
+	return atomic_load(&e->abandoned);
 }
 
 /* Appends it; with a limit, refuses when the queue would exceed it.
@@ -238,7 +251,7 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 	it->u.r.kind = copy_str(&cur, r->kind);
 	it->u.r.name = copy_str(&cur, r->name);
 	pthread_mutex_lock(&e->mu);
-	int rc = e->sender_done ? -ENOBUFS : enqueue_locked(e, it, 1);
+	int rc = e->sender_done || e->sink_closing ? -ENOBUFS : enqueue_locked(e, it, 1);
 	if (rc < 0)
 		e->st.ranges_dropped++;
 	pthread_mutex_unlock(&e->mu);
@@ -279,7 +292,10 @@ static uint32_t check_batch(cs_engine *e, dev *d, const cs_pm_batch *b, item *it
 			continue;
 		}
 		if (d->have_gap_ref && t0 > d->gap_t1) {
-			uint64_t len = d->gap_t1 - d->gap_t0;
+			/* The interval in ns under the time trigger; under the
+			 * SYS-clock one (whose ns length varies with the clock)
+			 * the previous sample's own length. */
+			uint64_t len = d->time_trigger ? e->o.interval_ns : d->gap_t1 - d->gap_t0;
 			if (!len)
 				len = e->o.interval_ns ? e->o.interval_ns : 1;
 			c->missing += (t0 - d->gap_t1) / len;
@@ -414,7 +430,7 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 			       (double)image_span_ns(e) / 1e6, (unsigned long long)nth);
 	}
 	d->last_decode = now;
-	for (unsigned pass = 0; pass < max_passes; pass++) {
+	for (unsigned pass = 0; pass < max_passes && !gone(e); pass++) {
 		cs_pm_batch b;
 		memset(&b, 0, sizeof b);
 		err[0] = '\0';
@@ -441,10 +457,10 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 	return 0;
 }
 
-static void start_dev(dev *d)
+static void start_dev(cs_engine *e, dev *d)
 {
 	char err[512] = "";
-	if (d->failed || d->started || !d->configured || d->parked)
+	if (d->failed || d->started || !d->configured || d->parked || gone(e))
 		return;
 	int rc = d->src->ops->start(d->src, err, sizeof err);
 	if (rc < 0) {
@@ -463,7 +479,7 @@ static void start_dev(dev *d)
 static void stop_dev(cs_engine *e, dev *d)
 {
 	char err[512] = "";
-	if (!d->started)
+	if (!d->started || gone(e))
 		return;
 	int rc = d->src->ops->stop(d->src, err, sizeof err);
 	d->started = 0;
@@ -512,17 +528,23 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 		.buffer_bytes = e->o.buffer_bytes,
 		.max_samples = e->o.max_samples,
 	};
-	int rc = src->ops->configure(src, &cfg, &d->setup, err, sizeof err);
+	int rc = gone(e) ? -ECANCELED
+			 : src->ops->configure(src, &cfg, &d->setup, err, sizeof err);
 	/* The setup's strings belong to the source, which goes away first. */
 	d->setup.trigger = dup_or_null(d->setup.trigger);
 	d->setup.device_name = dup_or_null(d->setup.device_name);
 	d->setup.chip = dup_or_null(d->setup.chip);
 	d->setup.uuid = dup_or_null(d->setup.uuid);
 	d->setup.availability = dup_or_null(d->setup.availability);
+	d->time_trigger = !d->setup.trigger || !strstr(d->setup.trigger, "sysclk");
 	if (rc < 0) {
 		cs_log(CS_LOG_ERROR, "collector: device %u: PM sampling disabled: %s",
 		       src->device, err[0] ? err : strerror(-rc));
 		d->failed = 1;
+		/* Release what it holds now (the device's counters, for other
+		 * profilers), not at exit. */
+		src->ops->destroy(src);
+		d->src = NULL;
 	} else {
 		d->configured = 1;
 		cs_log(CS_LOG_INFO, "collector: device %u: %s, %zu metrics, %s interval %llu%s",
@@ -539,7 +561,7 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 		e->st.devices++;
 	pthread_mutex_unlock(&e->mu);
 	if (samplers_wanted(e))
-		start_dev(d);
+		start_dev(e, d);
 	pthread_mutex_lock(&e->mu);
 	e->pending_config--;
 	pthread_cond_broadcast(&e->send_cv);
@@ -578,7 +600,7 @@ static void handle_req(cs_engine *e, const req *r, int abandoned)
 	} else {
 		d->parked = 0;
 		if (samplers_wanted(e))
-			start_dev(d);
+			start_dev(e, d);
 	}
 }
 
@@ -586,7 +608,7 @@ static void set_samplers(cs_engine *e, int on)
 {
 	for (dev *d = e->devs; d; d = d->next) {
 		if (on)
-			start_dev(d);
+			start_dev(e, d);
 		else
 			stop_dev(e, d);
 	}
@@ -609,7 +631,7 @@ static void *control_main(void *arg)
 		e->nreqs = 0;
 		uint64_t ticket = e->req_issued;
 		int stopping = e->stopping;
-		abandoned = e->abandoned;
+		abandoned = gone(e);
 		int depth = e->depth;
 		uint64_t gen = e->window_gen;
 		char name[sizeof e->window_name];
@@ -651,7 +673,7 @@ static void *control_main(void *arg)
 		struct timespec ts;
 		deadline_in(&ts, e->o.decode_ms);
 		pthread_mutex_lock(&e->mu);
-		if (!e->stopping && !e->abandoned && !e->nreqs &&
+		if (!e->stopping && !gone(e) && !e->nreqs &&
 		    (!window || (e->window_gen == seen_gen && (e->depth > 0) == running)))
 			pthread_cond_timedwait(&e->ctl_cv, &e->mu, &ts);
 		pthread_mutex_unlock(&e->mu);
@@ -660,6 +682,8 @@ static void *control_main(void *arg)
 		/* CUPTI is gone: wait for close without touching a source;
 		 * requests are still answered so no caller waits in vain. */
 		pthread_mutex_lock(&e->mu);
+		e->abandon_seen = 1;
+		pthread_cond_broadcast(&e->done_cv);
 		while (!e->stopping) {
 			for (unsigned i = 0; i < e->nreqs; i++)
 				if (e->reqs[i].op == REQ_ADD)
@@ -679,7 +703,7 @@ static void *control_main(void *arg)
 		queue_window(e, wname, wt0, wall_ns());
 	pthread_mutex_lock(&e->mu);
 	for (dev *d = e->devs; d; d = d->next) {
-		if (!abandoned && !e->o.keep_sources && d->src)
+		if (!gone(e) && !e->o.keep_sources && d->src)
 			d->src->ops->destroy(d->src);
 		d->src = NULL;
 	}
@@ -722,8 +746,14 @@ int cs_engine_add_source(cs_engine *e, cs_pm_source *src, unsigned wait_ms)
 		return -EINVAL;
 	pthread_mutex_lock(&e->mu);
 	uint64_t ticket = submit_locked(e, REQ_ADD, src->device, src);
-	if (ticket)
+	if (ticket) {
 		e->pending_config++;
+		int seen = 0;
+		for (unsigned i = 0; i < e->nknown; i++)
+			seen |= e->known[i] == src->device;
+		if (!seen && e->nknown < MAX_REQS)
+			e->known[e->nknown++] = src->device;
+	}
 	pthread_mutex_unlock(&e->mu);
 	if (!ticket) {
 		cs_log(CS_LOG_WARN, "collector: device %u not sampled (collector closing or "
@@ -745,10 +775,8 @@ static int device_req(cs_engine *e, int op, uint32_t device, unsigned wait_ms)
 		return -EINVAL;
 	pthread_mutex_lock(&e->mu);
 	int known = 0;
-	for (dev *d = e->devs; d; d = d->next)
-		known |= d->device == device;
-	for (unsigned i = 0; i < e->nreqs; i++)
-		known |= e->reqs[i].op == REQ_ADD && e->reqs[i].device == device;
+	for (unsigned i = 0; i < e->nknown; i++)
+		known |= e->known[i] == device;
 	uint64_t ticket = known ? submit_locked(e, op, device, NULL) : 0;
 	pthread_mutex_unlock(&e->mu);
 	if (!known)
@@ -760,6 +788,16 @@ static int device_req(cs_engine *e, int op, uint32_t device, unsigned wait_ms)
 		cs_log(CS_LOG_WARN, "collector: device %u: sampler not %s within %u ms; "
 		       "going on", device, op == REQ_PARK ? "stopped" : "restarted", wait_ms);
 	return rc;
+}
+
+int cs_engine_sync(cs_engine *e, unsigned wait_ms)
+{
+	if (!e)
+		return -EINVAL;
+	pthread_mutex_lock(&e->mu);
+	uint64_t ticket = e->req_issued;
+	pthread_mutex_unlock(&e->mu);
+	return wait_ticket(e, ticket, wait_ms);
 }
 
 int cs_engine_park_device(cs_engine *e, uint32_t device, unsigned wait_ms)
@@ -776,9 +814,19 @@ void cs_engine_abandon_sources(cs_engine *e)
 {
 	if (!e)
 		return;
+	atomic_store(&e->abandoned, 1);
 	pthread_mutex_lock(&e->mu);
-	e->abandoned = 1;
 	pthread_cond_signal(&e->ctl_cv);
+	/* Wait (bounded) until the control thread is out of any source call,
+	 * so CUPTI finalises under nobody; not when called from within one
+	 * (a fatal error raised on the control thread itself). */
+	if (!pthread_equal(pthread_self(), e->ctl)) {
+		struct timespec ts;
+		deadline_in(&ts, 1000);
+		while (!e->abandon_seen && !e->ctl_done &&
+		       pthread_cond_timedwait(&e->done_cv, &e->mu, &ts) != ETIMEDOUT)
+			;
+	}
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -1082,8 +1130,11 @@ static void *sender_main(void *arg)
 				sink_failed(e, "flush", rc);
 		}
 		if (last) {
+			/* The last look: what comes after is refused and counted. */
 			pthread_mutex_lock(&e->mu);
 			int empty = !e->head;
+			if (empty)
+				e->sink_closing = 1;
 			pthread_mutex_unlock(&e->mu);
 			if (empty)
 				break;
@@ -1282,11 +1333,12 @@ int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 		    s.bad_records == 0;
 	cs_log(clean ? CS_LOG_INFO : CS_LOG_WARN,
 	       "collector: %llu samples from %u device(s), %llu dropped, %llu overflows "
-	       "(%llu from gaps), %llu empty, %llu bad records; %llu ranges, %llu dropped; "
-	       "%llu windows%s",
+	       "(%llu from gaps), %llu empty, %llu bad records, %llu first-after-start "
+	       "skipped; %llu ranges, %llu dropped; %llu windows%s",
 	       (unsigned long long)s.samples, s.devices, (unsigned long long)s.dropped,
 	       (unsigned long long)s.overflows, (unsigned long long)s.gaps,
 	       (unsigned long long)s.empty, (unsigned long long)s.bad_records,
+	       (unsigned long long)s.first_skipped,
 	       (unsigned long long)s.ranges, (unsigned long long)s.ranges_dropped,
 	       (unsigned long long)s.windows, s.run_begun ? "" : "; no run recorded");
 	if (!done) {

@@ -88,6 +88,12 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
  * Any thread. */
 int cs_engine_add_source(cs_engine *e, cs_pm_source *src, unsigned wait_ms);
 
+/* Waits up to wait_ms until every request made so far (add, park,
+ * resume) is handled: callers that must keep their requests in order
+ * make them with wait_ms 0 under their own lock and wait here after.
+ * 0 or -ETIMEDOUT. */
+int cs_engine_sync(cs_engine *e, unsigned wait_ms);
+
 /* A context of device is going away: its sampler is stopped, what it
  * recorded drained, and the device parked (kept, not destroyed) until
  * cs_engine_resume_device(). Other devices go on. Waits up to wait_ms;
@@ -99,8 +105,9 @@ int cs_engine_park_device(cs_engine *e, uint32_t device, unsigned wait_ms);
 int cs_engine_resume_device(cs_engine *e, uint32_t device, unsigned wait_ms);
 
 /* CUPTI has finalised itself (a fatal error): no source is called again,
- * not even to stop or destroy it. Tracing ranges still flow. Any
- * thread. */
+ * not even to stop or destroy it. Waits (at most 1 s) until the control
+ * thread is out of any source call, unless called on it. Tracing ranges
+ * still flow. Any thread. */
 void cs_engine_abandon_sources(cs_engine *e);
 
 /* Queues a range (copied). Any thread; never blocks on I/O. Returns 0 or

@@ -145,19 +145,23 @@ static void context_up(uint32_t dev)
 {
 	if (dev >= MAX_DEVICES || !g.devices[dev] || atomic_load(&g.cupti_dead))
 		return;
+	/* Requests go to the engine in the order of the context events
+	 * (under dev_mu, without waiting); the wait comes after. */
 	pthread_mutex_lock(&g.dev_mu);
 	int first = !g.added[dev];
 	int resume = !first && g.contexts[dev] == 0;
 	g.added[dev] = 1;
 	g.contexts[dev]++;
+	cs_pm_source *src = first ? cs_cupti_source_new(dev) : NULL;
+	if (src)
+		cs_engine_add_source(g.engine, src, 0);
+	else if (resume)
+		cs_engine_resume_device(g.engine, dev, 0);
 	pthread_mutex_unlock(&g.dev_mu);
-	if (first) {
-		cs_pm_source *src = cs_cupti_source_new(dev);
-		if (src)
-			cs_engine_add_source(g.engine, src, START_WAIT_MS);
-	} else if (resume) {
-		cs_engine_resume_device(g.engine, dev, START_WAIT_MS);
-	}
+	if ((src || resume) && cs_engine_sync(g.engine, START_WAIT_MS) == -ETIMEDOUT)
+		cs_log(CS_LOG_WARN, "collector: device %u: PM sampling not set up within %u ms; "
+		       "the application goes on and sampling starts when it is", dev,
+		       START_WAIT_MS);
 }
 
 /* A context of dev is being destroyed: with its last one, the sampler is
@@ -168,9 +172,12 @@ static void context_down(uint32_t dev)
 		return;
 	pthread_mutex_lock(&g.dev_mu);
 	int last = g.added[dev] && g.contexts[dev] > 0 && --g.contexts[dev] == 0;
-	pthread_mutex_unlock(&g.dev_mu);
 	if (last)
-		cs_engine_park_device(g.engine, dev, STOP_WAIT_MS);
+		cs_engine_park_device(g.engine, dev, 0);
+	pthread_mutex_unlock(&g.dev_mu);
+	if (last && cs_engine_sync(g.engine, STOP_WAIT_MS) == -ETIMEDOUT)
+		cs_log(CS_LOG_WARN, "collector: device %u: sampler not stopped within %u ms at "
+		       "a context teardown; going on", dev, STOP_WAIT_MS);
 }
 
 /* --- activity records: device-side kernels, copies, memsets, NVTX ----- */
@@ -450,11 +457,9 @@ static int parse_devices(const char *list)
 	return 0;
 }
 
-static int parse_metrics(const char *list)
+/* Units and kinds from the catalog (CUPTI host API), after the split. */
+static int describe_metrics(void)
 {
-	g.metric_names = cs_words(list, &g.nmetrics);
-	if (!g.metric_names)
-		return -1;
 	g.metrics = calloc(g.nmetrics ? g.nmetrics : 1, sizeof *g.metrics);
 	if (!g.metrics)
 		return -1;
@@ -572,9 +577,14 @@ static void init_once(void)
 		refuse("%s", err);
 		return;
 	}
+	g.metric_names = cs_words(env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS), &g.nmetrics);
+	if (!g.metric_names) {
+		refuse("out of memory");
+		return;
+	}
 	if (subscribe() < 0)
 		return;
-	if (parse_metrics(env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS)) < 0) {
+	if (describe_metrics() < 0) {
 		refuse("out of memory");
 		cuptiUnsubscribe(g.sub);
 		return;
@@ -608,7 +618,7 @@ static void init_once(void)
 	if (!g.engine) {
 		refuse("%s", g.out ? err : "out of memory");
 		cuptiUnsubscribe(g.sub);
-		free(g.out);
+		cs_out_free(g.out);
 		g.out = NULL;
 		return;
 	}

@@ -162,6 +162,16 @@ void cs_out_status_none(const char *path, const char *reason)
 	status_line(path, "status=none\treason=%s", reason ? reason : "unknown");
 }
 
+void cs_out_free(cs_out *o)
+{
+	if (!o)
+		return;
+	if (!o->o.producer)
+		cs_producer_free(o->p);
+	cs_store_close(o->store);
+	free(o);
+}
+
 void cs_out_finish(cs_out *o, int close_rc, const cs_engine_stats *st, const char *why_none)
 {
 	if (!o)
@@ -181,8 +191,5 @@ void cs_out_finish(cs_out *o, int close_rc, const cs_engine_stats *st, const cha
 	}
 	if (close_rc == -ETIMEDOUT)
 		return; /* the sender thread may still be in the producer: leak */
-	if (!o->o.producer)
-		cs_producer_free(o->p);
-	cs_store_close(o->store);
-	free(o);
+	cs_out_free(o);
 }

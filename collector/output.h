@@ -54,6 +54,10 @@ extern const cs_sink_ops cs_out_sink_ops;
  * run began (NULL: "no GPU work was recorded"). Accepts NULL o. */
 void cs_out_finish(cs_out *o, int close_rc, const cs_engine_stats *st, const char *why_none);
 
+/* Frees an output that never took part in a run (no status line).
+ * Accepts NULL. */
+void cs_out_free(cs_out *o);
+
 /* Appends "pid=N<TAB>status=none<TAB>reason=TEXT" to path (NULL: nothing): for a
  * process whose collector never got as far as an engine. */
 void cs_out_status_none(const char *path, const char *reason);
