@@ -836,7 +836,8 @@ static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
 			    (unsigned long long)d->next_seq);
 	if (b->seq0 > (uint64_t)INT64_MAX - b->n)
 		return fail(s, -EINVAL, "run %lld: seq out of range", run);
-	memset(w->seen, 0, w->nmetrics);
+	if (w->nmetrics) /* no METRICS yet: seen is NULL */
+		memset(w->seen, 0, w->nmetrics);
 	for (uint32_t k = 0; k < b->m; k++) {
 		uint32_t id = b->metrics[k];
 		if (id >= w->nmetrics)

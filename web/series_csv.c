@@ -93,7 +93,8 @@ static int load_windows(cs_series_csv *x, const char *name, const cs_series_req 
 			x->win[x->nwin++] = (window){a, b};
 	}
 	sqlite3_finalize(st);
-	qsort(x->win, x->nwin, sizeof *x->win, cmp_window);
+	if (x->nwin) /* a range that matched nothing: win is NULL */
+		qsort(x->win, x->nwin, sizeof *x->win, cmp_window);
 	uint32_t k = 0;
 	for (uint32_t i = 0; i < x->nwin; i++) {
 		if (k && x->win[i].from <= x->win[k - 1].to) {
