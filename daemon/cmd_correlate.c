@@ -78,7 +78,7 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, all, pos, 0, &npos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
+		return rc; /* CS_CLI_HELP too: the caller must stop, not go on */
 	if (!hw || !sim)
 		return cs_cli_usage_error(cmd, "--hw RUN and --sim RUN are required");
 	if (!map && (!hm || !sm))
@@ -124,7 +124,7 @@ static int run_correlate(int argc, char **argv)
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 0, &c);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	char err[1024];
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
 	if (!s) {
@@ -163,7 +163,7 @@ static int run_report(int argc, char **argv)
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 1, &c);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	char err[1024];
 	char *js = NULL, *css = NULL;
 	if (cs_report_assets(&js, &css, err, sizeof err) < 0) {

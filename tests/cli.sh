@@ -75,6 +75,17 @@ fails "unknown metric" "has no metric 'nope'" 1 "$CS" export 1 --metric nope --d
 fails "bad number" "--buckets: expected a non-negative integer" 2 "$CS" export 1 --buckets ten --db "$DB"
 check "help" "$CS" --help
 grep -q "import" "$T/out" && ok "help lists the commands" || no "help lists the commands" "$T/out"
+# Every subcommand's --help: the help on stdout, nothing on stderr, exit 0
+# (correlate and report went on after it and failed).
+ABS_CS=$(cd "$(dirname "$CS")" && pwd)/$(basename "$CS")
+for c in serve run import runs export query metrics correlate report ship; do
+	(cd "$T" && "$ABS_CS" $c --help) >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$T/err" ] || ! grep -q "^usage: cyclescope $c" "$T/out"; then
+		no "$c --help (exit $rc)" "$T/err"; c=; break
+	fi
+done
+[ -n "$c" ] && ok "every subcommand's --help prints its usage and exits 0"
 CYCLESCOPE_DB="$DB" "$CS" runs >"$T/out" 2>&1 && grep -q example "$T/out" && ok "\$CYCLESCOPE_DB picks the database" || no "\$CYCLESCOPE_DB" "$T/out"
 
 # A writer killed with SIGKILL mid-import: the file opens, earlier runs are
