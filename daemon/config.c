@@ -139,9 +139,13 @@ int cs_config_parse(cs_config *c, const char *buf, size_t len, const char *label
 		memcpy(text, buf + off, l);
 		text[l] = 0;
 		off += l + (nl ? 1 : 0);
+		/* A '#' starts a comment, except inside a quoted value. */
+		char *eq = strchr(text, '=');
 		char *hash = strchr(text, '#');
-		if (hash)
+		if (hash && (!eq || hash < eq)) {
 			*hash = 0;
+			eq = NULL;
+		}
 		char *t = trim(text);
 		if (!*t)
 			continue;
@@ -156,17 +160,40 @@ int cs_config_parse(cs_config *c, const char *buf, size_t len, const char *label
 			snprintf(section, sizeof section, "%s", t + 1);
 			continue;
 		}
-		char *eq = strchr(t, '=');
 		if (!eq) {
 			snprintf(err, errlen, "%s:%u: expected key = value", label, line);
 			return -EINVAL;
 		}
 		*eq = 0;
-		char *k = trim(t), *v = trim(eq + 1);
-		size_t vl = strlen(v);
-		if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
-			v[vl - 1] = 0;
+		char *k = trim(t), *v = eq + 1;
+		while (*v == ' ' || *v == '\t')
 			v++;
+		if (*v == '"') {
+			/* "..." with \" and \\; then only a comment may follow */
+			char *out = v, *in = v + 1;
+			while (*in && *in != '"') {
+				if (*in == '\\' && (in[1] == '"' || in[1] == '\\'))
+					in++;
+				*out++ = *in++;
+			}
+			if (*in != '"') {
+				snprintf(err, errlen, "%s:%u: the quoted value of '%s' has no closing "
+					 "quote", label, line, k);
+				return -EINVAL;
+			}
+			*out = 0;
+			for (in++; *in == ' ' || *in == '\t' || *in == '\r'; in++)
+				;
+			if (*in && *in != '#') {
+				snprintf(err, errlen, "%s:%u: expected the end of the line or a "
+					 "# comment after the quoted value of '%s'", label, line, k);
+				return -EINVAL;
+			}
+		} else {
+			char *cm = strchr(v, '#');
+			if (cm)
+				*cm = 0;
+			v = trim(v);
 		}
 		char name[128], why[600];
 		snprintf(name, sizeof name, "%s%s%s", section, *section ? "." : "", k);

@@ -56,6 +56,30 @@ static void test_errors(void **state)
 	expect_error("log_level = loud\n", "log_level: 'loud' is not error");
 }
 
+/* Every value form the config file documents. A '#' inside quotes is
+ * part of the value: `token = "se#cret"` was read as the token `"se`. */
+static void test_value_forms(void **state)
+{
+	(void)state;
+	cs_config c;
+	char err[256];
+	cs_config_defaults(&c);
+	const char text[] = "token = \"se#cret\"   # the bearer token\n"
+			    "db = \"/data/with \\\"quotes\\\" and \\\\ back.db\"\n"
+			    "socket = /run/x.sock# a comment right after\n"
+			    "  log_level   =   info  \n"
+			    "listen = \"127.0.0.1:7071\"\n";
+	assert_int_equal(cs_config_parse(&c, text, sizeof text - 1, "t.conf", err, sizeof err), 0);
+	assert_string_equal(c.token, "se#cret");
+	assert_string_equal(c.db, "/data/with \"quotes\" and \\ back.db");
+	assert_string_equal(c.socket, "/run/x.sock");
+	assert_string_equal(c.listen, "127.0.0.1:7071");
+	expect_error("token = \"open\n", "t.conf:1: the quoted value of 'token' has no closing quote");
+	expect_error("token = \"a\" b\n", "t.conf:1: expected the end of the line or a # comment "
+					  "after the quoted value of 'token'");
+	expect_error("# key = value in a comment is no key\nfoo\n", "t.conf:2: expected key = value");
+}
+
 static void test_env_overrides_file(void **state)
 {
 	(void)state;
@@ -95,6 +119,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_file),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_value_forms),
 		cmocka_unit_test(test_env_overrides_file),
 		cmocka_unit_test(test_loopback),
 	};
