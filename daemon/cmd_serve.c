@@ -123,6 +123,12 @@ static int run_serve(int argc, char **argv)
 	for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
 		if (flags[i][1] && cs_config_set(&c, flags[i][0], flags[i][1], err, sizeof err))
 			return cs_cli_usage_error(cmd, "--%s", err);
+	/* The address first: its syntax is a usage error, a port in use a
+	 * failure, and neither leaves a database file behind. */
+	if ((rc = cs_http_check_listen(c.listen, err, sizeof err)) == -EINVAL)
+		return cs_cli_usage_error(cmd, "--%s", err);
+	if (rc < 0)
+		return cs_cli_fail(cmd, "%s", err);
 	if (!cs_config_is_loopback(c.listen) && !c.token[0])
 		return cs_cli_fail(cmd,
 				   "refusing to listen on %s without a token: pass --token (or "

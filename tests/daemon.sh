@@ -190,5 +190,25 @@ printf 'listen = 127.0.0.1:0\nbogus_key = 1\n' >"$T/bad.conf"
 "$CS" serve --db "$DB" --config "$T/bad.conf" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "bad.conf:2: unknown key 'bogus_key'" "$T/out" && ok "unknown config key is an error naming file and line" || no "bad config" "$T/out"
 
+# A listen address that is no address is a usage error about the address
+# (it said "refusing to listen on nonsense without a token"); a port in use
+# fails with the reason and leaves no database file (libmicrohttpd's
+# "Failed to bind to port 0" was printed and the file created).
+"$CS" serve --db "$T/nl.db" --socket "$T/nl.sock" --listen nonsense >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q "^cyclescope serve: --listen: expected HOST:PORT, got 'nonsense'" "$T/out" && [ ! -e "$T/nl.db" ] &&
+	ok "--listen nonsense: a usage error naming the expected form" || no "--listen nonsense" "$T/out"
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(20)' "$T/port" &
+HOLD=$!
+i=0; while [ $i -lt 100 ] && [ ! -s "$T/port" ]; do sleep 0.05; i=$((i + 1)); done
+"$CS" serve --db "$T/inuse.db" --socket "$T/inuse.sock" --listen "127.0.0.1:$(cat "$T/port")" >"$T/out" 2>&1
+rc=$?
+kill $HOLD 2>/dev/null; wait $HOLD 2>/dev/null
+[ $rc -eq 1 ] && grep -q 'cannot listen on 127.0.0.1:[0-9]*: Address already in use' "$T/out" &&
+	! grep -q 'Failed to bind' "$T/out" && [ ! -e "$T/inuse.db" ] && [ ! -e "$T/inuse.sock" ] &&
+	ok "a port in use: one line with the reason, no database file" || no "port in use (exit $rc)" "$T/out"
+
 echo "daemon: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

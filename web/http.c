@@ -24,6 +24,7 @@
 #include "corr_out.h"
 #include "report.h"
 #include "json.h"
+#include "log.h"
 #include "series_csv.h"
 #include "sqlout.h"
 #include "prom.h"
@@ -892,6 +893,41 @@ static int parse_listen(const char *listen, struct sockaddr_storage *ss, socklen
 	return AF_INET;
 }
 
+int cs_http_check_listen(const char *listen, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int family = parse_listen(listen, &ss, &sl, err, errlen);
+	if (family < 0)
+		return family;
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1, rc = 0;
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, sl) != 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s%s", listen, strerror(errno),
+			 errno == EADDRINUSE ? " (another daemon? pass --listen HOST:PORT)"
+			 : errno == EADDRNOTAVAIL ? " (not an address of this machine)" : "");
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* libmicrohttpd's own error lines go to our log, at debug level: the
+ * caller reports what failed in its own words. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	char line[512];
+	vsnprintf(line, sizeof line, fmt, ap);
+	size_t n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = 0;
+	cs_log(CS_LOG_DEBUG, "libmicrohttpd: %s", line);
+}
+
 cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 {
 	cs_http *h = calloc(1, sizeof *h);
@@ -920,7 +956,8 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 				  MHD_OPTION_CONNECTION_LIMIT, o->connections ? o->connections : 64,
 				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 60,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256u << 10),
-				  MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+				  MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
 	if (!h->mhd) {
 		snprintf(err, errlen, "cannot listen on %s (address in use, or not an address of "
 				      "this machine?)",

@@ -37,6 +37,12 @@ typedef struct cs_http cs_http;
  * (address in use, bad listen address, ...). */
 cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen);
 
+/* Checks listen ("HOST:PORT", "[IPv6]:PORT", "localhost:PORT") and that
+ * the address can be bound now, without serving: a daemon says "address
+ * in use" before it creates anything. 0, or -EINVAL (bad syntax) or
+ * -errno of bind(2) with the reason in err. */
+int cs_http_check_listen(const char *listen, char *err, size_t errlen);
+
 /* The port actually bound (useful with port 0). */
 unsigned cs_http_port(const cs_http *h);
 
