@@ -198,6 +198,16 @@ static int run_import(int argc, char **argv)
 		cs_mmap_free(map);
 		return cs_cli_fail(cmd, "%s", err);
 	}
+	/* A SQLite file given as text (a cyclescope database, an nsys export)
+	 * would fail deep in a parser with a line that means nothing. */
+	if (in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16)) {
+		cs_cli_free_file(&in);
+		cs_mmap_free(map);
+		return cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
+				   "database is read with --db %s; other SQLite exports are not "
+				   "imported", file, format ? "a file of format " : "one of the import formats",
+				   format ? format : "", file);
+	}
 	if (!fn) {
 		const char *d = detect(in.data ? in.data : "", in.len);
 		for (size_t i = 0; d && i < sizeof formats / sizeof *formats; i++)

@@ -253,10 +253,29 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	return add_stat(a, key, a->collect ? (double)NAN : x);
 }
 
+/* Whether a line of text starts with prefix. */
+static int line_starts(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, prefix, n))
+			return 1;
+	return 0;
+}
+
+/* The simulator's own lines, at the start of a line: "GPGPU-Sim PTX:",
+ * "GPGPU-Sim uArch:", "GPGPU-Sim: ", "kernel_name = ", "gpu_sim_cycle = ",
+ * Accel-Sim's banner. Prose that mentions the simulators (a README) is
+ * not a log. */
 int cs_accelsim_log_sniff(const char *text)
 {
-	return strstr(text, "GPGPU-Sim") != NULL || strstr(text, "kernel_name = ") != NULL ||
-	       strstr(text, "Accel-Sim") != NULL;
+	static const char *const marks[] = {"GPGPU-Sim PTX:", "GPGPU-Sim uArch:", "GPGPU-Sim: ",
+					    "GPGPU-Sim ** ", "kernel_name = ", "gpu_sim_cycle = ",
+					    "Accel-Sim [build"};
+	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+		if (line_starts(text, marks[i]))
+			return 1;
+	return 0;
 }
 
 int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,

@@ -67,6 +67,9 @@ fails "bad CSV names file, line and column" "$T/bad.csv:3:4: metric 'b': expecte
 fails "missing database" "no such database" 1 "$CS" runs --db "$T/none.db"
 printf 'not sqlite at all................................................................................\n' >"$T/junk.db"
 fails "not a database" "not a SQLite database" 1 "$CS" runs --db "$T/junk.db"
+fails "prose about the simulators is no simulator log" "README.md: cannot tell the format from the content" 1 "$CS" import README.md --db "$T/readme.db"
+fails "a SQLite file given as CSV says what it is" "is a SQLite database, not a file of format csv: a cyclescope database is read with --db" 1 "$CS" import csv "$DB" --db "$T/sq.db"
+[ ! -e "$T/readme.db" ] && [ ! -e "$T/sq.db" ] && ok "refused imports create no database" || no "refused imports left a file"
 fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
 fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
 fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"

@@ -121,10 +121,14 @@ code=$(q "SELECT id, name FROM runs ORDER BY id LIMIT 1" "--data-urlencode forma
 [ "$code" = 200 ] && grep -q '^\[{"id":1,"name":"example"}\]' "$T/body" && ok "query format=json" || no "query json" "$T/body"
 code=$(get -o "$T/body" -w '%{http_code}' -X POST --data-binary "SELECT count(*) FROM runs" -H 'Content-Type: text/plain' "$U/api/v1/query")
 [ "$code" = 200 ] && ok "query by POST body" || no "query POST" "$T/body"
+# The documented form field: curl -d 'sql=...' (it ran "sql=..." as SQL).
+code=$(get -o "$T/body" -w '%{http_code}' --data-urlencode "sql=SELECT 'a+b&c' AS x, count(*) AS n FROM runs" "$U/api/v1/query")
+[ "$code" = 200 ] && grep -q '^a+b&c,' "$T/body" && ok "query by POST form field sql= (url-decoded)" || no "query POST form ($code)" "$T/body"
 for stmt in "DELETE FROM runs" "INSERT INTO runs(uuid) VALUES('x')" "UPDATE runs SET name = 'x'" \
 	"DROP TABLE runs" "CREATE TABLE t(x)" "ATTACH DATABASE '$T/x.db' AS x" "PRAGMA journal_mode = DELETE" \
 	"PRAGMA writable_schema = 1" "SELECT load_extension('$B/cyclescope_series')" "BEGIN" \
-	"SELECT 1; SELECT 2" "VACUUM" "REINDEX" "ANALYZE" "CREATE VIRTUAL TABLE v USING series"; do
+	"SELECT 1; SELECT 2" "VACUUM" "REINDEX" "ANALYZE" "CREATE VIRTUAL TABLE v USING series" \
+	"SELECT hex(fts3_tokenizer('simple'))"; do
 	code=$(q "$stmt")
 	if [ "$code" = 400 ] && grep -q '"error"' "$T/body"; then ok "query refuses: $stmt"; else no "query refuses: $stmt ($code)" "$T/body"; fi
 done
@@ -133,6 +137,12 @@ code=$(q "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT
 code=$(q "SELECT * FROM series")
 [ "$code" = 413 ] && grep -q 'row limit' "$T/body" && ok "too many rows is 413" || no "query row limit ($code)" "$T/body"
 "$CS" runs --db "$DB" | grep -q example && ok "the database is intact after the sandbox tests" || no "database intact"
+
+# A 60 KB name glob: 400 saying the limit (over SQLite's 50000-byte pattern
+# limit it was a 500).
+long=$(head -c 60000 /dev/zero | tr '\0' 'a')
+code=$(get -o "$T/body" -w '%{http_code}' --get --data-urlencode "name=$long*" "$U/api/v1/runs")
+[ "$code" = 400 ] && grep -q 'at most 4096 bytes' "$T/body" && ok "an over-long name glob is a 400 with the limit" || no "long name glob ($code)" "$T/body"
 
 # --- bad producers ---
 "$PRODUCE" --socket "$SOCK" --garbage && ok "a malformed frame closes only that connection" || no "garbage connection"

@@ -152,6 +152,8 @@ static enum MHD_Result json_query(struct MHD_Connection *c, cs_http *h, cs_store
 	return r;
 }
 
+#define MAX_NAME_GLOB 4096
+
 /* ---- handlers ---- */
 
 static enum MHD_Result get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
@@ -163,6 +165,10 @@ static enum MHD_Result get_runs(struct MHD_Connection *c, cs_http *h, cs_store *
 		return error(c, h, 400, "since: expected a non-negative integer (ns since the epoch)");
 	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
 		return error(c, h, 400, "kind: expected hw or sim");
+	/* SQLite refuses GLOB patterns over 50000 bytes as an error (a 500);
+	 * no run name is anywhere near that long. */
+	if (name && strlen(name) > MAX_NAME_GLOB)
+		return error(c, h, 400, "name: a name or glob of at most %d bytes", MAX_NAME_GLOB);
 	char since_s[32];
 	snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
 	const char *binds[3] = {kind, name, have_since ? since_s : NULL};
@@ -442,6 +448,11 @@ static int authorize(void *ctx, int action, const char *a, const char *b, const 
 			snprintf(sb->why, sizeof sb->why, "load_extension() is not allowed");
 			return SQLITE_DENY;
 		}
+		/* fts3_tokenizer() hands out (and takes) libsqlite3 pointers. */
+		if (b && !strcasecmp(b, "fts3_tokenizer")) {
+			snprintf(sb->why, sizeof sb->why, "fts3_tokenizer() is not allowed");
+			return SQLITE_DENY;
+		}
 		return SQLITE_OK;
 	case SQLITE_PRAGMA:
 		for (size_t i = 0; a && i < sizeof pragmas / sizeof *pragmas; i++)
@@ -494,6 +505,28 @@ static int limited_sink(void *ctx, const void *p, size_t n)
 		return -EFBIG;
 	}
 	return buf_sink(l->out, p, n);
+}
+
+/* The value of field name in an application/x-www-form-urlencoded body
+ * (decoded in place: '+' is a space, %XX a byte), or NULL. What curl -d
+ * 'sql=...' and HTML forms send. */
+static const char *form_field(char *body, const char *name)
+{
+	size_t nl = strlen(name);
+	for (char *f = body; f && *f; f = strchr(f, '&') ? strchr(f, '&') + 1 : NULL) {
+		if (strncmp(f, name, nl) || f[nl] != '=')
+			continue;
+		char *v = f + nl + 1;
+		char *end = strchr(v, '&');
+		if (end)
+			*end = 0;
+		for (char *p = v; *p; p++)
+			if (*p == '+')
+				*p = ' ';
+		MHD_http_unescape(v);
+		return v;
+	}
+	return NULL;
 }
 
 static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
@@ -730,13 +763,11 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return error(c, h, 413, "request body exceeds %u bytes", MAX_BODY);
 		const char *sql = arg(c, "sql");
 		if (post && !sql) {
+			cs_buf_put_u8(&rq->body, 0);
+			sql = (const char *)rq->body.data;
 			const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 			if (ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33))
-				sql = MHD_lookup_connection_value(c, MHD_POSTDATA_KIND, "sql");
-			if (!sql) {
-				cs_buf_put_u8(&rq->body, 0);
-				sql = (const char *)rq->body.data;
-			}
+				sql = form_field((char *)rq->body.data, "sql");
 		}
 		cs_store *s = open_store(h, err, sizeof err);
 		if (!s)
