@@ -54,8 +54,10 @@ static int run_export(int argc, char **argv)
 	    (to && cs_cli_u64(cmd, "to", to, &req.to)) ||
 	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)))
 		return CS_EXIT_USAGE;
-	if (buckets && (nb == 0 || nb > 10000000))
-		return cs_cli_usage_error(cmd, "--buckets must be 1..10000000");
+	/* The HTTP API's limits: 1..1000000 buckets, and buckets x metrics
+	 * within CS_SERIES_MAX_CELLS (checked when the metrics are known). */
+	if (buckets && (nb == 0 || nb > 1000000))
+		return cs_cli_usage_error(cmd, "--buckets must be 1..1000000");
 	if (dev > UINT32_MAX)
 		return cs_cli_usage_error(cmd, "--device is out of range");
 	if (req.to <= req.from)

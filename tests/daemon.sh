@@ -85,6 +85,15 @@ awk -F, 'NR == 1 || (($1 - 1000) / 10) % 1000 < 100' "$T/ranged.csv" >"$T/rm.wan
 cmp -s "$T/rm.csv" "$T/rm.want" && ok "range=cudaMemcpy selects exactly the samples inside the ranges ($(($(wc -l <"$T/rm.want") - 1)) rows)" || no "range filter" "$T/rm.csv"
 get -o "$T/rg.csv" "$U/api/v1/runs/$RID/series.csv?range=gemm*&metric=lts__t_sectors.sum"
 [ "$(wc -l <"$T/rg.csv")" -eq $((20 * 500 + 1)) ] && ok "range glob gemm* (10000 rows)" || no "range glob" "$T/rg.csv"
+# A metric listed many times is one column; buckets x metrics is bounded
+# (buckets=1000000 with one metric listed 100 times took 3.2 GB).
+many=$(awk 'BEGIN { for (i = 0; i < 100; i++) printf "%slts__t_sectors.sum", (i ? "," : "") }')
+get -o "$T/dup.csv" "$U/api/v1/runs/$RID/series.csv?metric=$many&buckets=10"
+head -n 1 "$T/dup.csv" | tr -d '\r' | grep -q '^t0,t1,lts__t_sectors.sum:min,lts__t_sectors.sum:max,lts__t_sectors.sum:mean,lts__t_sectors.sum:sum,lts__t_sectors.sum:count$' &&
+	ok "a metric listed 100 times is one column" || no "duplicate metrics" "$T/dup.csv"
+code=$(get -o "$T/body" -w '%{http_code}' "$U/api/v1/runs/1/series.csv?buckets=1000000")
+[ "$code" = 400 ] && grep -q 'buckets: 1000000 buckets x 6 metrics is over the 4194304' "$T/body" &&
+	ok "buckets x metrics over the bound: 400 with the figures" || no "bucket cells bound ($code)" "$T/body"
 # A range that matches nothing: no rows (it ran qsort on NULL: UBSan
 # aborted the daemon in the sanitizer builds).
 get -w '%{http_code}' -o "$T/rn.csv" "$U/api/v1/runs/$RID/series.csv?range=nomatch" >"$T/code"

@@ -153,7 +153,11 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 				free(copy);
 				goto fail;
 			}
-			x->m++;
+			/* A metric listed twice is one column. */
+			uint32_t dup = 0;
+			for (uint32_t i = 0; i < x->m && !dup; i++)
+				dup = x->ids[i] == x->ids[x->m];
+			x->m += !dup;
 		}
 		free(copy);
 		if (!x->m) {
@@ -202,6 +206,12 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		}
 		x->win[0] = (window){from, to};
 		x->nwin = 1;
+	}
+	if (r->buckets && (uint64_t)r->buckets * (x->m ? x->m : 1) > CS_SERIES_MAX_CELLS) {
+		set(err, errlen, status, 400, "buckets: %u buckets x %u metrics is over the %u "
+		    "bucket-metric cells one request may hold; ask for fewer buckets or metrics",
+		    r->buckets, x->m, (unsigned)CS_SERIES_MAX_CELLS);
+		goto fail;
 	}
 	if (r->buckets) {
 		x->aggs = calloc((size_t)r->buckets * (x->m ? x->m : 1), sizeof *x->aggs);

@@ -18,6 +18,10 @@
 #include "buf.h"
 #include "store.h"
 
+/* The most bucket x metric aggregates one bucketed request holds (about
+ * 32 bytes each, 128 MiB): 1000 buckets of 4000 metrics fit. */
+#define CS_SERIES_MAX_CELLS 4194304u
+
 typedef struct cs_series_req {
 	const char *run;     /* id, name or uuid */
 	const char *metrics; /* comma-separated names; NULL = all */
