@@ -55,8 +55,8 @@ static int run_query(int argc, char **argv)
 	} else if (!sqlite3_stmt_readonly(st)) {
 		rc = cs_cli_fail(cmd, "only read-only statements are allowed");
 	} else {
-		int64_t n = json ? cs_sqlout_json(st, cs_cli_stdout_sink, NULL, 0, NULL)
-				 : cs_sqlout_csv(st, cs_cli_stdout_sink, NULL, 0, NULL);
+		int64_t n = json ? cs_sqlout_json(st, cs_cli_stdout_sink, NULL, 0, 0, NULL)
+				 : cs_sqlout_csv(st, cs_cli_stdout_sink, NULL, 0, 0, NULL);
 		if (n < 0)
 			rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
 	}

@@ -145,6 +145,21 @@ code=$(q "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT
 [ "$code" = 504 ] && grep -q 'ms limit' "$T/body" && ok "a runaway query is cut off (504)" || no "query time limit ($code)" "$T/body"
 code=$(q "SELECT * FROM series")
 [ "$code" = 413 ] && grep -q 'row limit' "$T/body" && ok "too many rows is 413" || no "query row limit ($code)" "$T/body"
+# A query bomb: two 1 GB blobs. It took 35 s and 5.9 GB before the 413;
+# now no value past the byte limit is made or formatted. Then values each
+# under the limit whose row is over it: refused before formatting.
+for bomb in "SELECT zeroblob(1000000000), zeroblob(1000000000)" \
+	"SELECT zeroblob(30000000) AS a, zeroblob(30000000) AS b, zeroblob(30000000) AS c" \
+	"SELECT x, zeroblob(20000000) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 10) SELECT x FROM c)"; do
+	for fmt in "" "--data-urlencode format=json"; do
+		start=$(date +%s%N)
+		code=$(q "$bomb" "$fmt")
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		if [ "$code" = 413 ] && grep -q 'byte limit' "$T/body" && [ $ms -lt 5000 ]; then
+			ok "query bomb refused in ${ms} ms (413): ${bomb%% FROM*} ${fmt:+(json)}"
+		else no "query bomb ($code, ${ms} ms): $bomb $fmt" "$T/body"; fi
+	done
+done
 "$CS" runs --db "$DB" | grep -q example && ok "the database is intact after the sandbox tests" || no "database intact"
 
 # A 60 KB name glob: 400 saying the limit (over SQLite's 50000-byte pattern

@@ -543,6 +543,10 @@ static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *
 	sandbox sb = {"", mono_ms() + h->o.query_timeout_ms, 0};
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, (int)MAX_BODY);
+	/* No single string or blob bigger than the whole answer may be made
+	 * (zeroblob(1e9) was built, then hex-formatted, then refused). */
+	uint64_t maxlen = h->o.query_max_bytes / 2 + 1;
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, maxlen > 1000000000u ? 1000000000 : (int)maxlen);
 	sqlite3_set_authorizer(db, authorize, &sb);
 	sqlite3_progress_handler(db, 1000, progress, &sb);
 	sqlite3_stmt *st = NULL;
@@ -568,14 +572,17 @@ static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *
 	cs_buf out = CS_BUF_INIT;
 	limited lim = {&out, h->o.query_max_bytes, 0};
 	int truncated = 0;
-	int64_t n = json ? cs_sqlout_json(st, limited_sink, &lim, h->o.query_max_rows, &truncated)
-			 : cs_sqlout_csv(st, limited_sink, &lim, h->o.query_max_rows, &truncated);
+	uint64_t maxb = h->o.query_max_bytes;
+	int64_t n = json ? cs_sqlout_json(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated)
+			 : cs_sqlout_csv(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated);
 	if (sb.timed_out)
 		r = error(c, h, 504, "query ran past the %llu ms limit",
 			  (unsigned long long)h->o.query_timeout_ms);
-	else if (lim.over)
+	else if (lim.over || n == -EFBIG || sqlite3_errcode(db) == SQLITE_TOOBIG)
 		r = error(c, h, 413, "result exceeds the %llu-byte limit; narrow the query",
 			  (unsigned long long)h->o.query_max_bytes);
+	else if (n == -ENOMEM || sqlite3_errcode(db) == SQLITE_NOMEM)
+		r = error(c, h, 503, "out of memory for this result; narrow the query");
 	else if (truncated)
 		r = error(c, h, 413, "result exceeds the %llu-row limit; add a LIMIT or narrow it",
 			  (unsigned long long)h->o.query_max_rows);

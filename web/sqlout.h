@@ -19,10 +19,12 @@
 /* Returns the number of rows written (>= 0), or a negative errno / sink
  * error; a SQLite step error is -EIO with its message in
  * sqlite3_errmsg(db). max_rows 0 = no limit; *truncated is set when the
- * limit cut the output (may be NULL). */
+ * limit cut the output (may be NULL). max_bytes 0 = no limit; otherwise a
+ * value that would take the output past it is not formatted at all and
+ * the call returns -EFBIG. */
 int64_t cs_sqlout_csv(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
-		      uint64_t max_rows, int *truncated);
+		      uint64_t max_rows, uint64_t max_bytes, int *truncated);
 int64_t cs_sqlout_json(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
-		       uint64_t max_rows, int *truncated);
+		       uint64_t max_rows, uint64_t max_bytes, int *truncated);
 
 #endif
