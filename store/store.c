@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chunk.h"
@@ -337,6 +338,10 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			    "%s: schema version %lld is newer than this cyclescope "
 			    "understands (%d): upgrade cyclescope to read it",
 			    path, (long long)version, CS_SCHEMA_VERSION);
+	/* v3 only added runs columns that readers do not need: a v2 file on
+	 * read-only media still reads. */
+	if (version < CS_SCHEMA_VERSION && s->readonly && version >= 2)
+		return 0;
 	if (version < CS_SCHEMA_VERSION && s->readonly)
 		return fail(s, -EROFS,
 			    "%s: schema version %lld needs migrating to %d; "
@@ -352,6 +357,55 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			cs_log(CS_LOG_INFO, "%s: migrated schema %lld to %lld",
 			       path, (long long)v, (long long)v + 1);
 	}
+	return 0;
+}
+
+/* A WAL database on read-only media (the file 0444, or its directory not
+ * writable) cannot be opened read-only the usual way: SQLite must create
+ * or write its -shm. With no WAL content to read, it is opened as
+ * immutable instead (nothing can change it); with WAL content that
+ * cannot be reached, the error says how to get at it. 0, or -1 with the
+ * reason in s->errmsg. */
+static int reopen_immutable(cs_store *s, const char *path)
+{
+	char dir[4096], wal[4200];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof dir, ".");
+	if (access(path, W_OK) == 0 && access(dir, W_OK) == 0)
+		return -1; /* writable: the error was something else */
+	snprintf(wal, sizeof wal, "%s-wal", path);
+	struct stat st;
+	if (stat(wal, &st) == 0 && st.st_size > 0) {
+		fail(s, -EROFS, "%s: read-only, and its write-ahead log %s holds changes "
+		     "that cannot be read without writing the -shm file: copy the database "
+		     "with its -wal file somewhere writable, or open it read-write once where "
+		     "it was written", path, wal);
+		return -1;
+	}
+	/* file:PATH?immutable=1, the path percent-encoded where URIs need it */
+	char uri[3 * 4096 + 32], *o = uri;
+	o += snprintf(o, 8, "file:");
+	for (const unsigned char *c = (const unsigned char *)path; *c && o < uri + sizeof uri - 24; c++) {
+		if (*c == '%' || *c == '?' || *c == '#' || *c < 0x21 || *c >= 0x7f)
+			o += snprintf(o, 4, "%%%02X", *c);
+		else
+			*o++ = (char)*c;
+	}
+	snprintf(o, 16, "?immutable=1");
+	sqlite3_close(s->db);
+	s->db = NULL;
+	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	if (rc != SQLITE_OK) {
+		fail(s, -EROFS, "%s: cannot open read-only media: %s", path,
+		     s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		return -1;
+	}
+	sqlite3_extended_result_codes(s->db, 0);
+	cs_log(CS_LOG_INFO, "%s: read-only file, opened as immutable", path);
 	return 0;
 }
 
@@ -377,7 +431,10 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 	}
 	sqlite3_extended_result_codes(s->db, 0);
 	sqlite3_busy_timeout(s->db, 10000);
-	if (check_and_migrate(s, path, flags)) {
+	rc = check_and_migrate(s, path, flags);
+	if (rc && s->readonly && reopen_immutable(s, path) == 0)
+		rc = check_and_migrate(s, path, flags);
+	if (rc) {
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto fail;
 	}
