@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,12 +148,33 @@ static double total(const double *v, size_t n)
 	return s;
 }
 
+void cs_corr_cost(double hw_cycles, double sim_cycles, const cs_corr_opts *o, uint64_t *bins,
+		  uint64_t *work)
+{
+	double nh = ceil(hw_cycles / o->bin), ns = ceil(sim_cycles / o->bin);
+	double nb = nh > ns ? nh : ns, nn = nh < ns ? nh : ns;
+	double lags = 2.0 * (o->max_lag < 0 ? 0 : o->max_lag) + 1;
+	*bins = nb < 1.8e19 ? (uint64_t)nb : UINT64_MAX;
+	*work = lags * nn < 1.8e19 ? (uint64_t)(lags * nn) : UINT64_MAX;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_series *sim,
 		    double sim_cycles, const cs_corr_opts *o, cs_corr_result *r)
 {
 	memset(r, 0, sizeof *r);
 	if (!(o->bin > 0) || !(hw_cycles > 0) || !(sim_cycles > 0))
 		return -EINVAL;
+	uint64_t cost_bins, cost_work;
+	cs_corr_cost(hw_cycles, sim_cycles, o, &cost_bins, &cost_work);
+	if ((o->max_bins && cost_bins > o->max_bins) || (o->max_work && cost_work > o->max_work))
+		return -E2BIG;
 	size_t nh = (size_t)ceil(hw_cycles / o->bin), ns = (size_t)ceil(sim_cycles / o->bin);
 	if (!nh || !ns)
 		return -EINVAL;
@@ -177,6 +199,10 @@ int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_se
 	double best_r = -2;
 	int max_lag = o->max_lag < 0 ? 0 : o->max_lag;
 	for (int lag = -max_lag; lag <= max_lag; lag++) {
+		if (o->deadline_ms && (lag & 63) == 0 && mono_ms() > o->deadline_ms) {
+			free(h), free(s), free(hn), free(sn);
+			return -ETIMEDOUT;
+		}
 		size_t hoff = lag > 0 ? (size_t)lag : 0, soff = lag < 0 ? (size_t)-lag : 0;
 		if (hoff >= nh || soff >= ns)
 			continue;

@@ -9,6 +9,7 @@
 #define CS_CORRELATE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* One side: n samples [t0[i], t1[i]) in cycles from the window start,
  * each holding value v[i] (a count over the sample; NaN = absent). */
@@ -37,6 +38,9 @@ double cs_corr_nrmse(const double *x, const double *y, size_t n);
 typedef struct cs_corr_opts {
 	double bin;      /* bin width in cycles (> 0) */
 	int max_lag;     /* search lags in [-max_lag, max_lag] bins */
+	/* Bounds for a server (0 = none): bins on either side, lag steps x
+	 * bins of the search, and a CLOCK_MONOTONIC deadline in ms. */
+	uint64_t max_bins, max_work, deadline_ms;
 } cs_corr_opts;
 
 typedef struct cs_corr_result {
@@ -55,9 +59,15 @@ typedef struct cs_corr_result {
 } cs_corr_result;
 
 /* Compares hw and sim (durations hw_cycles and sim_cycles). 0, or
- * -EINVAL (no bins) / -ENOMEM. */
+ * -EINVAL (no bins), -ENOMEM, -E2BIG (over max_bins or max_work: see
+ * cs_corr_cost) or -ETIMEDOUT (past the deadline). */
 int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_series *sim,
 		    double sim_cycles, const cs_corr_opts *o, cs_corr_result *r);
+
+/* What a comparison would cost: bins on the longer side and lag steps x
+ * bins of the search, for the -E2BIG message. */
+void cs_corr_cost(double hw_cycles, double sim_cycles, const cs_corr_opts *o, uint64_t *bins,
+		  uint64_t *work);
 void cs_corr_result_free(cs_corr_result *r);
 
 /* Kernel level: per-kernel totals of one metric pair over n matched

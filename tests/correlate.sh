@@ -143,6 +143,14 @@ code=$(get "$U" --data-urlencode hw=simk --data-urlencode sim=simk \
 	--data-urlencode 'hw_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--data-urlencode 'sim_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' --data-urlencode sim_clock=dram)
 [ "$code" = 200 ] && cmp -s "$T/body" "$T/j3" && ok "sim_clock over HTTP answers what the CLI printed" || no "HTTP sim_clock ($code)" "$T/body"
+# An unbounded search: refused at once with the figures (it ran for
+# minutes and went on after the client left).
+start=$(date +%s%N)
+code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum \
+	--data-urlencode 'sim_metric=Ltworeadmiss + Ltworeadhit' --data-urlencode bin_cycles=1 --data-urlencode max_lag=100000)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$code" = 400 ] && grep -q 'max_lag: [0-9]* bins and 100000 lags each way take [0-9]* steps, over the limit' "$T/body" && [ $ms -lt 3000 ] &&
+	ok "max_lag=100000 at bin_cycles=1: a 400 with the figures in ${ms} ms" || no "HTTP correlate bound ($code, ${ms} ms)" "$T/body"
 code=$(get "$U" --data-urlencode hw=nosuch --data-urlencode sim=sim --data-urlencode hw_metric=a --data-urlencode sim_metric=b)
 [ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "an unknown run is 404 naming it" || no "HTTP 404 ($code)" "$T/body"
 code=$(get "$U" --data-urlencode hw=hw --data-urlencode sim=sim --data-urlencode hw_metric=lts__t_sectors.sum --data-urlencode 'sim_metric=(a')

@@ -174,11 +174,24 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 									    : m.median_sample);
 	if (!(use_bin > 0))
 		use_bin = 1;
-	cs_corr_opts o = {.bin = use_bin, .max_lag = rq->max_lag};
+	cs_corr_opts o = {.bin = use_bin, .max_lag = rq->max_lag, .max_bins = rq->max_bins,
+			  .max_work = rq->max_work, .deadline_ms = rq->deadline_ms};
 	cs_corr_series sh = cs_cjob_series(&h), sm = cs_cjob_series(&m);
 	cs_corr_result r;
 	if ((rc = cs_corr_compare(&sh, h.cycles, &sm, m.cycles, &o, &r)) < 0) {
-		snprintf(err, errlen, "nothing to compare (empty windows?)");
+		uint64_t bins, work;
+		cs_corr_cost(h.cycles, m.cycles, &o, &bins, &work);
+		if (rc == -E2BIG)
+			snprintf(err, errlen, "max_lag: %llu bins and %d lags each way take %llu steps, "
+				 "over the limit of %llu bins and %llu steps: lower max_lag or raise "
+				 "bin_cycles", (unsigned long long)bins, rq->max_lag,
+				 (unsigned long long)work, (unsigned long long)rq->max_bins,
+				 (unsigned long long)rq->max_work);
+		else if (rc == -ETIMEDOUT)
+			snprintf(err, errlen, "the comparison ran past its time limit: lower max_lag "
+				 "or raise bin_cycles");
+		else
+			snprintf(err, errlen, "nothing to compare (empty windows?)");
 		goto out;
 	}
 	/* Rates: each bin holds what the rate added up to; its mean is that

@@ -31,12 +31,16 @@ typedef struct cs_corr_request {
 	int format;                        /* cs_corr_format */
 	int with_bins;                     /* JSON: add the aligned bins and the
 					      simulator's kernel ranges (report) */
+	uint64_t max_bins, max_work;       /* a server's bounds (0 = none): see
+					      cs_corr_opts */
+	uint64_t deadline_ms;              /* CLOCK_MONOTONIC ms, 0 = none */
 } cs_corr_request;
 
 /* Appends the answer to out. 0, or a negative errno with the reason in
  * err (-ENOENT: a run, metric or window that is not there; -EINVAL: a
- * malformed expression or window). Notes about skipped map pairs go to
- * the log. */
+ * malformed expression or window; -E2BIG: over the request's bounds, the
+ * message giving the figures; -ETIMEDOUT: past its deadline). Notes about
+ * skipped map pairs go to the log. */
 int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, size_t errlen);
 
 #endif

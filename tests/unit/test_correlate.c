@@ -113,6 +113,34 @@ static void test_recovers_lag_and_scale(void **state)
 	free(h0), free(h1), free(hv), free(s0), free(s1), free(sv);
 }
 
+/* A server's bounds: a search past max_work or max_bins is refused before
+ * any work (max_lag=100000 on a 1e8-cycle run took 9 min 36 s), a
+ * deadline already past stops it. Costs computed by hand. */
+static void test_bounds(void **state)
+{
+	double t0[2] = {0, 50}, t1[2] = {50, 100}, v[2] = {1, 2};
+	cs_corr_series a = {2, t0, t1, v};
+	cs_corr_result r;
+	uint64_t bins, work;
+	/* 1e8 cycles in bins of 1: 1e8 bins; 200001 lags x 1e8 bins */
+	cs_corr_opts o = {.bin = 1, .max_lag = 100000};
+	cs_corr_cost(1e8, 1e8, &o, &bins, &work);
+	assert_int_equal(bins, 100000000);
+	assert_true(work == 200001ull * 100000000ull);
+	o.max_work = 200000000;
+	assert_int_equal(cs_corr_compare(&a, 1e8, &a, 1e8, &o, &r), -E2BIG);
+	o = (cs_corr_opts){.bin = 1, .max_lag = 0, .max_bins = 1000};
+	assert_int_equal(cs_corr_compare(&a, 1e8, &a, 1e8, &o, &r), -E2BIG);
+	/* 100 cycles in bins of 1, 64 lags each way: inside the bounds, but
+	 * the deadline (1 ms after boot) has passed */
+	o = (cs_corr_opts){.bin = 1, .max_lag = 64, .max_bins = 1000, .max_work = 100000,
+			   .deadline_ms = 1};
+	assert_int_equal(cs_corr_compare(&a, 100, &a, 100, &o, &r), -ETIMEDOUT);
+	o.deadline_ms = 0;
+	assert_int_equal(cs_corr_compare(&a, 100, &a, 100, &o, &r), 0);
+	cs_corr_result_free(&r);
+}
+
 static void test_statistics(void **state)
 {
 	double h[] = {100, 200, 300, 400}, s[] = {110, 190, 330, 400};
@@ -153,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_bin_conserves),
 		cmocka_unit_test(test_recovers_lag_and_scale),
 		cmocka_unit_test(test_statistics),
+		cmocka_unit_test(test_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
