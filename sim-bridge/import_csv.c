@@ -1,5 +1,6 @@
 /* import_csv.c - the generic wide CSV importer; see import_csv.h. */
 #include "import_csv.h"
+#include "log.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,6 +29,10 @@ typedef struct parser {
 	uint32_t m;
 	char **names;
 	double *values;
+	uint64_t underflows;     /* non-zero numbers below the smallest double */
+	uint64_t uf_line;        /* the first of them */
+	uint32_t uf_col;
+	char uf_text[64];
 } parser;
 
 static int perr(parser *p, uint32_t column, const char *fmt, ...)
@@ -93,10 +98,15 @@ static int parse_value(const char *f, size_t len, double *v)
 	char *end;
 	errno = 0;
 	double d = strtod(tmp, &end);
-	if (end != tmp + len || end == tmp || (errno == ERANGE && isinf(d) == 0 && d != 0))
+	if (end != tmp + len || end == tmp)
 		return -1;
+	/* ERANGE: beyond the largest double is an error; below the smallest
+	 * subnormal it is 0 (returned as 1, for the caller to say so); a
+	 * subnormal (4.9e-324, what export writes) is exact and fine. */
+	if (errno == ERANGE && isinf(d))
+		return -2;
 	*v = d;
-	return 0;
+	return errno == ERANGE && d == 0 ? 1 : 0;
 }
 
 static int read_header(parser *p, const cs_csv_sink *sink)
@@ -125,6 +135,8 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 		if (len >= sizeof name)
 			return perr(p, col + 1, "column name longer than %zu bytes",
 				    sizeof name - 1);
+		if (memchr(f, 0, len))
+			return perr(p, col + 1, "the column name holds a NUL byte (a binary file?)");
 		memcpy(name, f, len);
 		name[len] = 0;
 		/* trim surrounding blanks, which spreadsheets like to add */
@@ -150,7 +162,7 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 				return perr(p, col + 1, "empty column name in the header");
 			double d;
 			uint64_t u;
-			if (!parse_u64(nm, strlen(nm), &u) || !parse_value(nm, strlen(nm), &d))
+			if (!parse_u64(nm, strlen(nm), &u) || parse_value(nm, strlen(nm), &d) >= 0)
 				return perr(p, col + 1,
 					    "expected a header row naming t0, t1 and the "
 					    "metrics, found the number '%s'",
@@ -167,10 +179,14 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 		}
 		p->ncols++;
 	} while (rc == CS_CSVR_FIELD);
-	if (!have_t0 || !have_t1)
+	if (!have_t0 || !have_t1) {
+		/* "t0;t1;..." is one column: say what the separator must be */
+		int semis = p->ncols == 1 && p->names[0] && strchr(p->names[0], ';');
 		return perr(p, 0, "header must name both t0 and t1 (it names %s%s)",
 			    have_t0 ? "t0 only" : have_t1 ? "t1 only" : "neither",
-			    have_t0 || have_t1 ? "" : "; is the header row missing?");
+			    semis ? "; its fields are separated by ';': the CSV must use commas"
+			    : have_t0 || have_t1 ? "" : "; is the header row missing?");
+	}
 	if (!p->m)
 		return perr(p, 0, "header names no metric column");
 	p->values = malloc(p->m * sizeof *p->values);
@@ -238,16 +254,25 @@ int cs_csv_parse(const char *buf, size_t len, const char *label,
 					goto done;
 				}
 				break;
-			default:
-				if (parse_value(f, flen, &p.values[p.metric_of[col]])) {
+			default: {
+				int pv = parse_value(f, flen, &p.values[p.metric_of[col]]);
+				if (pv == 1 && !p.underflows++) {
+					p.uf_line = p.r.line;
+					p.uf_col = col + 1;
+					show(f, flen, p.uf_text, sizeof p.uf_text);
+				}
+				if (pv < 0) {
 					rc = perr(&p, col + 1,
-						  "metric '%s': expected a number or an empty "
-						  "field, found '%s'",
+						  pv == -2 ? "metric '%s': '%s' is beyond the largest "
+							     "double (1.8e308)"
+							   : "metric '%s': expected a number or an empty "
+							     "field, found '%s'",
 						  p.names[p.metric_of[col]],
 						  show(f, flen, shown, sizeof shown));
 					goto done;
 				}
 				break;
+			}
 			}
 			col++;
 		} while (r == CS_CSVR_FIELD);
@@ -275,6 +300,11 @@ int cs_csv_parse(const char *buf, size_t len, const char *label,
 			rc = sink->row(sink->ctx, (uint32_t)dev, t0, t1, p.values);
 	}
 done:
+	if (rc == 0 && p.underflows)
+		cs_log(CS_LOG_WARN, "%s: %llu value(s) below the smallest double stored as 0 "
+		       "(the first at line %llu column %u: '%s')", p.label,
+		       (unsigned long long)p.underflows, (unsigned long long)p.uf_line, p.uf_col,
+		       p.uf_text);
 	for (uint32_t k = 0; p.names && k < p.m; k++)
 		free(p.names[k]);
 	free(p.names);

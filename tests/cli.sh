@@ -70,6 +70,24 @@ fails "not a database" "not a SQLite database" 1 "$CS" runs --db "$T/junk.db"
 fails "prose about the simulators is no simulator log" "README.md: cannot tell the format from the content" 1 "$CS" import README.md --db "$T/readme.db"
 fails "a SQLite file given as CSV says what it is" "is a SQLite database, not a file of format csv: a cyclescope database is read with --db" 1 "$CS" import csv "$DB" --db "$T/sq.db"
 [ ! -e "$T/readme.db" ] && [ ! -e "$T/sq.db" ] && ok "refused imports create no database" || no "refused imports left a file"
+# Numbers at the edges of a double: a subnormal (what export writes) is
+# imported exactly, an underflow to 0 is said, an overflow refused; a NUL
+# in a header name and a ';'-separated file are named.
+printf 't0,t1,a\n0,10,4.9e-324\n10,20,1e-400\n20,30,-2.2250738585072014e-308\n' >"$T/edge.csv"
+"$CS" import csv "$T/edge.csv" --db "$T/edge.db" >"$T/out" 2>&1 && "$CS" export 1 --db "$T/edge.db" >"$T/edge.out" 2>>"$T/out" &&
+	python3 -c '
+import csv, sys
+got = [float(r["a"]) for r in csv.DictReader(open(sys.argv[1]))]
+want = [float(r["a"]) for r in csv.DictReader(open(sys.argv[2]))]
+assert got == want, (got, want)' "$T/edge.out" "$T/edge.csv" 2>>"$T/out" &&
+	grep -q "edge.csv: 1 value(s) below the smallest double stored as 0 (the first at line 3 column 3: '1e-400')" "$T/out" &&
+	ok "subnormals import exactly, an underflow to 0 is said" || no "number edges" "$T/out"
+printf 't0,t1,a\n0,10,1e400\n' >"$T/big.csv"
+fails "an overflowing number is refused" "big.csv:2:3: metric 'a': '1e400' is beyond the largest double" 1 "$CS" import csv "$T/big.csv" --db "$T/edge2.db"
+printf 't0,t1,a\000b\n0,10,5\n' >"$T/nul.csv"
+fails "a NUL in a header name is refused" "nul.csv:1:3: the column name holds a NUL byte" 1 "$CS" import csv "$T/nul.csv" --db "$T/edge2.db"
+printf 't0;t1;a\n0;10;5\n' >"$T/semi.csv"
+fails "a ;-separated file gets a hint" "its fields are separated by ';': the CSV must use commas" 1 "$CS" import csv "$T/semi.csv" --db "$T/edge2.db"
 fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
 fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
 fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"
