@@ -57,7 +57,14 @@ const cs_cmd cs_cmd_run = {
 	"  --mode        continuous (whole process) or window (sample only from a\n"
 	"                hooked API's entry until its device work is done)\n"
 	"  --devices     CUDA ordinals to sample, e.g. 0,1 (default all)\n"
+	"  --name        the run's name (default: the program's name)\n"
+	"  --db          write this database file, never the daemon\n"
+	"  --socket      the daemon's ingest socket\n"
+	"  --chip        the chip the metric set is checked against (default GH100)\n"
+	"  --no-check    skip that check (the collector checks on the device)\n"
 	"  --list-apis   print the callbacks the --apis patterns select, then exit\n\n"
+	"After CMD ends, one line per process that loaded the collector says on\n"
+	"stderr what it recorded, or why it recorded nothing.\n\n"
 	"docs/collector.md has the details: overhead, privileges, conflicts.\n",
 };
 

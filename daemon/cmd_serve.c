@@ -202,8 +202,10 @@ static int run_serve(int argc, char **argv)
 		*colon = 0;
 	fprintf(stderr, "cyclescope serve: database %s, ingest socket %s, http://%s:%u/\n", c.db,
 		c.socket, host, cs_http_port(h));
-	cs_log(CS_LOG_INFO, "serving %s on http://%s:%u/ and %s", c.db, host, cs_http_port(h),
-	       c.socket);
+	/* The line above is for the terminal; a log file gets its own. */
+	if (c.log[0])
+		cs_log(CS_LOG_INFO, "serving %s on http://%s:%u/ and %s", c.db, host,
+		       cs_http_port(h), c.socket);
 	for (;;) {
 		int sig = 0;
 		if (sigwait(&set, &sig))

@@ -244,5 +244,13 @@ kill $HOLD 2>/dev/null; wait $HOLD 2>/dev/null
 	! grep -q 'Failed to bind' "$T/out" && [ ! -e "$T/inuse.db" ] && [ ! -e "$T/inuse.sock" ] &&
 	ok "a port in use: one line with the reason, no database file" || no "port in use (exit $rc)" "$T/out"
 
+# It announces itself once on a terminal (the log line repeated it).
+"$CS" serve --db "$T/once.db" --socket "$T/once.sock" --listen 127.0.0.1:0 2>"$T/once.err" &
+OPID=$!
+i=0; while [ $i -lt 100 ] && ! grep -q 'http://' "$T/once.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+kill $OPID; wait $OPID 2>/dev/null
+[ "$(grep -c 'http://' "$T/once.err")" -eq 1 ] && ok "serve announces itself once" || no "serve announcement" "$T/once.err"
+"$CS" run --help | grep -q '^  --name ' && ok "run --help describes --name" || no "run --help --name"
+
 echo "daemon: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
