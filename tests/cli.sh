@@ -88,6 +88,15 @@ printf 't0,t1,a\000b\n0,10,5\n' >"$T/nul.csv"
 fails "a NUL in a header name is refused" "nul.csv:1:3: the column name holds a NUL byte" 1 "$CS" import csv "$T/nul.csv" --db "$T/edge2.db"
 printf 't0;t1;a\n0;10;5\n' >"$T/semi.csv"
 fails "a ;-separated file gets a hint" "its fields are separated by ';': the CSV must use commas" 1 "$CS" import csv "$T/semi.csv" --db "$T/edge2.db"
+# Text that is not UTF-8: query --json stays valid JSON, each bad byte a
+# U+FFFD as Python's own decoder places them (it passed the bytes raw).
+"$CS" query --json --db "$DB" "SELECT CAST(X'C328' AS TEXT) AS a, CAST(X'F4908080' AS TEXT) AS b, CAST(X'EDA080' AS TEXT) AS c, CAST(X'E282ACF09F9880' AS TEXT) AS d" >"$T/u.json" 2>&1
+python3 -c '
+import json, sys
+got = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))[0]
+want = {k: bytes.fromhex(h).decode("utf-8", "replace") for k, h in
+        (("a", "C328"), ("b", "F4908080"), ("c", "EDA080"), ("d", "E282ACF09F9880"))}
+assert got == want, (got, want)' "$T/u.json" 2>"$T/err" && ok "query --json: invalid UTF-8 becomes U+FFFD, the JSON stays valid" || no "query --json UTF-8" "$T/err"
 fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
 fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
 fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"

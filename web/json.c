@@ -9,6 +9,23 @@
 
 void cs_json_raw(cs_buf *b, const char *s) { cs_buf_append(b, s, strlen(s)); }
 
+/* Length of the well-formed UTF-8 sequence at c (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *c)
+{
+	if (c[0] < 0x80)
+		return 1;
+	int n = c[0] >= 0xc2 && c[0] <= 0xdf ? 2 : c[0] >= 0xe0 && c[0] <= 0xef ? 3
+	      : c[0] >= 0xf0 && c[0] <= 0xf4 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((c[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && c[0] == 0xe0 && c[1] < 0xa0) || (n == 3 && c[0] == 0xed && c[1] > 0x9f) ||
+	    (n == 4 && c[0] == 0xf0 && c[1] < 0x90) || (n == 4 && c[0] == 0xf4 && c[1] > 0x8f))
+		return 0;
+	return n;
+}
+
 void cs_json_str(cs_buf *b, const char *s)
 {
 	if (!s) {
@@ -18,6 +35,17 @@ void cs_json_str(cs_buf *b, const char *s)
 	cs_buf_put_u8(b, '"');
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
 		char esc[8];
+		if (*c >= 0x80) {
+			/* JSON is UTF-8 (RFC 8259): a byte that starts no
+			 * well-formed sequence becomes U+FFFD, never raw. */
+			int n = utf8_len(c);
+			if (n)
+				cs_buf_append(b, c, (size_t)n);
+			else
+				cs_json_raw(b, "\\ufffd");
+			c += n ? n - 1 : 0;
+			continue;
+		}
 		switch (*c) {
 		case '"': cs_json_raw(b, "\\\""); break;
 		case '\\': cs_json_raw(b, "\\\\"); break;

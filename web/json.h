@@ -10,7 +10,8 @@
 
 #include "buf.h"
 
-/* Appends s as a JSON string literal; NULL as null. */
+/* Appends s as a JSON string literal (RFC 8259; a byte of s that starts
+ * no well-formed UTF-8 sequence becomes \ufffd); NULL as null. */
 void cs_json_str(cs_buf *b, const char *s);
 
 /* Appends "key": (with the quotes and colon), preceded by a comma when
