@@ -53,15 +53,40 @@ static char *recording(unsigned nb, unsigned per, unsigned overflow_batch)
 	return (char *)b.data;
 }
 
-/* The collector's output over an open producer. */
-static cs_out *out_over(cs_producer *p, const char *name)
+/* An engine writing through the collector's output into a new database
+ * file: the store stays open for the checks after rig_close(). */
+typedef struct rig {
+	cs_store *s;
+	cs_producer *p;
+	cs_out *out;
+	cs_engine *e;
+} rig;
+
+static void rig_open(rig *r, const char *file, const char *name, const cs_engine_opts *o)
 {
-	cs_out_opts o = {.producer = p,
-			 .info = {.kind = "hw", .source = "collector", .name = name,
-				  .time_unit = "ns"}};
-	cs_out *out = cs_out_new(&o);
-	assert_non_null(out);
-	return out;
+	char err[512];
+	r->s = cs_store_open(tu_path(file), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(r->s);
+	r->p = cs_producer_direct(r->s);
+	cs_out_opts oo = {.producer = r->p,
+			  .info = {.kind = "hw", .source = "collector", .name = name,
+				   .time_unit = "ns"}};
+	r->out = cs_out_new(&oo);
+	assert_non_null(r->out);
+	r->e = cs_engine_new(o, &cs_out_sink_ops, r->out, err, sizeof err);
+	if (!r->e)
+		fail_msg("engine: %s", err);
+}
+
+/* Closes the engine (its result returned) and the output; the store
+ * stays open. */
+static int rig_close(rig *r, cs_engine_stats *st)
+{
+	int rc = cs_engine_close(r->e, "complete", st);
+	cs_engine_free(r->e);
+	cs_out_finish(r->out, rc, st, NULL);
+	cs_producer_free(r->p);
+	return rc;
 }
 
 static cs_pm_source *replay(uint32_t device, const char *text, const cs_replay_opts *base)
@@ -114,16 +139,13 @@ static void *app_main(void *arg)
 /* Replay -> engine -> producer -> a real database file. */
 static void test_replay_into_database(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("engine.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, "replay");
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .buffer_bytes = 64 << 20, .max_samples = 1000,
 			    .meta = "{\"chip\":\"GH100\"}"};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "engine.db", "replay", &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	char *rec = recording(40, 250, 17); /* 10000 samples */
 	cs_engine_add_source(e, replay(0, rec, NULL), 0);
 	cs_engine_add_source(e, replay(1, rec, NULL), 0);
@@ -141,10 +163,7 @@ static void test_replay_into_database(void **state)
 	cs_engine_window_close(e, 1700000000000009000ull);
 
 	cs_engine_stats st;
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
+	assert_int_equal(rig_close(&rg, &st), 0);
 
 	/* 2 devices x (10000 samples, 3 lost in the overflow batch, the
 	 * first after the start skipped) */
@@ -291,15 +310,12 @@ static void test_failing_sink(void **state)
  * and holds the samples decoded while it was open. */
 static void test_window_mode(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("window.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .mode = CS_ENGINE_WINDOW, .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "window.db", NULL, &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	char *rec = recording(6, 50, 1000);
 	cs_replay_opts ro = {.rebase = 1, .decode_delay_us = 200};
 	cs_engine_add_source(e, replay(0, rec, &ro), 0);
@@ -322,10 +338,7 @@ static void test_window_mode(void **state)
 		assert_int_equal(cs_engine_window_depth(e), 0);
 		nap(20000);
 	}
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
+	assert_int_equal(rig_close(&rg, &st), 0);
 	assert_int_equal(st.windows, 3);
 	/* the replay ran out inside the windows; a start with samples after
 	 * it skips its first */
@@ -342,14 +355,11 @@ static void test_window_mode(void **state)
  * run (ranges, other devices) goes on. */
 static void test_configure_failure(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("fail.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "fail.db", NULL, &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	char *rec = recording(2, 10, 1000);
 	cs_replay_opts bad = {.fail_configure = "insufficient privileges (test)"};
 	char logbuf[4096] = "";
@@ -362,12 +372,9 @@ static void test_configure_failure(void **state)
 	cs_range_init(&r, "api", "cudaMalloc", 10, 20);
 	assert_int_equal(cs_engine_range(e, &r), 0);
 	cs_engine_stats st;
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
+	assert_int_equal(rig_close(&rg, &st), 0);
 	cs_log_set_stream(NULL);
 	fclose(logf);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
 	assert_non_null(strstr(logbuf, "device 0: PM sampling disabled: insufficient privileges (test)"));
 	assert_int_equal(st.devices, 1);
 	assert_int_equal(st.samples, 19);
@@ -422,15 +429,12 @@ static void test_add_source_waits_for_start(void **state)
  * ended. Now only the bad records are dropped and counted. */
 static void test_bad_records_dropped_alone(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("bad.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "bad.db", NULL, &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	/* 1000 10-us samples at T; sample 1 is the skipped first one. Bad:
 	 * #10 ends before it starts, #20 is stamped 0, #30 goes back 1 ms;
 	 * empty: #40 and #41 are zero-length; a gap: #60..#64 are missing
@@ -469,10 +473,7 @@ static void test_bad_records_dropped_alone(void **state)
 	cs_range_init(&r, "kernel", "good", T + 5000, T + 9000);
 	assert_int_equal(cs_engine_range(e, &r), 0);
 	cs_engine_stats st;
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
+	assert_int_equal(rig_close(&rg, &st), 0);
 	assert_int_equal(written, 995);
 	assert_int_equal(st.bad_records, 4); /* 3 samples + 1 range */
 	assert_int_equal(st.empty, 2);
@@ -520,15 +521,12 @@ static void test_close_is_bounded(void **state)
  * goes on; a new context starts it again, seq carrying on. */
 static void test_park_and_resume(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("park.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000,
 			    .decode_ms = 1};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "park.db", NULL, &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	/* Two segments of 100 samples: one per start. */
 	cs_buf b = {0};
 	char line[160];
@@ -560,10 +558,7 @@ static void test_park_and_resume(void **state)
 	assert_int_equal(starts1, 1);
 	nap(20000);
 	cs_engine_stats st;
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
+	assert_int_equal(rig_close(&rg, &st), 0);
 	/* device 0: 99 + 99 (a skip per start); device 1: 99 (one start) */
 	assert_int_equal(st.samples, 297);
 	sqlite3 *db = cs_store_db(s);
@@ -609,20 +604,14 @@ static void test_abandon_and_keep_sources(void **state)
 /* A process that did no GPU work: no run at all. */
 static void test_no_work_no_run(void **state)
 {
-	char err[512];
-	cs_store *s = cs_store_open(tu_path("empty.db"), CS_OPEN_CREATE, err, sizeof err);
-	assert_non_null(s);
-	cs_producer *p = cs_producer_direct(s);
-	cs_out *ps = out_over(p, NULL);
 	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 10000};
-	cs_engine *e = cs_engine_new(&o, &cs_out_sink_ops, ps, err, sizeof err);
-	assert_non_null(e);
+	rig rg;
+	rig_open(&rg, "empty.db", NULL, &o);
+	cs_engine *e = rg.e;
+	cs_store *s = rg.s;
 	cs_engine_add_source(e, replay(0, "metrics a,b\n", NULL), 5000);
 	cs_engine_stats st;
-	assert_int_equal(cs_engine_close(e, "complete", &st), 0);
-	cs_engine_free(e);
-	cs_out_finish(ps, 0, &st, NULL);
-	cs_producer_free(p);
+	assert_int_equal(rig_close(&rg, &st), 0);
 	assert_int_equal(st.run_begun, 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 0);
 	cs_store_close(s);
