@@ -28,6 +28,12 @@
 typedef struct conn_state {
 	uint64_t id;
 	atomic_int abort;      /* set by the writer: the reader closes the socket */
+	/* The socket, for the writer to cut a failed connection at once (the
+	 * reader may be blocked in read()): valid while !reader_done, which
+	 * the reader sets before the accept loop may close the fd. */
+	pthread_mutex_t fd_mu;
+	int fd;
+	int reader_done;
 	char *host, *cmdline; /* from HELLO */
 	int64_t pid;
 	cs_writer *w; /* the open run, or NULL */
@@ -162,6 +168,11 @@ static void conn_fail(cs_ingest *in, conn_state *c, const char *what, const char
 		       (unsigned long long)c->id, (long long)c->pid, what, why);
 	c->failed = 1;
 	atomic_store(&c->abort, 1);
+	/* Close it now, not when the producer next writes. */
+	pthread_mutex_lock(&c->fd_mu);
+	if (!c->reader_done)
+		shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_unlock(&c->fd_mu);
 }
 
 static void end_run(cs_ingest *in, conn_state *c, const char *status,
@@ -357,6 +368,7 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 
 static void conn_state_free(conn_state *c)
 {
+	pthread_mutex_destroy(&c->fd_mu);
 	free(c->host);
 	free(c->cmdline);
 	free(c->map_from);
@@ -504,6 +516,9 @@ static void *conn_main(void *arg)
 out:
 	cs_buf_free(&buf);
 	shutdown(ct->fd, SHUT_RDWR);
+	pthread_mutex_lock(&cs->fd_mu);
+	cs->reader_done = 1; /* before ct->done: the fd may be closed after */
+	pthread_mutex_unlock(&cs->fd_mu);
 	item *close_it = calloc(1, sizeof *close_it);
 	if (close_it) {
 		close_it->kind = ITEM_CLOSE;
@@ -572,6 +587,8 @@ static void *accept_main(void *arg)
 			continue;
 		}
 		cs->id = ++in->next_id;
+		cs->fd = fd;
+		pthread_mutex_init(&cs->fd_mu, NULL);
 		ct->fd = fd;
 		ct->cs = cs;
 		ct->in = in;
@@ -586,7 +603,7 @@ static void *accept_main(void *arg)
 			atomic_fetch_sub(&in->st.conns_open, 1);
 			close(fd);
 			free(ct);
-			free(cs);
+			conn_state_free(cs);
 			continue;
 		}
 		pthread_mutex_unlock(&in->conns_mu);

@@ -102,6 +102,21 @@ get -w '%{http_code}' -o "$T/rn.csv" "$U/api/v1/runs/$RID/series.csv?range=nomat
 get -o "$T/ranges.csv" "$U/api/v1/runs/$RID/ranges.csv"
 head -n 1 "$T/ranges.csv" | grep -q '^kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes' && [ "$(wc -l <"$T/ranges.csv")" -eq 41 ] && grep -q '^memcpy,cudaMemcpy,1000,1999,,,,,,1048576' "$T/ranges.csv" && ok "ranges.csv" || no "ranges.csv" "$T/ranges.csv"
 
+# A semantic error (RUN_END with no run open) closes the connection at
+# once; it stayed open until the producer wrote again.
+python3 -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
+payload = bytes([1]) + bytes(7) + struct.pack("<4Q", 0, 0, 0, 0)
+s.sendall(struct.pack("<IBBHI", 0x50435343, 1, 7, 0, len(payload)) + payload)
+s.settimeout(3); t = time.time()
+try:
+    got = s.recv(1)
+except socket.timeout:
+    sys.exit("still open after 3 s")
+print("closed after %.2f s" % (time.time() - t))' "$SOCK" >"$T/out" 2>&1 &&
+	ok "a semantic ingest error closes the connection at once ($(cat "$T/out"))" || no "semantic error closes" "$T/out"
+
 # --- JSON shapes ---
 expect "runs list" "/api/v1/runs?kind=hw" 200 '"name":"ranged","status":"complete"'
 expect "runs filter by name" "/api/v1/runs?name=nothing" 200 '[]'
