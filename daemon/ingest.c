@@ -22,6 +22,11 @@
 #include "prom.h"
 #include "wire.h"
 
+/* Per run over a connection: every device and metric costs the writer
+ * buffers, so a producer cannot declare without bound (20000 device
+ * indices held 880 MB). Metrics: the protocol's limit per run. */
+#define INGEST_MAX_DEVICES 256u
+
 /* What the writer knows about one connection. Created by the accept loop,
  * owned by the writer thread from the first queued item, freed by it on
  * the connection's CLOSE item. */
@@ -42,6 +47,8 @@ typedef struct conn_state {
 	uint32_t *map_from, *map_to; /* producer metric id -> store id, sorted */
 	uint32_t *ids;               /* scratch for one SAMPLES frame */
 	uint32_t ids_cap;
+	uint32_t devs[INGEST_MAX_DEVICES]; /* device indices of the open run */
+	uint32_t ndevs;
 } conn_state;
 
 enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP };
@@ -188,6 +195,19 @@ static void end_run(cs_ingest *in, conn_state *c, const char *status,
 	c->w = NULL;
 	c->failed = 0;
 	c->nmap = 0;
+	c->ndevs = 0;
+}
+
+/* Notes device idx of the open run; -1 past INGEST_MAX_DEVICES. */
+static int note_device(conn_state *c, uint32_t idx)
+{
+	for (uint32_t i = 0; i < c->ndevs; i++)
+		if (c->devs[i] == idx)
+			return 0;
+	if (c->ndevs == INGEST_MAX_DEVICES)
+		return -1;
+	c->devs[c->ndevs++] = idx;
+	return 0;
 }
 
 static int map_lookup(const conn_state *c, uint32_t from, uint32_t *to)
@@ -280,6 +300,10 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 	}
 	case CS_WIRE_DEVICE: {
 		cs_wire_device *d = &m->u.device;
+		if (note_device(c, d->index) < 0) {
+			conn_fail(in, c, "DEVICE", "more than 256 devices in one run");
+			return;
+		}
 		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
 				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
 				     d->mem_clock_hz};
@@ -288,6 +312,11 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 		break;
 	}
 	case CS_WIRE_METRICS: {
+		if (c->nmap + m->u.metrics.count > CS_WIRE_MAX_METRICS) {
+			snprintf(err, sizeof err, "more than %u metrics in one run", CS_WIRE_MAX_METRICS);
+			conn_fail(in, c, "METRICS", err);
+			return;
+		}
 		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
 			cs_wire_metric *wm = &m->u.metrics.v[i];
 			uint32_t id;
@@ -306,6 +335,11 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 	}
 	case CS_WIRE_SAMPLES: {
 		cs_wire_samples *x = &m->u.samples;
+		if (note_device(c, x->device) < 0) {
+			atomic_fetch_add(&in->st.dropped, x->n);
+			conn_fail(in, c, "SAMPLES", "more than 256 devices in one run");
+			return;
+		}
 		if (x->m > c->ids_cap) {
 			uint32_t *ids = realloc(c->ids, x->m * sizeof *ids);
 			if (!ids) {
@@ -353,6 +387,7 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			c->w = NULL;
 			c->failed = 0;
 			c->nmap = 0;
+			c->ndevs = 0;
 			break;
 		}
 		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,

@@ -102,21 +102,6 @@ get -w '%{http_code}' -o "$T/rn.csv" "$U/api/v1/runs/$RID/series.csv?range=nomat
 get -o "$T/ranges.csv" "$U/api/v1/runs/$RID/ranges.csv"
 head -n 1 "$T/ranges.csv" | grep -q '^kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes' && [ "$(wc -l <"$T/ranges.csv")" -eq 41 ] && grep -q '^memcpy,cudaMemcpy,1000,1999,,,,,,1048576' "$T/ranges.csv" && ok "ranges.csv" || no "ranges.csv" "$T/ranges.csv"
 
-# A semantic error (RUN_END with no run open) closes the connection at
-# once; it stayed open until the producer wrote again.
-python3 -c '
-import socket, struct, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
-payload = bytes([1]) + bytes(7) + struct.pack("<4Q", 0, 0, 0, 0)
-s.sendall(struct.pack("<IBBHI", 0x50435343, 1, 7, 0, len(payload)) + payload)
-s.settimeout(3); t = time.time()
-try:
-    got = s.recv(1)
-except socket.timeout:
-    sys.exit("still open after 3 s")
-print("closed after %.2f s" % (time.time() - t))' "$SOCK" >"$T/out" 2>&1 &&
-	ok "a semantic ingest error closes the connection at once ($(cat "$T/out"))" || no "semantic error closes" "$T/out"
-
 # --- JSON shapes ---
 expect "runs list" "/api/v1/runs?kind=hw" 200 '"name":"ranged","status":"complete"'
 expect "runs filter by name" "/api/v1/runs?name=nothing" 200 '[]'
@@ -217,6 +202,32 @@ status /metrics >/dev/null
 bp=$(sed -n 's/^cyclescope_ingest_backpressure_total //p' "$T/body")
 qb=$(sed -n 's/^cyclescope_ingest_queue_bytes //p' "$T/body")
 grep -q '^cyclescope_ingest_dropped_samples_total 0$' "$T/body" && [ "${bp:-0}" -gt 0 ] && ok "readers waited on the full queue $bp times; nothing dropped" || no "back-pressure counted" "$T/body"
+
+# --- producers cut short (after the counters above are checked) ---
+# A semantic error (RUN_END with no run open) closes the connection at
+# once; it stayed open until the producer wrote again.
+python3 -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
+payload = bytes([1]) + bytes(7) + struct.pack("<4Q", 0, 0, 0, 0)
+s.sendall(struct.pack("<IBBHI", 0x50435343, 1, 7, 0, len(payload)) + payload)
+s.settimeout(3); t = time.time()
+try:
+    got = s.recv(1)
+except socket.timeout:
+    sys.exit("still open after 3 s")
+print("closed after %.2f s" % (time.time() - t))' "$SOCK" >"$T/out" 2>&1 &&
+	ok "a semantic ingest error closes the connection at once ($(cat "$T/out"))" || no "semantic error closes" "$T/out"
+
+# Bounded declarations per run: 4096 metrics (the protocol's limit; 20480
+# were taken through five frames) and 256 devices (20000 device indices
+# held 880 MB).
+"$PRODUCE" --socket "$SOCK" --name toomany --metrics 5000 --samples 0 >"$T/out" 2>&1
+wait_run toomany incomplete && grep -q 'METRICS: more than 4096 metrics in one run; closing it' "$T/log" &&
+	ok "a run declaring 5000 metrics is cut at the limit, marked incomplete" || no "metrics bound" "$T/log"
+"$PRODUCE" --socket "$SOCK" --name manydev --devices 300 --samples 10 --metrics 1 >"$T/out" 2>&1
+wait_run manydev incomplete && grep -q 'DEVICE: more than 256 devices in one run; closing it' "$T/log" &&
+	ok "a run with 300 devices is cut at 256, marked incomplete" || no "devices bound" "$T/log"
 
 # --- graceful shutdown: nothing lost ---
 "$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 || no "producer before SIGTERM"
