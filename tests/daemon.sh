@@ -229,6 +229,15 @@ wait_run toomany incomplete && grep -q 'METRICS: more than 4096 metrics in one r
 wait_run manydev incomplete && grep -q 'DEVICE: more than 256 devices in one run; closing it' "$T/log" &&
 	ok "a run with 300 devices is cut at 256, marked incomplete" || no "devices bound" "$T/log"
 
+# An error after the 200 is out: a last line says what, and the transfer
+# ends unfinished (it was cut silently). A chunk of the 'ranged' run is
+# corrupted behind the daemon's back.
+sqlite3 "$DB" "UPDATE chunks SET data = X'00112233' WHERE run = $RID AND metric = 0 AND seq0 = (SELECT max(seq0) FROM chunks WHERE run = $RID AND metric = 0)"
+get -o "$T/cut.csv" "$U/api/v1/runs/$RID/series.csv?metric=lts__t_sectors.sum" 2>"$T/cut.err"
+rc=$?
+[ $rc -eq 18 ] && head -n 1 "$T/cut.csv" | grep -q '^t0,t1,lts__t_sectors.sum' && tail -n 1 "$T/cut.csv" | grep -q '^# error: ' &&
+	ok "an error mid-stream: a '# error:' last line and an unfinished transfer (curl $rc)" || no "mid-stream error (curl $rc)" "$T/cut.csv"
+
 # --- graceful shutdown: nothing lost ---
 "$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 || no "producer before SIGTERM"
 kill -TERM "$DPID"

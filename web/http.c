@@ -222,6 +222,7 @@ typedef struct stream {
 	cs_buf pending;
 	size_t sent;
 	int done;
+	int failed; /* the error line is in pending: end with an error after it */
 } stream;
 
 static int stream_sink(void *ctx, const void *p, size_t n)
@@ -274,11 +275,26 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		s->sent = 0;
 		if (s->done)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		sem_wait(&s->h->busy);
-		int rc = stream_fill(s);
-		sem_post(&s->h->busy);
-		if (rc)
+		if (s->failed)
 			return MHD_CONTENT_READER_END_WITH_ERROR;
+		sem_wait(&s->h->busy);
+		size_t before = s->pending.len;
+		int rc = stream_fill(s);
+		if (rc) {
+			/* The 200 is out: what went wrong goes in a last line
+			 * (docs/http-api.md), then the transfer ends unfinished so
+			 * that clients see an error too (curl: exit 18). */
+			const char *why = s->series ? cs_store_errmsg(s->s)
+						    : sqlite3_errmsg(cs_store_db(s->s));
+			char line[600];
+			int n = snprintf(line, sizeof line, "# error: %s\r\n",
+					 why && *why ? why : strerror(-rc));
+			s->pending.len = before;
+			cs_buf_append(&s->pending, line, n > 0 && (size_t)n < sizeof line
+								? (size_t)n : sizeof line - 1);
+			s->failed = 1;
+		}
+		sem_post(&s->h->busy);
 	}
 	size_t n = s->pending.len - s->sent;
 	if (n > max)
