@@ -80,18 +80,27 @@ static int run_runs(int argc, char **argv)
 			rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
 		goto out;
 	}
-	printf("%4s  %-4s  %-10s  %-12s  %-5s  %3s  %7s  %10s  %-12s  %s\n", "ID", "KIND",
-	       "STATUS", "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN", "NAME");
+	/* The SOURCE column as wide as its longest value (accelsim-perf is
+	 * 13 characters and pushed the rest out of line). */
+	int sw = 12;
+	sqlite3_stmt *wst = NULL;
+	if (sqlite3_prepare_v2(dbh, "SELECT max(length(source)) FROM runs", -1, &wst, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_step(wst) == SQLITE_ROW && sqlite3_column_int(wst, 0) > sw)
+		sw = sqlite3_column_int(wst, 0) < 64 ? sqlite3_column_int(wst, 0) : 64;
+	sqlite3_finalize(wst);
+	printf("%4s  %-4s  %-10s  %-*s  %-5s  %3s  %7s  %10s  %-12s  %s\n", "ID", "KIND",
+	       "STATUS", sw, "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN", "NAME");
 	int src;
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
 		char span[32];
 		const char *unit = (const char *)sqlite3_column_text(st, 4);
 		format_span(span, sizeof span, unit, sqlite3_column_type(st, 8) != SQLITE_NULL,
 			    sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9));
-		printf("%4lld  %-4s  %-10s  %-12s  %-5s  %3lld  %7lld  %10lld  %-12s  %s\n",
+		printf("%4lld  %-4s  %-10s  %-*s  %-5s  %3lld  %7lld  %10lld  %-12s  %s\n",
 		       (long long)sqlite3_column_int64(st, 0),
 		       (const char *)sqlite3_column_text(st, 1),
-		       (const char *)sqlite3_column_text(st, 2),
+		       (const char *)sqlite3_column_text(st, 2), sw,
 		       (const char *)sqlite3_column_text(st, 3), unit,
 		       (long long)sqlite3_column_int64(st, 5),
 		       (long long)sqlite3_column_int64(st, 6),

@@ -97,6 +97,12 @@ got = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))[0]
 want = {k: bytes.fromhex(h).decode("utf-8", "replace") for k, h in
         (("a", "C328"), ("b", "F4908080"), ("c", "EDA080"), ("d", "E282ACF09F9880"))}
 assert got == want, (got, want)' "$T/u.json" 2>"$T/err" && ok "query --json: invalid UTF-8 becomes U+FFFD, the JSON stays valid" || no "query --json UTF-8" "$T/err"
+# runs keeps its columns in line whatever the source's length.
+"$CS" import tests/fixtures/sim/perf_counter_2026-12-02_10-17-51.csv.gz --db "$T/cols.db" >/dev/null 2>&1
+"$CS" import csv "$EX" --db "$T/cols.db" >/dev/null 2>&1
+"$CS" runs --db "$T/cols.db" >"$T/out" 2>&1
+awk 'NR == 1 { p = index($0, "UNIT") } NR > 1 && substr($0, p, 2) !~ /^(ns|cy)/ { bad = 1 } END { exit bad || NR < 3 }' "$T/out" &&
+	ok "runs: the UNIT column in line under its header with an accelsim-perf run" || no "runs columns" "$T/out"
 fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
 fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
 fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"
