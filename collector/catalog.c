@@ -12,6 +12,7 @@
  */
 #include "collector.h"
 #include "catalog.h"
+#include "strdist.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -318,31 +319,6 @@ int cs_catalog_describe(const char *chip, const char *name, cs_cat_metric *m)
 	return -ENOENT;
 }
 
-/* Edit distance, capped: small enough to suggest a spelling. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 200 || lb > 200)
-		return 1000;
-	size_t row[201];
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
 
 /* Why name alone is refused, in words: unknown (with the nearest known
  * base name) or known but not in PM-sampling mode. */
@@ -364,7 +340,7 @@ static void explain_refusal(const char *chip, const char *name, CUptiResult rc,
 		for (size_t i = 0; i < bl.n[t]; i++) {
 			if (!strcmp(bl.names[t][i], base))
 				known = 1;
-			size_t d = distance(base, bl.names[t][i]);
+			size_t d = cs_edit_distance(base, bl.names[t][i]);
 			if (d < best) {
 				best = d;
 				nearest = bl.names[t][i];

@@ -1,5 +1,6 @@
 /* cli.c - shared command-line plumbing; see cli.h. */
 #include "cli.h"
+#include "strdist.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,8 +67,19 @@ int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 		const cs_opt *o = opts;
 		while (o && o->name && (strlen(o->name) != nlen || strncmp(o->name, name, nlen)))
 			o++;
-		if (!o || !o->name)
+		if (!o || !o->name) {
+			const char *names[128];
+			size_t k = 0;
+			for (const cs_opt *q = opts; q && q->name && k < 128; q++)
+				names[k++] = q->name;
+			char typed[64];
+			snprintf(typed, sizeof typed, "%.*s", (int)(nlen < 63 ? nlen : 63), name);
+			const char *near = cs_nearest(typed, names, k, 2);
+			if (near)
+				return cs_cli_usage_error(cmd, "unknown option '%s' (did you mean "
+							  "'--%s'?)", a, near);
 			return cs_cli_usage_error(cmd, "unknown option '%s'", a);
+		}
 		if (!o->str) {
 			if (eq)
 				return cs_cli_usage_error(cmd, "option --%s takes no value",

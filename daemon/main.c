@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "strdist.h"
 #include "log.h"
 
 static const cs_cmd *const commands[] = {
@@ -64,7 +65,15 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (!strcmp(commands[i]->name, name))
 			return commands[i]->run(argc - 1, argv + 1);
-	fprintf(stderr, "cyclescope: unknown command '%s'\n\n", name);
+	const char *names[NCOMMANDS];
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i]->name;
+	const char *near = cs_nearest(name, names, NCOMMANDS, 2);
+	if (near)
+		fprintf(stderr, "cyclescope: unknown command '%s' (did you mean '%s'?)\n\n", name,
+			near);
+	else
+		fprintf(stderr, "cyclescope: unknown command '%s'\n\n", name);
 	usage(stderr);
 	return CS_EXIT_USAGE;
 }

@@ -104,6 +104,8 @@ assert got == want, (got, want)' "$T/u.json" 2>"$T/err" && ok "query --json: inv
 awk 'NR == 1 { p = index($0, "UNIT") } NR > 1 && substr($0, p, 2) !~ /^(ns|cy)/ { bad = 1 } END { exit bad || NR < 3 }' "$T/out" &&
 	ok "runs: the UNIT column in line under its header with an accelsim-perf run" || no "runs columns" "$T/out"
 fails "unknown command" "unknown command 'frobnicate'" 2 "$CS" frobnicate
+fails "a misspelt command gets a suggestion" "unknown command 'imprt' (did you mean 'import'?)" 2 "$CS" imprt
+fails "a misspelt option gets a suggestion" "unknown option '--metirc' (did you mean '--metric'?)" 2 "$CS" export 1 --metirc x --db "$DB"
 fails "unknown option" "unknown option '--bogus'" 2 "$CS" runs --bogus
 fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB"
 fails "unknown run" "no run 'nosuch'" 1 "$CS" export nosuch --db "$DB"
