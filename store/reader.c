@@ -2,6 +2,7 @@
  * reader.c - raw and bucketed scans over chunks; see reader.h.
  */
 #include "reader.h"
+#include "strdist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -559,18 +560,37 @@ int cs_read_metric_id(cs_store *s, int64_t run, const char *name, uint32_t *id)
 	} else if (src == SQLITE_DONE) {
 		sqlite3_finalize(st);
 		st = NULL;
-		char list[256] = "";
-		if (!prepare1(s, "SELECT group_concat(name, ', ') FROM"
-				 " (SELECT name FROM metrics WHERE run = ?1"
-				 " ORDER BY id LIMIT 8)", &st)) {
+		/* The closest name: one that ends in ".name" (a prefixed form
+		 * of it), else the nearest spelling; else the first few. */
+		char list[256] = "", near[256] = "";
+		size_t best = 3 + strlen(name) / 8, nl = strlen(name), count = 0;
+		if (!prepare1(s, "SELECT name FROM metrics WHERE run = ?1 ORDER BY id", &st)) {
 			sqlite3_bind_int64(st, 1, run);
-			if (sqlite3_step(st) == SQLITE_ROW &&
-			    sqlite3_column_text(st, 0))
-				snprintf(list, sizeof list, "%s",
-					 (const char *)sqlite3_column_text(st, 0));
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				const char *m = (const char *)sqlite3_column_text(st, 0);
+				if (!m)
+					continue;
+				size_t ml = strlen(m), d;
+				if (count++ < 8)
+					snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+						 count > 1 ? ", " : "", m);
+				if (ml > nl && m[ml - nl - 1] == '.' && !strcmp(m + ml - nl, name))
+					d = 0;
+				else
+					d = cs_edit_distance(name, m);
+				if (d < best && d < nl) {
+					best = d;
+					snprintf(near, sizeof near, "%s", m);
+				}
+			}
 		}
-		rc = fail(s, -ENOENT, "run %lld has no metric '%s' (it has: %s)",
-			  (long long)run, name, *list ? list : "none");
+		if (*near)
+			rc = fail(s, -ENOENT, "run %lld has no metric '%s' (did you mean '%s'?)",
+				  (long long)run, name, near);
+		else
+			rc = fail(s, -ENOENT, "run %lld has no metric '%s' (it has %zu: %s%s)",
+				  (long long)run, name, count, *list ? list : "none",
+				  count > 8 ? ", ..." : "");
 	} else {
 		rc = fail_sql(s, src, "looking up a metric");
 	}
