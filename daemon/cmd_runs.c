@@ -6,17 +6,25 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "reader.h"
 #include "runs_json.h"
+#include "store.h"
 
 static int run_runs(int argc, char **argv);
 
 const cs_cmd cs_cmd_runs = {
 	"runs", run_runs, "list the runs in the database",
-	"usage: cyclescope runs [--db F] [--json]\n\n"
+	"usage: cyclescope runs [--db F] [--json]\n"
+	"       cyclescope runs delete RUN... [--db F]\n"
+	"       cyclescope runs rename RUN NAME [--db F]\n\n"
 	"Lists every run: id, kind (hw or sim), status (running, complete or\n"
 	"incomplete: a run whose writer died), source, time unit, devices, metrics,\n"
 	"samples, time span and name. --json prints every column of the runs table\n"
-	"(docs/schema.md) with device, metric and range counts, and meta as an object.\n",
+	"(docs/schema.md) with device, metric and range counts, and meta as an object.\n\n"
+	"delete removes runs and everything recorded for them (samples, ranges,\n"
+	"devices, metrics, shipping marks); rename gives a run a new name. A run a\n"
+	"live producer is still writing is refused; stop the producer first.\n"
+
 };
 
 static const char runs_sql[] =
@@ -51,17 +59,69 @@ static void format_span(char *out, size_t len, const char *unit, int have,
 		snprintf(out, len, "%lld ns", t1 - t0);
 }
 
+/* runs delete RUN... / runs rename RUN NAME: every RUN is resolved and
+ * checked before anything changes. */
+static int change_runs(const cs_cmd *cmd, const char *db, const char **pos, int npos)
+{
+	int del = !strcmp(pos[0], "delete");
+	if (del && npos < 2)
+		return cs_cli_usage_error(cmd, "delete: expected RUN...");
+	if (!del && npos != 3)
+		return cs_cli_usage_error(cmd, "rename: expected RUN NAME");
+	const char *path = cs_cli_db_path(db);
+	cs_store *probe = cs_cli_open(cmd, path, CS_CLI_READ); /* says "no such database" */
+	if (!probe)
+		return CS_EXIT_FAIL;
+	cs_store_close(probe);
+	char err[512];
+	cs_store *s = cs_store_open(path, 0, err, sizeof err);
+	if (!s)
+		return cs_cli_fail(cmd, "%s", err);
+	int rc = CS_EXIT_OK;
+	int n = del ? npos - 1 : 1;
+	int64_t ids[64];
+	if (n > 64) {
+		cs_store_close(s);
+		return cs_cli_usage_error(cmd, "delete: at most 64 runs at a time");
+	}
+	for (int i = 0; i < n && rc == CS_EXIT_OK; i++) {
+		char who[300];
+		if (cs_read_find_run(s, pos[1 + i], &ids[i]))
+			rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
+		else if (cs_store_run_busy(s, ids[i], who, sizeof who) > 0)
+			rc = cs_cli_fail(cmd, "run %lld ('%s') is still being written (%s); stop that "
+					 "producer first", (long long)ids[i], pos[1 + i], who);
+	}
+	for (int i = 0; i < n && rc == CS_EXIT_OK; i++) {
+		if (del ? cs_store_delete_run(s, ids[i]) : cs_store_rename_run(s, ids[i], pos[2]))
+			rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
+		else if (del)
+			fprintf(stderr, "cyclescope runs: deleted run %lld ('%s')\n",
+				(long long)ids[i], pos[1 + i]);
+		else
+			fprintf(stderr, "cyclescope runs: run %lld is now named '%s'\n",
+				(long long)ids[i], pos[2]);
+	}
+	cs_store_close(s);
+	return rc;
+}
+
 static int run_runs(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_runs;
 	const char *db = NULL;
 	int json = 0;
 	const cs_opt opts[] = {{"db", &db, NULL}, {"json", NULL, &json}, {NULL, NULL, NULL}};
-	const char *pos[1];
+	const char *pos[66];
 	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
+	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 66, &npos);
 	if (rc)
 		return CS_CLI_EXIT(rc);
+	if (npos && (!strcmp(pos[0], "delete") || !strcmp(pos[0], "rename")))
+		return change_runs(cmd, db, pos, npos);
+	if (npos)
+		return cs_cli_usage_error(cmd, "unexpected argument '%s' (delete or rename?)",
+					  pos[0]);
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;

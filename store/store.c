@@ -1126,6 +1126,55 @@ int cs_store_delete_run(cs_store *s, int64_t run)
 	return rc;
 }
 
+int cs_store_rename_run(cs_store *s, int64_t run, const char *name)
+{
+	if (!name || !*name)
+		return fail(s, -EINVAL, "a run name cannot be empty");
+	sqlite3_stmt *st = NULL;
+	int rc = begin_tx(s);
+	if (rc)
+		return rc;
+	int src = sqlite3_prepare_v2(s->db, "UPDATE runs SET name = ?2 WHERE id = ?1", -1, &st,
+				     NULL);
+	if (src == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+		src = sqlite3_step(st);
+	}
+	if (src != SQLITE_DONE)
+		rc = fail_sql(s, src, "renaming a run");
+	else if (!sqlite3_changes(s->db))
+		rc = fail(s, -ENOENT, "no run %lld", (long long)run);
+	sqlite3_finalize(st);
+	int crc = cs_store_commit(s);
+	return rc ? rc : crc;
+}
+
+int cs_store_run_busy(cs_store *s, int64_t run, char *who, size_t wholen)
+{
+	sqlite3_stmt *st = NULL;
+	int src = sqlite3_prepare_v2(s->db,
+				     "SELECT status = 'running', writer_pid, writer_host FROM runs"
+				     " WHERE id = ?1", -1, &st, NULL);
+	int rc = 0;
+	if (src == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		src = sqlite3_step(st);
+	}
+	if (src == SQLITE_ROW) {
+		rc = sqlite3_column_int(st, 0);
+		const char *host = (const char *)sqlite3_column_text(st, 2);
+		snprintf(who, wholen, "pid %lld on %s", (long long)sqlite3_column_int64(st, 1),
+			 host ? host : "?");
+	} else if (src == SQLITE_DONE) {
+		rc = fail(s, -ENOENT, "no run %lld", (long long)run);
+	} else {
+		rc = fail_sql(s, src, "reading a run");
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 void cs_writer_discard(cs_writer *w)
 {
 	if (!w)

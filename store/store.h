@@ -79,6 +79,14 @@ void cs_store_uuid(char out[37]);
 /* Deletes a run and everything that belongs to it, in one transaction. */
 int cs_store_delete_run(cs_store *s, int64_t run);
 
+/* Renames a run (name may be any text but empty). 0, -ENOENT, -EINVAL. */
+int cs_store_rename_run(cs_store *s, int64_t run, const char *name);
+
+/* 1 when a live writer still has the run open (status running after the
+ * read-write open's sweep of dead writers), with "pid P on HOST" in
+ * who; 0 when not; a negative errno on failure. */
+int cs_store_run_busy(cs_store *s, int64_t run, char *who, size_t wholen);
+
 /* Run metadata for cs_writer_begin. Strings are borrowed for the call. */
 typedef struct cs_run_info {
 	const char *kind;      /* "hw" or "sim" */

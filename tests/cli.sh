@@ -149,6 +149,29 @@ if command -v sqlite3 >/dev/null; then
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = "ok" ] && ok "integrity_check after SIGKILL" || no "integrity_check after SIGKILL"
 fi
 
+# runs delete / rename (there was no way to remove or rename a run).
+for rn in keep gone other; do "$CS" import csv "$EX" --db "$T/del.db" --name $rn >/dev/null 2>&1; done
+"$CS" runs delete gone nosuch --db "$T/del.db" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "no run 'nosuch'" "$T/out" && [ "$("$CS" runs --db "$T/del.db" | grep -c ' gone$')" -eq 1 ] &&
+	ok "runs delete with an unknown run changes nothing" || no "delete unknown" "$T/out"
+gid=$(sqlite3 "$T/del.db" "SELECT id FROM runs WHERE name = 'gone'")
+"$CS" runs delete gone --db "$T/del.db" >"$T/out" 2>&1 &&
+	[ "$(sqlite3 "$T/del.db" "SELECT (SELECT count(*) FROM runs WHERE id = $gid) + (SELECT count(*) FROM chunks WHERE run = $gid) + (SELECT count(*) FROM timelines WHERE run = $gid) + (SELECT count(*) FROM metrics WHERE run = $gid)")" = 0 ] &&
+	[ "$(sqlite3 "$T/del.db" "SELECT count(*) FROM runs")" = 2 ] && grep -q "deleted run $gid ('gone')" "$T/out" &&
+	ok "runs delete removes the run and all it holds, nothing else" || no "runs delete" "$T/out"
+"$CS" runs rename other renamed --db "$T/del.db" >"$T/out" 2>&1 &&
+	[ "$(sqlite3 "$T/del.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM runs ORDER BY id)")" = "keep renamed" ] &&
+	ok "runs rename" || no "runs rename" "$T/out"
+"$B/tests/produce" --db "$T/del.db" --name live --samples 5000 --stall-after 1000 >/dev/null 2>&1 &
+PP=$!
+i=0; while [ $i -lt 100 ] && [ "$(sqlite3 "$T/del.db" "SELECT count(*) FROM runs WHERE name = 'live'" 2>/dev/null)" != 1 ]; do sleep 0.05; i=$((i + 1)); done
+"$CS" runs delete live --db "$T/del.db" >"$T/out" 2>&1
+rc=$?
+kill -9 $PP 2>/dev/null; wait $PP 2>/dev/null
+[ $rc -eq 1 ] && grep -q "is still being written (pid $PP on " "$T/out" &&
+	ok "a run a live producer writes is not deleted" || no "delete a live run (exit $rc)" "$T/out"
+"$CS" runs delete live --db "$T/del.db" >"$T/out" 2>&1 && ok "once its producer is gone it can be" || no "delete after the producer died" "$T/out"
+
 # Archived files on read-only media: a WAL database whose file and
 # directory are read-only (it failed with "attempt to write a readonly
 # database"). Needs another user than root, who may write anything.
