@@ -19,6 +19,7 @@
 #include "simcsv.h"
 #include "textin.h"
 #include "import_csv.h"
+#include "json.h"
 #include "producer.h"
 
 static int run_import(int argc, char **argv);
@@ -27,7 +28,7 @@ const cs_cmd cs_cmd_import = {
 	"import", run_import, "import simulator or CSV statistics as a run",
 	"usage: cyclescope import [FORMAT] FILE [--db F | --socket PATH] [--name NAME]\n"
 	"                         [--map F] [--time-unit ns|cycle] [--kind hw|sim]\n"
-	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank]\n\n"
+	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank] [--json]\n\n"
 	"Imports FILE ('-' for standard input; gzip or plain) as one new run. Without\n"
 	"FORMAT the format is detected from the content and named on stderr.\n\n"
 	"Formats (docs/sim-bridge.md, docs/import-formats.md):\n"
@@ -52,7 +53,11 @@ const cs_cmd cs_cmd_import = {
 	"                  metrics computed from the simulator's stats\n"
 	"  --sample-cycles N  accelwattch: cycles per row (the run's\n"
 	"                  -gpgpu_runtime_stat period; default 500)\n"
-	"  --per-bank      aerialvision: also keep per-bank DRAM series\n\n"
+	"  --per-bank      aerialvision: also keep per-bank DRAM series\n"
+	"  --json          say what was imported as one JSON object on stdout\n"
+	"                  ({\"run\":N,\"name\":...,\"samples\":...,\"metrics\":...,\n"
+	"                  \"devices\":...,\"db\":...}; through a daemon {\"run_uuid\":...,\n"
+	"                  \"name\":...,\"socket\":...})\n\n"
 	"A file with an error is not imported at all: the message names the file,\n"
 	"line and column.\n",
 };
@@ -141,8 +146,9 @@ static int run_import(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_import;
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
 	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL;
-	int per_bank = 0;
+	int per_bank = 0, json = 0;
 	const cs_opt opts[] = {
+		{"json", NULL, &json},
 		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
 		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {"socket", &socket_path, NULL},
 		{"map", &map_path, NULL},  {"sample-cycles", &cycles, NULL},
@@ -268,8 +274,24 @@ static int run_import(int argc, char **argv)
 	if (rc) {
 		rc = cs_cli_fail(cmd, "%s (nothing was imported)", err);
 	} else if (!s) {
-		printf("sent %s '%s' to the daemon at %s\n", cs_producer_run_label(p),
-		       name ? name : io.label, socket_path);
+		const char *label = cs_producer_run_label(p); /* "run <uuid>" */
+		if (json) {
+			cs_buf b = CS_BUF_INIT;
+			int first = 1;
+			cs_json_raw(&b, "{");
+			cs_json_key(&b, &first, "run_uuid");
+			cs_json_str(&b, strncmp(label, "run ", 4) ? label : label + 4);
+			cs_json_key(&b, &first, "name");
+			cs_json_str(&b, name ? name : io.label);
+			cs_json_key(&b, &first, "socket");
+			cs_json_str(&b, socket_path);
+			cs_json_raw(&b, "}\n");
+			fwrite(b.data, 1, b.len, stdout);
+			cs_buf_free(&b);
+		} else {
+			printf("sent %s '%s' to the daemon at %s\n", label, name ? name : io.label,
+			       socket_path);
+		}
 		rc = CS_EXIT_OK;
 	} else {
 		sqlite3_stmt *st = NULL;
@@ -279,13 +301,32 @@ static int run_import(int argc, char **argv)
 				   " WHERE run = ?1) FROM runs WHERE id = ?1",
 				   -1, &st, NULL);
 		sqlite3_bind_int64(st, 1, run);
-		if (sqlite3_step(st) == SQLITE_ROW)
+		if (sqlite3_step(st) == SQLITE_ROW && json) {
+			cs_buf b = CS_BUF_INIT;
+			int first = 1;
+			cs_json_raw(&b, "{");
+			cs_json_key(&b, &first, "run");
+			cs_json_i64(&b, run);
+			cs_json_key(&b, &first, "name");
+			cs_json_str(&b, (const char *)sqlite3_column_text(st, 0));
+			const char *keys[] = {"samples", "metrics", "devices"};
+			for (int k = 0; k < 3; k++) {
+				cs_json_key(&b, &first, keys[k]);
+				cs_json_i64(&b, sqlite3_column_int64(st, k + 1));
+			}
+			cs_json_key(&b, &first, "db");
+			cs_json_str(&b, path);
+			cs_json_raw(&b, "}\n");
+			fwrite(b.data, 1, b.len, stdout);
+			cs_buf_free(&b);
+		} else if (sqlite3_data_count(st)) {
 			printf("imported run %lld '%s': %lld samples x %lld metrics on %lld "
 			       "device(s) into %s\n",
 			       (long long)run, (const char *)sqlite3_column_text(st, 0),
 			       (long long)sqlite3_column_int64(st, 1),
 			       (long long)sqlite3_column_int64(st, 2),
 			       (long long)sqlite3_column_int64(st, 3), path);
+		}
 		sqlite3_finalize(st);
 		rc = CS_EXIT_OK;
 	}

@@ -149,6 +149,18 @@ if command -v sqlite3 >/dev/null; then
 	[ "$(sqlite3 "$DB" 'PRAGMA integrity_check')" = "ok" ] && ok "integrity_check after SIGKILL" || no "integrity_check after SIGKILL"
 fi
 
+# import --json: what was imported, for scripts (they parsed 'imported run N').
+"$CS" import csv "$EX" --db "$T/js.db" --name 'a "quoted" name' --json >"$T/out" 2>"$T/err" &&
+	python3 -c '
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.reader(open(sys.argv[2])))
+want = {"run": 1, "name": "a \"quoted\" name", "samples": len(rows) - 1,
+        "metrics": len(rows[0]) - 2, "devices": 1}
+assert {k: j[k] for k in want} == want, (j, want)
+assert j["db"].endswith("js.db"), j' "$T/out" "$EX" 2>>"$T/err" &&
+	ok "import --json says run, name, samples, metrics, devices and the file" || no "import --json" "$T/err"
+
 # runs delete / rename (there was no way to remove or rename a run).
 for rn in keep gone other; do "$CS" import csv "$EX" --db "$T/del.db" --name $rn >/dev/null 2>&1; done
 "$CS" runs delete gone nosuch --db "$T/del.db" >"$T/out" 2>&1

@@ -242,6 +242,13 @@ rc=$?
 [ $rc -eq 18 ] && head -n 1 "$T/cut.csv" | grep -q '^t0,t1,lts__t_sectors.sum' && tail -n 1 "$T/cut.csv" | grep -q '^# error: ' &&
 	ok "an error mid-stream: a '# error:' last line and an unfinished transfer (curl $rc)" || no "mid-stream error (curl $rc)" "$T/cut.csv"
 
+# import --json through the daemon: the run's uuid, as the daemon keeps it.
+"$CS" import csv docs/examples/h100-l2-overlap.csv --socket "$SOCK" --name viajson --json >"$T/out" 2>"$T/err"
+wait_run viajson complete
+uuid=$(python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); assert j["name"] == "viajson" and j["socket"] == sys.argv[2]; print(j["run_uuid"])' "$T/out" "$SOCK" 2>>"$T/err")
+[ -n "$uuid" ] && get "$U/api/v1/runs?name=viajson" | grep -q "\"uuid\":\"$uuid\"" &&
+	ok "import --json through the daemon gives the run's uuid" || no "import --json via daemon" "$T/err"
+
 # --- graceful shutdown: nothing lost ---
 "$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 || no "producer before SIGTERM"
 kill -TERM "$DPID"
