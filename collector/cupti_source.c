@@ -196,6 +196,19 @@ static long first_breaking(const char *chip, const uint8_t *avail, const cs_pm_c
 	return -1;
 }
 
+/* (Re)builds c->config and c->host for cfg against avail (NULL = the
+ * empty image), freeing the ones before. */
+static int build_config(cupti_src *c, const uint8_t *avail, const cs_pm_config *cfg,
+			size_t *passes, char *err, size_t errlen)
+{
+	free(c->config);
+	cs_catalog_host_free(c->host);
+	c->config = NULL;
+	c->host = NULL;
+	return cs_catalog_config(c->chip, avail, cfg->metrics, cfg->nmetrics, &c->host,
+				 &c->config, &c->config_size, passes, err, errlen);
+}
+
 /* The config image for cfg: against the device's availability image,
  * then against none. Fills c->host/config, *used. */
 static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
@@ -203,19 +216,12 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 {
 	size_t passes = 0;
 	char first_err[512] = "";
-	int rc = cs_catalog_config(c->chip, c->avail, cfg->metrics, cfg->nmetrics, &c->host,
-				   &c->config, &c->config_size, &passes, first_err,
-				   sizeof first_err);
+	int rc = build_config(c, c->avail, cfg, &passes, first_err, sizeof first_err);
 	if (rc == 0 && passes == 1) {
 		*used = "device";
 		return 0;
 	}
-	free(c->config);
-	cs_catalog_host_free(c->host);
-	c->config = NULL;
-	c->host = NULL;
-	rc = cs_catalog_config(c->chip, NULL, cfg->metrics, cfg->nmetrics, &c->host, &c->config,
-			       &c->config_size, &passes, err, errlen);
+	rc = build_config(c, NULL, cfg, &passes, err, errlen);
 	if (rc == 0 && passes == 1) {
 		*used = "none";
 		cs_log(CS_LOG_INFO, "collector: device %u: the device's counter availability "
@@ -363,28 +369,16 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	rc = cuptiPmSamplingSetConfig(&sc);
 	if (rc != CUPTI_SUCCESS && used && !strcmp(used, "device")) {
 		/* Built against the device's image and still refused: once more
-		 * against none, the path device-level counters may need. */
-		void *host = NULL;
-		uint8_t *img = NULL;
-		size_t size = 0, passes = 0;
+		 * against none, the path device-level counters may need (the
+		 * refused image was not kept by CUPTI). */
+		size_t passes = 0;
 		char e2[256];
-		if (cs_catalog_config(c->chip, NULL, cfg->metrics, cfg->nmetrics, &host, &img, &size,
-				      &passes, e2, sizeof e2) == 0 && passes == 1) {
-			sc.pConfig = img;
-			sc.configSize = size;
-			if ((rc = cuptiPmSamplingSetConfig(&sc)) == CUPTI_SUCCESS) {
-				free(c->config);
-				cs_catalog_host_free(c->host);
-				c->config = img;
-				c->config_size = size;
-				c->host = host;
-				img = NULL;
-				host = NULL;
+		if (build_config(c, NULL, cfg, &passes, e2, sizeof e2) == 0 && passes == 1) {
+			sc.pConfig = c->config;
+			sc.configSize = c->config_size;
+			if ((rc = cuptiPmSamplingSetConfig(&sc)) == CUPTI_SUCCESS)
 				setup->availability = "none";
-			}
 		}
-		free(img);
-		cs_catalog_host_free(host);
 	}
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "PM sampling refused the configuration (%s)%s",

@@ -506,16 +506,23 @@ static dev *find_dev(cs_engine *e, uint32_t device)
 	return NULL;
 }
 
+/* A source handed in is settled (configured, refused or dropped): the
+ * sender may begin the run once none is pending. */
+static void config_done(cs_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->pending_config--;
+	pthread_cond_broadcast(&e->send_cv);
+	pthread_mutex_unlock(&e->mu);
+}
+
 static void configure_dev(cs_engine *e, cs_pm_source *src)
 {
 	dev *d = calloc(1, sizeof *d);
 	char err[1024] = "";
 	if (!d) {
 		src->ops->destroy(src);
-		pthread_mutex_lock(&e->mu);
-		e->pending_config--;
-		pthread_cond_broadcast(&e->send_cv);
-		pthread_mutex_unlock(&e->mu);
+		config_done(e);
 		return;
 	}
 	d->src = src;
@@ -562,10 +569,7 @@ static void configure_dev(cs_engine *e, cs_pm_source *src)
 	pthread_mutex_unlock(&e->mu);
 	if (samplers_wanted(e))
 		start_dev(e, d);
-	pthread_mutex_lock(&e->mu);
-	e->pending_config--;
-	pthread_cond_broadcast(&e->send_cv);
-	pthread_mutex_unlock(&e->mu);
+	config_done(e);
 }
 
 /* One request from an application thread, on the control thread. */
@@ -582,10 +586,7 @@ static void handle_req(cs_engine *e, const req *r, int abandoned)
 				       "sampler is ignored", r->src->device);
 				r->src->ops->destroy(r->src);
 			}
-			pthread_mutex_lock(&e->mu);
-			e->pending_config--;
-			pthread_cond_broadcast(&e->send_cv);
-			pthread_mutex_unlock(&e->mu);
+			config_done(e);
 			return;
 		}
 		configure_dev(e, r->src);
@@ -730,6 +731,15 @@ static int wait_ticket(cs_engine *e, uint64_t ticket, unsigned wait_ms)
 	return done ? 0 : -ETIMEDOUT;
 }
 
+/* Whether device was ever handed in. Under mu. */
+static int known_locked(const cs_engine *e, uint32_t device)
+{
+	for (unsigned i = 0; i < e->nknown; i++)
+		if (e->known[i] == device)
+			return 1;
+	return 0;
+}
+
 /* Queues a request; 0 when the engine is closing or full. Under mu. */
 static uint64_t submit_locked(cs_engine *e, int op, uint32_t device, cs_pm_source *src)
 {
@@ -748,10 +758,7 @@ int cs_engine_add_source(cs_engine *e, cs_pm_source *src, unsigned wait_ms)
 	uint64_t ticket = submit_locked(e, REQ_ADD, src->device, src);
 	if (ticket) {
 		e->pending_config++;
-		int seen = 0;
-		for (unsigned i = 0; i < e->nknown; i++)
-			seen |= e->known[i] == src->device;
-		if (!seen && e->nknown < MAX_REQS)
+		if (!known_locked(e, src->device) && e->nknown < MAX_REQS)
 			e->known[e->nknown++] = src->device;
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -774,9 +781,7 @@ static int device_req(cs_engine *e, int op, uint32_t device, unsigned wait_ms)
 	if (!e)
 		return -EINVAL;
 	pthread_mutex_lock(&e->mu);
-	int known = 0;
-	for (unsigned i = 0; i < e->nknown; i++)
-		known |= e->known[i] == device;
+	int known = known_locked(e, device);
 	uint64_t ticket = known ? submit_locked(e, op, device, NULL) : 0;
 	pthread_mutex_unlock(&e->mu);
 	if (!known)

@@ -272,14 +272,17 @@ static int migrate_0_to_1(cs_store *s)
 	return rc;
 }
 
-/* v2: how far each run has been shipped to each fleet target (outbox.h). */
-static int migrate_1_to_2(cs_store *s)
+/* One schema step after v1: sql, then user_version = to, in one
+ * transaction. */
+static int migrate_step(cs_store *s, const char *sql, int to)
 {
+	char ver[40];
+	snprintf(ver, sizeof ver, "PRAGMA user_version = %d", to);
 	int rc = exec(s, "BEGIN IMMEDIATE");
 	if (!rc)
-		rc = exec(s, cs_schema_v2);
+		rc = exec(s, sql);
 	if (!rc)
-		rc = exec(s, "PRAGMA user_version = 2");
+		rc = exec(s, ver);
 	if (!rc)
 		rc = exec(s, "COMMIT");
 	else
@@ -287,19 +290,16 @@ static int migrate_1_to_2(cs_store *s)
 	return rc;
 }
 
+/* v2: how far each run has been shipped to each fleet target (outbox.h). */
+static int migrate_1_to_2(cs_store *s)
+{
+	return migrate_step(s, cs_schema_v2, 2);
+}
+
 /* v3: runs.bad_records and runs.empty_samples. */
 static int migrate_2_to_3(cs_store *s)
 {
-	int rc = exec(s, "BEGIN IMMEDIATE");
-	if (!rc)
-		rc = exec(s, cs_schema_v3);
-	if (!rc)
-		rc = exec(s, "PRAGMA user_version = 3");
-	if (!rc)
-		rc = exec(s, "COMMIT");
-	else
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+	return migrate_step(s, cs_schema_v3, 3);
 }
 
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
