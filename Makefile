@@ -15,7 +15,7 @@ PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl
 INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
-LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl
+LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl -l:libstdc++.a
 ifdef SAN
 CFLAGS  += -fsanitize=$(SAN) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)

@@ -2,21 +2,44 @@
  * accelsim_log.c - Accel-Sim / GPGPU-Sim stdout with per-kernel
  * statistics (accelsim_log.h).
  *
- * A kernel block runs from its "kernel_name = " line to the next one (or
- * the end). Inside it every "KEY = NUMBER" line (optionally with '%' or
- * "GB/Sec" after the number; tab-indented breakdown lines included) is a
- * stat. The per-channel DRAM blocks ("DRAM[i]: ...", whose keys repeat per
- * channel) are skipped: their totals are printed elsewhere. Cumulative
- * stats are differenced against the previous kernel's value (as
- * Accel-Sim's get_stats.py does); per-kernel values and ratios are kept
- * as printed. Each kernel becomes one sample over
- * [gpu_tot_sim_cycle - gpu_sim_cycle, gpu_tot_sim_cycle) and a
- * sim-kernel range named after it.
+ * The file is read twice. The first pass learns every stat's name and
+ * the file's structure: its statistics blocks (from a "kernel_name = "
+ * line to the next; gpu_sim_cycle and gpu_tot_sim_cycle give the block's
+ * cycles), kernel launches ("launching kernel name: N uid: U
+ * [cuda_stream_id: S]"), completions ("Destroy streams for kernel U:")
+ * and exact starts ("gpgpu_sim::set_kernel_done start_cycle=A,
+ * end_cycle=B"). From that it decides the file's accounting:
+ *
+ *  - interval: gpu_tot_sim_cycle advances by gpu_sim_cycle, so each
+ *    block covers the cycles since the previous one (stock GPGPU-Sim and
+ *    Accel-Sim, one stream or several). With launch and completion lines
+ *    every kernel's extent is rebuilt: from its launch (the end of the
+ *    last block printed before the launch line, or set_kernel_done's
+ *    start_cycle) to the end of the block its completion precedes. Logs
+ *    without them (GPGPU-Sim 3.x) have one kernel per block.
+ *  - per-kernel: each block's gpu_sim_cycle is the finishing kernel's own
+ *    duration ending at gpu_tot_sim_cycle, and blocks overlap (a fork that
+ *    runs graphics and compute together): each block is that kernel's own
+ *    statistics, its sample spans exactly the kernel, samples are written
+ *    in order of start, and the run's meta says kernel_accounting
+ *    "per-kernel" so kernel-level correlation takes them whole.
+ *
+ * The second pass writes one sample per block. Inside a block every
+ * "KEY = NUMBER" line (optionally with '%' or "GB/Sec" after the number;
+ * tab-indented breakdown lines included) is a stat; the per-channel DRAM
+ * blocks are skipped (their totals are printed elsewhere). Cumulative
+ * stats are differenced against the previous block's value (as
+ * Accel-Sim's get_stats.py does); the per-stream cache breakdowns of
+ * stream-stats builds ("*_breakdown[...]", printed for the finishing
+ * kernel's stream only) against the previous value of the same stream,
+ * so a block holds its kernel's own breakdown. Per-kernel values and
+ * ratios are kept as printed.
  */
 #include "accelsim_log.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,30 +51,68 @@
 #include "textin.h"
 
 #define MAX_STATS 8192
+#define MAX_STREAMS 64
 
 typedef struct stat {
 	char *name;
 	int metric;
 	int cumulative;
-	double last;   /* the previous kernel's raw value (cumulative) */
-	double now;    /* this kernel's raw value, NaN until seen */
+	int per_stream; /* a cache breakdown: cumulative per stream */
+	double last;   /* the previous block's raw value (cumulative) */
+	double *slast; /* per stream slot (per_stream) */
+	double now;    /* this block's raw value, NaN until seen */
 } stat;
+
+/* A statistics block, as the first pass saw it. */
+typedef struct block {
+	uint64_t line;
+	double cyc, tot;       /* gpu_sim_cycle, gpu_tot_sim_cycle (NaN = absent) */
+	uint64_t t0, t1;       /* its sample */
+	int64_t stream;        /* kernel_stream_id, -1 */
+	char *names;           /* the kernel_name line's names */
+	int64_t first_uid;     /* the kernel_launch_uid line's first uid */
+	unsigned nuids;
+	size_t kernel;         /* the kernel it completes (SIZE_MAX: none known) */
+} block;
+
+/* A kernel, from its launch line (or, in a log without them, its block). */
+typedef struct kern {
+	char *name;
+	int64_t uid, stream;
+	uint64_t launch_line, done_line;
+	size_t after_block;    /* blocks printed before its launch line */
+	size_t done_block;     /* the block its completion precedes; SIZE_MAX */
+	double start_exact;    /* set_kernel_done start_cycle, NaN */
+	int completed;
+	uint64_t t0, t1;
+} kern;
 
 typedef struct alog {
 	cs_imp im; /* first: options, label, error buffer, line */
 	cs_simrun *run;
 	stat *st;
 	size_t nst, capst;
-	int collect; /* first pass: learn every stat's name */
+	int collect; /* first pass: names and structure */
 	int in_kernel;
 	int in_dram_block;
-	char kname[1024];
-	int64_t kuid;
-	unsigned kernels;
-	uint64_t kline;
+	/* structure (first pass) */
+	block *bl;
+	size_t nbl, capbl;
+	kern *kn;
+	size_t nkn, capkn;
+	size_t *done_pending; /* kernels completed since the last block */
+	size_t ndone, capdone;
+	double pending_start; /* a set_kernel_done not yet tied to a kernel */
+	int have_launches, have_dones, per_kernel;
+	/* second pass */
+	size_t cur;           /* block index */
+	int64_t streams[MAX_STREAMS];
+	size_t nstreams;
+	/* per-kernel accounting: rows kept to be written in order of start */
+	double *rows;
+	struct start *order;
 	double clocks[4]; /* core, icnt, l2, dram in Hz */
 	int have_clocks;
-	uint64_t last_t1;
 } alog;
 
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
@@ -99,61 +160,39 @@ static int add_stat(alog *a, const char *name, double v)
 			a->capst = cap;
 		}
 		s = &a->st[a->nst++];
+		memset(s, 0, sizeof *s);
 		s->name = strdup(name);
 		if (!s->name)
 			return -ENOMEM;
 		s->cumulative = is_cumulative(name);
-		s->last = 0;
+		s->per_stream = s->cumulative && strstr(name, "_breakdown[") != NULL;
 		s->metric = -1;
+		s->now = NAN;
 	}
 	s->now = v;
 	return 0;
 }
 
-static int end_kernel(alog *a)
+/* Grows a[*cap] of elem-sized entries to hold n + 1. */
+static int grow(void **a, size_t *cap, size_t n, size_t elem)
 {
-	if (!a->in_kernel)
+	if (n < *cap)
 		return 0;
-	a->in_kernel = 0;
-	stat *cyc = find_stat(a, "gpu_sim_cycle"), *tot = find_stat(a, "gpu_tot_sim_cycle");
-	if (!cyc || !tot || isnan(cyc->now) || isnan(tot->now) || tot->now < cyc->now) {
-		a->im.line = a->kline;
-		return fail(a, "kernel '%s' (block %u) has no usable gpu_sim_cycle and "
-			    "gpu_tot_sim_cycle lines", a->kname, a->kernels);
-	}
-	uint64_t t1 = (uint64_t)tot->now, t0 = t1 - (uint64_t)cyc->now;
-	int rc = cs_simrun_row(a->run, t0, t1);
-	if (rc < 0) {
-		a->im.line = a->kline;
-		return fail(a, "kernel '%s': %s", a->kname, cs_simrun_errmsg(a->run));
-	}
-	for (size_t i = 0; i < a->nst; i++) {
-		stat *s = &a->st[i];
-		if (s->metric < 0) {
-			s->metric = cs_simrun_metric(a->run, s->name, NULL, NULL);
-			if (s->metric < 0)
-				return fail(a, "%s", cs_simrun_errmsg(a->run));
-		}
-		double v;
-		if (!s->cumulative) {
-			v = s->now;
-		} else if (isnan(s->now)) {
-			v = 0; /* not printed this time (old non-zero-only form): unchanged */
-		} else {
-			v = s->now - s->last;
-			s->last = s->now;
-		}
-		cs_simrun_set(a->run, s->metric, v);
-		s->now = NAN;
-	}
-	cs_range r;
-	cs_range_init(&r, "sim-kernel", a->kname, t0, t1);
-	r.device = 0;
-	r.correlation_id = a->kuid;
-	if (cs_simrun_range(a->run, &r) < 0)
-		return fail(a, "%s", cs_simrun_errmsg(a->run));
-	a->last_t1 = t1;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *g = realloc(*a, c * elem);
+	if (!g)
+		return -ENOMEM;
+	*a = g;
+	*cap = c;
 	return 0;
+}
+
+static kern *kernel_by_uid(alog *a, int64_t uid)
+{
+	for (size_t i = a->nkn; i-- > 0;)
+		if (a->kn[i].uid == uid)
+			return &a->kn[i];
+	return NULL;
 }
 
 static void trim(char *s)
@@ -161,6 +200,213 @@ static void trim(char *s)
 	size_t n = strlen(s);
 	while (n && isspace((unsigned char)s[n - 1]))
 		s[--n] = '\0';
+}
+
+/* "launching kernel name: NAME uid: U [cuda_stream_id: S]" */
+static int on_launch(alog *a, const char *s)
+{
+	char name[1024];
+	const char *u = strstr(s, " uid: ");
+	if (!u)
+		return fail(a, "expected 'launching kernel name: NAME uid: N'");
+	snprintf(name, sizeof name, "%.*s", (int)(u - s), s);
+	trim(name);
+	char *end;
+	long long uid = strtoll(u + 6, &end, 10);
+	if (end == u + 6 || uid < 0)
+		return fail(a, "expected a kernel uid after 'uid: '");
+	long long stream = -1;
+	const char *cs = strstr(end, "cuda_stream_id:");
+	if (cs) {
+		const char *v = cs + 15;
+		stream = (long long)strtoull(v, &end, 10);
+		if (end == v)
+			return fail(a, "expected a stream id after 'cuda_stream_id:'");
+	}
+	kern *old = kernel_by_uid(a, uid);
+	if (old)
+		return fail(a, "kernel uid %lld launched twice (first at line %" PRIu64 ")", uid,
+			    old->launch_line);
+	if (grow((void **)&a->kn, &a->capkn, a->nkn, sizeof *a->kn) < 0)
+		return -ENOMEM;
+	kern *k = &a->kn[a->nkn];
+	memset(k, 0, sizeof *k);
+	if (!(k->name = strdup(name)))
+		return -ENOMEM;
+	a->nkn++;
+	k->uid = uid;
+	k->stream = stream;
+	k->launch_line = a->im.line;
+	k->after_block = a->nbl;
+	k->done_block = SIZE_MAX;
+	k->start_exact = NAN;
+	a->have_launches = 1;
+	return 0;
+}
+
+/* "Destroy streams for kernel U: size N" */
+static int on_done(alog *a, const char *s)
+{
+	char *end;
+	long long uid = strtoll(s, &end, 10);
+	if (end == s || *end != ':')
+		return fail(a, "expected 'Destroy streams for kernel N: size M'");
+	kern *k = kernel_by_uid(a, uid);
+	if (!k)
+		return fail(a, "completion of kernel uid %lld, which was never launched (no "
+			    "'launching kernel' line for it before)", uid);
+	if (k->done_line)
+		return fail(a, "kernel uid %lld completes twice (first at line %" PRIu64 ")", uid,
+			    k->done_line);
+	k->done_line = a->im.line;
+	if (!isnan(a->pending_start)) {
+		k->start_exact = a->pending_start;
+		a->pending_start = NAN;
+	}
+	if (grow((void **)&a->done_pending, &a->capdone, a->ndone, sizeof *a->done_pending) < 0)
+		return -ENOMEM;
+	a->done_pending[a->ndone++] = (size_t)(k - a->kn);
+	a->have_dones = 1;
+	return 0;
+}
+
+/* "gpgpu_sim::set_kernel_done start_cycle=A, end_cycle=B": the exact
+ * start of the kernel whose completion comes next. */
+static int on_set_done(alog *a, const char *s)
+{
+	const char *p = strstr(s, "start_cycle");
+	if (!p)
+		return 0;
+	p += 11;
+	while (*p == ' ' || *p == '=' || *p == ':')
+		p++;
+	char *end;
+	double v = strtod(p, &end);
+	if (end == p || !(v >= 0))
+		return fail(a, "expected a cycle count after 'start_cycle='");
+	/* After its completion line: that kernel's; before it: the next's. */
+	if (a->ndone && isnan(a->kn[a->done_pending[a->ndone - 1]].start_exact))
+		a->kn[a->done_pending[a->ndone - 1]].start_exact = v;
+	else
+		a->pending_start = v;
+	return 0;
+}
+
+/* The first pass's view of a "KEY = value" line of the current block. */
+static int block_stat(alog *a, const char *key, double x, const char *v)
+{
+	if (!a->nbl || !a->in_kernel)
+		return 0;
+	block *b = &a->bl[a->nbl - 1];
+	if (!strcmp(key, "gpu_sim_cycle"))
+		b->cyc = x;
+	else if (!strcmp(key, "gpu_tot_sim_cycle"))
+		b->tot = x;
+	else if (!strcmp(key, "kernel_stream_id"))
+		b->stream = (int64_t)x;
+	else if (!strcmp(key, "kernel_launch_uid")) {
+		b->first_uid = (int64_t)x;
+		for (const char *c = v; *c;) {
+			while (*c == ' ')
+				c++;
+			if (!*c)
+				break;
+			char *end;
+			long long uid = strtoll(c, &end, 10);
+			if (end == c)
+				break;
+			if (a->have_launches && !kernel_by_uid(a, uid))
+				return fail(a, "the statistics block lists kernel uid %lld, which was "
+					    "never launched (no 'launching kernel' line for it before)", uid);
+			b->nuids++;
+			c = end;
+		}
+	}
+	return 0;
+}
+
+static int new_block(alog *a, const char *names)
+{
+	if (grow((void **)&a->bl, &a->capbl, a->nbl, sizeof *a->bl) < 0)
+		return -ENOMEM;
+	block *b = &a->bl[a->nbl];
+	memset(b, 0, sizeof *b);
+	b->line = a->im.line;
+	b->cyc = b->tot = NAN;
+	b->stream = -1;
+	b->first_uid = -1;
+	b->kernel = SIZE_MAX;
+	if (!(b->names = strdup(names)))
+		return -ENOMEM;
+	trim(b->names);
+	a->nbl++;
+	/* The completions printed since the last block end with this one. */
+	for (size_t i = 0; i < a->ndone; i++) {
+		a->kn[a->done_pending[i]].done_block = a->nbl - 1;
+		if (b->kernel == SIZE_MAX)
+			b->kernel = a->done_pending[i];
+	}
+	a->ndone = 0;
+	return 0;
+}
+
+/* The stream slot of a per-stream breakdown, or -1. */
+static int stream_slot(alog *a, int64_t stream)
+{
+	for (size_t i = 0; i < a->nstreams; i++)
+		if (a->streams[i] == stream)
+			return (int)i;
+	if (a->nstreams == MAX_STREAMS)
+		return -1;
+	a->streams[a->nstreams] = stream;
+	return (int)a->nstreams++;
+}
+
+/* The second pass at the end of a block: its values into its row. */
+static int end_block(alog *a)
+{
+	if (!a->in_kernel)
+		return 0;
+	a->in_kernel = 0;
+	if (a->cur >= a->nbl)
+		return 0; /* a block the file ends inside: said after the pass */
+	block *b = &a->bl[a->cur++];
+	int rc = 0;
+	double *row = NULL;
+	if (a->per_kernel) {
+		row = a->rows + (size_t)(b - a->bl) * a->nst;
+	} else if ((rc = cs_simrun_row(a->run, b->t0, b->t1)) < 0) {
+		a->im.line = b->line;
+		return fail(a, "block at line %" PRIu64 ": %s", b->line, cs_simrun_errmsg(a->run));
+	}
+	int slot = b->stream >= 0 ? stream_slot(a, b->stream) : -1;
+	for (size_t i = 0; i < a->nst; i++) {
+		stat *s = &a->st[i];
+		double v;
+		if (!s->cumulative) {
+			v = s->now;
+		} else if (isnan(s->now)) {
+			v = 0; /* not printed this time (old non-zero-only form): unchanged */
+		} else if (s->per_stream && slot >= 0) {
+			if (!s->slast && !(s->slast = calloc(MAX_STREAMS, sizeof *s->slast)))
+				return -ENOMEM;
+			v = s->now - s->slast[slot];
+			s->slast[slot] = s->now;
+		} else {
+			v = s->now - s->last;
+			s->last = s->now;
+		}
+		if (row) {
+			row[i] = v;
+		} else {
+			if (s->metric < 0 &&
+			    (s->metric = cs_simrun_metric(a->run, s->name, NULL, NULL)) < 0)
+				return fail(a, "%s", cs_simrun_errmsg(a->run));
+			cs_simrun_set(a->run, s->metric, v);
+		}
+		s->now = NAN;
+	}
+	return 0;
 }
 
 static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
@@ -175,20 +421,21 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		if (a->collect) {
 			a->in_kernel = 1;
 			a->in_dram_block = 0;
-			return 0;
+			return new_block(a, s + (s[13] ? 14 : 13));
 		}
-		int rc = end_kernel(a);
+		int rc = end_block(a);
 		if (rc)
 			return rc;
-		snprintf(a->kname, sizeof a->kname, "%s", s + (s[13] ? 14 : 13));
-		trim(a->kname);
 		a->in_kernel = 1;
 		a->in_dram_block = 0;
-		a->kuid = -1;
-		a->kernels++;
-		a->kline = lineno;
 		return 0;
 	}
+	if (a->collect && !strncmp(s, "launching kernel name: ", 23))
+		return on_launch(a, s + 23);
+	if (a->collect && !strncmp(s, "Destroy streams for kernel ", 27))
+		return on_done(a, s + 27);
+	if (a->collect && strstr(s, "set_kernel_done") && strstr(s, "start_cycle"))
+		return on_set_done(a, s);
 	if (!strncmp(s, "GPGPU-Sim uArch: clock freqs: ", 30)) {
 		double c[4];
 		if (sscanf(s + 30, "%lf:%lf:%lf:%lf", &c[0], &c[1], &c[2], &c[3]) == 4) {
@@ -234,6 +481,13 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		return 0;
 	if (!strncmp(v, "-nan", 4) || !strncmp(v, "nan", 3))
 		x = NAN;
+	if (a->collect) {
+		int rc = block_stat(a, key, x, v);
+		if (rc)
+			return rc;
+	}
+	if (!strcmp(key, "kernel_launch_uid") || !strcmp(key, "kernel_stream_id"))
+		return 0;
 	while (*end == ' ')
 		end++;
 	if (*end == '%')
@@ -243,12 +497,6 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	while (*end == ' ' || *end == '\t')
 		end++;
 	if (*end) /* "0 days, ...", "10240/654 = ...", "{8:10240,}": not one number */
-		return 0;
-	if (!strcmp(key, "kernel_launch_uid")) {
-		a->kuid = (int64_t)x;
-		return 0;
-	}
-	if (!strcmp(key, "kernel_stream_id"))
 		return 0;
 	return add_stat(a, key, a->collect ? (double)NAN : x);
 }
@@ -271,11 +519,165 @@ int cs_accelsim_log_sniff(const char *text)
 {
 	static const char *const marks[] = {"GPGPU-Sim PTX:", "GPGPU-Sim uArch:", "GPGPU-Sim: ",
 					    "GPGPU-Sim ** ", "kernel_name = ", "gpu_sim_cycle = ",
-					    "Accel-Sim [build"};
+					    "Accel-Sim [build", "launching kernel name: "};
 	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
 		if (line_starts(text, marks[i]))
 			return 1;
 	return 0;
+}
+
+/* Between the passes: checks the blocks' cycles, chooses the accounting
+ * and puts every block and kernel on the cycle axis. */
+static int analyse(alog *a)
+{
+	double prev = 0;
+	size_t last_ok = a->nbl;
+	for (size_t i = 0; i < a->nbl; i++) {
+		block *b = &a->bl[i];
+		a->im.line = b->line;
+		if (isnan(b->cyc) || isnan(b->tot)) {
+			if (i + 1 == a->nbl && a->have_dones) {
+				last_ok = i; /* cut off inside its block */
+				break;
+			}
+			return fail(a, "kernel '%s' (block %zu) has no usable gpu_sim_cycle and "
+				    "gpu_tot_sim_cycle lines", b->names, i + 1);
+		}
+		if (b->cyc < 0 || b->tot < 0)
+			return fail(a, "negative %s (%.0f)", b->cyc < 0 ? "gpu_sim_cycle" :
+				    "gpu_tot_sim_cycle", b->cyc < 0 ? b->cyc : b->tot);
+		if (b->tot < prev)
+			return fail(a, "gpu_tot_sim_cycle goes back from %.0f to %.0f", prev, b->tot);
+		if (b->tot < b->cyc)
+			return fail(a, "gpu_tot_sim_cycle %.0f is less than this block's gpu_sim_cycle "
+				    "%.0f", b->tot, b->cyc);
+		if (b->tot - b->cyc != prev)
+			a->per_kernel = 1;
+		prev = b->tot;
+	}
+	if (last_ok < a->nbl) {
+		free(a->bl[last_ok].names);
+		a->nbl = last_ok;
+	}
+	for (size_t i = 0; i < a->nbl; i++) {
+		block *b = &a->bl[i];
+		b->t1 = (uint64_t)b->tot;
+		b->t0 = a->per_kernel ? (uint64_t)(b->tot - b->cyc) : (i ? a->bl[i - 1].t1 : 0);
+	}
+	if (!a->have_dones) {
+		/* One kernel per block, named by its kernel_name line. */
+		for (size_t i = 0; i < a->nbl; i++) {
+			block *b = &a->bl[i];
+			if (grow((void **)&a->kn, &a->capkn, a->nkn, sizeof *a->kn) < 0)
+				return -ENOMEM;
+			kern *k = NULL;
+			if (b->nuids == 1 && a->have_launches)
+				k = kernel_by_uid(a, b->first_uid);
+			if (!k) {
+				k = &a->kn[a->nkn++];
+				memset(k, 0, sizeof *k);
+				if (!(k->name = strdup(b->names)))
+					return -ENOMEM;
+				k->uid = b->nuids == 1 ? b->first_uid : -1;
+				k->stream = b->stream;
+				k->start_exact = NAN;
+			}
+			if (!k->completed)
+				k->t0 = b->t0;
+			k->completed = 1;
+			k->t1 = b->t1;
+			b->kernel = (size_t)(k - a->kn);
+		}
+		return 0;
+	}
+	for (size_t j = 0; j < a->nkn; j++) {
+		kern *k = &a->kn[j];
+		if (k->done_block == SIZE_MAX || k->done_block >= a->nbl)
+			continue;
+		block *b = &a->bl[k->done_block];
+		k->completed = 1;
+		k->t1 = b->t1;
+		if (a->per_kernel)
+			k->t0 = b->t0;
+		else if (!isnan(k->start_exact) && k->start_exact <= (double)k->t1)
+			k->t0 = (uint64_t)k->start_exact;
+		else
+			k->t0 = k->after_block ? a->bl[k->after_block - 1].t1 : 0;
+		if (k->stream < 0)
+			k->stream = b->stream;
+	}
+	return 0;
+}
+
+typedef struct start {
+	uint64_t t0;
+	size_t block;
+} start;
+
+static int cmp_start(const void *x, const void *y)
+{
+	const start *p = x, *q = y;
+	if (p->t0 != q->t0)
+		return p->t0 < q->t0 ? -1 : 1;
+	return p->block < q->block ? -1 : p->block > q->block;
+}
+
+/* After the second pass: the kept rows in order of start (per-kernel
+ * accounting), the kernel ranges, and what the file was. */
+static int finish(alog *a)
+{
+	int rc = 0;
+	if (a->per_kernel) {
+		for (size_t i = 0; i < a->nbl; i++)
+			a->order[i] = (start){a->bl[i].t0, i};
+		qsort(a->order, a->nbl, sizeof *a->order, cmp_start);
+		for (size_t r = 0; r < a->nbl && rc == 0; r++) {
+			block *b = &a->bl[a->order[r].block];
+			if ((rc = cs_simrun_row(a->run, b->t0, b->t1)) < 0)
+				return fail(a, "%s", cs_simrun_errmsg(a->run));
+			const double *row = a->rows + a->order[r].block * a->nst;
+			for (size_t i = 0; i < a->nst; i++) {
+				stat *s = &a->st[i];
+				if (s->metric < 0 &&
+				    (s->metric = cs_simrun_metric(a->run, s->name, NULL, NULL)) < 0)
+					return fail(a, "%s", cs_simrun_errmsg(a->run));
+				cs_simrun_set(a->run, s->metric, row[i]);
+			}
+		}
+	}
+	size_t done = 0, unfinished = 0;
+	char names[512] = "";
+	for (size_t j = 0; j < a->nkn && rc == 0; j++) {
+		kern *k = &a->kn[j];
+		if (!k->completed) {
+			size_t l = strlen(names);
+			if (l < sizeof names - 80)
+				snprintf(names + l, sizeof names - l, "%suid %" PRId64 " '%.40s'",
+					 unfinished ? ", " : "", k->uid, k->name);
+			unfinished++;
+			continue;
+		}
+		cs_range r;
+		cs_range_init(&r, "sim-kernel", k->name, k->t0, k->t1);
+		r.device = 0;
+		r.correlation_id = k->uid;
+		r.stream = k->stream;
+		if ((rc = cs_simrun_range(a->run, &r)) < 0)
+			return fail(a, "%s", cs_simrun_errmsg(a->run));
+		done++;
+	}
+	const char *label = a->im.label;
+	if (unfinished && a->have_dones)
+		cs_log(CS_LOG_WARN, "%s: the file ends inside %zu unfinished kernel(s), not imported: %s "
+		       "(cut off?); the %zu finished kernel(s) were", label, unfinished, names, done);
+	cs_log(CS_LOG_INFO, "%s: %s accounting: %s; %zu blocks, %zu kernels, %zu stats", label,
+	       a->per_kernel ? "per-kernel" : a->have_dones ? "interval" : "block",
+	       a->per_kernel ? "each block is its finishing kernel's own statistics "
+			       "(gpu_tot_sim_cycle does not advance by gpu_sim_cycle)"
+	       : a->have_dones ? "each block covers the cycles since the previous one; kernels "
+				 "span their launch to their completion"
+			       : "one kernel per block", a->nbl, done, a->nst);
+	return rc;
 }
 
 int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
@@ -288,55 +690,62 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 		return -ENOMEM;
 	}
 	cs_imp_init(&a->im, o, err, errlen);
-	/* The run's metadata carries the four clock domains, which the log
-	 * prints before the first kernel. */
+	a->pending_start = NAN;
 	cs_textin_stats st;
-	int rc = 0;
-	{
-		/* The clock line is near the top: peek at the head only. */
-		size_t n = len < (4u << 20) ? len : (4u << 20);
-		char *text = malloc(n + 1);
-		if (text) {
-			size_t got = cs_textin_peek(buf, len, text, n + 1);
-			const char *c = strstr(text, "GPGPU-Sim uArch: clock freqs: ");
-			double cl[4];
-			if (c && got && sscanf(c + 30, "%lf:%lf:%lf:%lf", &cl[0], &cl[1], &cl[2], &cl[3]) == 4) {
-				memcpy(a->clocks, cl, sizeof cl);
-				a->have_clocks = 1;
-			}
-			free(text);
-		}
-	}
-	char extra[256];
-	snprintf(extra, sizeof extra, "\"clock_domains_hz\":{\"core\":%.0f,\"icnt\":%.0f,"
-		 "\"l2\":%.0f,\"dram\":%.0f}", a->clocks[0], a->clocks[1], a->clocks[2], a->clocks[3]);
-	a->run = cs_simrun_open(p, o, "accelsim-log", "sim", "cycle",
-				a->have_clocks ? a->clocks[0] : 0, a->have_clocks ? extra : NULL, err, errlen);
-	if (!a->run)
-		rc = -EIO;
-	/* Two passes: the old stdout form prints non-zero values only, so a
-	 * stat may first appear in a later kernel; knowing every name first
-	 * lets each kernel's row say 0 for it instead of nothing. */
+	/* Pass 1: every stat's name (the old stdout form prints non-zero
+	 * values only, so a stat may first appear in a later block; knowing
+	 * every name first lets each row say 0 for it) and the structure. */
 	a->collect = 1;
-	if (rc == 0)
-		rc = cs_textin_lines(buf, len, label, on_line, a, NULL, NULL, &st, err, errlen);
+	int rc = cs_textin_lines(buf, len, label, on_line, a, NULL, NULL, &st, err, errlen);
 	a->collect = 0;
 	a->in_kernel = 0;
+	if (rc == 0 && !a->nbl)
+		rc = fail(a, "no 'kernel_name = ' line: not an Accel-Sim/GPGPU-Sim stdout log with "
+			  "per-kernel statistics");
+	if (rc == 0)
+		rc = analyse(a);
+	if (rc == 0 && !a->nbl)
+		rc = fail(a, "the file ends inside its first statistics block: nothing to import");
+	if (rc == 0 && a->per_kernel) {
+		a->rows = malloc((a->nbl * (a->nst ? a->nst : 1)) * sizeof *a->rows);
+		a->order = malloc(a->nbl * sizeof *a->order);
+		if (!a->rows || !a->order)
+			rc = fail(a, "out of memory keeping %zu blocks to order them", a->nbl);
+	}
+	char extra[512];
+	int n = snprintf(extra, sizeof extra, "\"kernel_accounting\":\"%s\"",
+			 a->per_kernel ? "per-kernel" : a->have_dones ? "interval" : "block");
+	if (a->have_clocks)
+		snprintf(extra + n, sizeof extra - (size_t)n, ",\"clock_domains_hz\":{\"core\":%.0f,"
+			 "\"icnt\":%.0f,\"l2\":%.0f,\"dram\":%.0f}", a->clocks[0], a->clocks[1],
+			 a->clocks[2], a->clocks[3]);
+	if (rc == 0 && !(a->run = cs_simrun_open(p, o, "accelsim-log", "sim", "cycle",
+						 a->have_clocks ? a->clocks[0] : 0, extra, err,
+						 errlen)))
+		rc = -EIO;
+	/* Pass 2: the values. */
 	if (rc == 0)
 		rc = cs_textin_lines(buf, len, label, on_line, a, o->progress, o->progress_ctx, &st,
 				     err, errlen);
 	if (rc == 0)
-		rc = end_kernel(a);
-	if (rc == 0 && !a->kernels)
-		rc = fail(a, "no 'kernel_name = ' line: not an Accel-Sim/GPGPU-Sim stdout log with "
-			  "per-kernel statistics");
-	if (rc == 0) {
-		cs_log(CS_LOG_INFO, "%s: %u kernels, %zu stats each", label, a->kernels, a->nst);
-	}
+		rc = end_block(a);
+	if (rc == 0)
+		rc = finish(a);
 	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
-	for (size_t i = 0; i < a->nst; i++)
+	for (size_t i = 0; i < a->nst; i++) {
 		free(a->st[i].name);
+		free(a->st[i].slast);
+	}
+	for (size_t i = 0; i < a->nbl; i++)
+		free(a->bl[i].names);
+	for (size_t i = 0; i < a->nkn; i++)
+		free(a->kn[i].name);
 	free(a->st);
+	free(a->bl);
+	free(a->kn);
+	free(a->done_pending);
+	free(a->rows);
+	free(a->order);
 	free(a);
 	return rc;
 }

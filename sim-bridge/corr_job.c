@@ -23,7 +23,58 @@ typedef struct acc {
 	double *state;   /* delta() state */
 	size_t cap;
 	int err;
+	/* a counter axis: its value column, the cycles so far at the last
+	 * knot, the last row's end and its cycles per run unit */
+	int axis_col;
+	double cum, last_t1, ratio;
+	size_t kcap;
 } acc;
+
+/* Adds a knot (time, cycles) of a counter axis, times ascending. */
+static int knot(acc *a, double t, double c)
+{
+	cs_cjob_side *s = a->side;
+	if (s->nknots && t <= s->kt[s->nknots - 1])
+		return 0;
+	if (s->nknots == a->kcap) {
+		size_t n = a->kcap ? a->kcap * 2 : 4096;
+		double *gt = realloc(s->kt, n * sizeof *gt);
+		if (gt)
+			s->kt = gt;
+		double *gc = realloc(s->kc, n * sizeof *gc);
+		if (gc)
+			s->kc = gc;
+		if (!gt || !gc)
+			return -ENOMEM;
+		a->kcap = n;
+	}
+	s->kt[s->nknots] = t;
+	s->kc[s->nknots++] = c;
+	return 0;
+}
+
+/* A row's cycles on a counter axis: its counter value, the knots at its
+ * start and end (a gap before it at the previous row's clock). NaN when
+ * neither its counter nor a previous row gives one. */
+static double axis_row(acc *a, double t0, double t1, const double *values)
+{
+	double c = values[a->axis_col];
+	if (!(c >= 0) || !isfinite(c))
+		c = a->ratio > 0 ? (t1 - t0) * a->ratio : (double)NAN;
+	if (isnan(c))
+		return c;
+	if (a->ratio > 0 && t0 > a->last_t1 && a->side->nknots)
+		a->cum += (t0 - a->last_t1) * a->ratio;
+	if (knot(a, t0, a->cum) < 0 || knot(a, t1, a->cum + c) < 0) {
+		a->err = -ENOMEM;
+		return NAN;
+	}
+	a->cum += c;
+	a->last_t1 = t1;
+	if (t1 > t0 && c > 0)
+		a->ratio = c / (t1 - t0);
+	return c;
+}
 
 /* Every scanned row is evaluated, also those before the window, so that
  * delta() has the sample before the window's first. */
@@ -43,6 +94,11 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 	}
 	double f = s->cycles_per_unit;
 	double len = ((double)t1 - (double)t0) * f;
+	if (a->axis_col >= 0) {
+		len = axis_row(a, (double)t0, (double)t1, values) * s->cycle_scale;
+		if (a->err)
+			return a->err;
+	}
 	double v = cs_mmap_eval_sample(a->m, 0, a->nv, len, a->state);
 	if (t1 <= s->w0 || t0 >= s->w1)
 		return 0;
@@ -61,8 +117,10 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 			return -ENOMEM;
 		a->cap = c;
 	}
-	s->t0[s->n] = ((double)t0 - (double)s->w0) * f;
-	s->t1[s->n] = ((double)t1 - (double)s->w0) * f;
+	/* On a counter axis the run times are kept and put on the axis
+	 * once every knot is known. */
+	s->t0[s->n] = a->axis_col >= 0 ? (double)t0 : ((double)t0 - (double)s->w0) * f;
+	s->t1[s->n] = a->axis_col >= 0 ? (double)t1 : ((double)t1 - (double)s->w0) * f;
 	/* A rate is binned as what it adds up to over the sample. */
 	s->v[s->n] = s->is_rate ? v * len : v;
 	s->n++;
@@ -221,6 +279,91 @@ int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, ch
 	return 0;
 }
 
+/* Whether json_extract(meta, path) of the run is value. */
+static int run_meta_is(cs_store *s, int64_t run, const char *path, const char *value)
+{
+	sqlite3_stmt *st = NULL;
+	int yes = 0;
+	sqlite3_prepare_v2(cs_store_db(s), "SELECT json_extract(meta, ?2) = ?3 FROM runs WHERE id = ?1",
+			   -1, &st, NULL);
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		yes = sqlite3_column_int(st, 0) == 1;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* Per-sample cycle counters, the preferred first: the SM clock domain's
+ * (what a simulator's core cycles count), then the system's. */
+static const char *const axis_counters[] = {
+	"gpc__cycles_elapsed.max", "gr__cycles_elapsed.max", "sm__cycles_elapsed.avg",
+	"sm__cycles_elapsed.max",  "sys__cycles_elapsed.avg", "sys__cycles_elapsed.max",
+};
+
+/* The axis of an ns side with no clock given: a cycle counter of the
+ * run (its column added to the scan), else the run's clock, else device
+ * 0's. */
+static int choose_axis(cs_store *s, cs_cjob_side *out, char (*names)[256], const uint32_t *ids,
+		       uint32_t nids, uint32_t *used, size_t *nused, int *axis_col, char *err,
+		       size_t errlen)
+{
+	for (size_t c = 0; c < sizeof axis_counters / sizeof *axis_counters; c++)
+		for (uint32_t i = 0; i < nids; i++) {
+			if (strcmp(names[i], axis_counters[c]))
+				continue;
+			size_t col = *nused;
+			for (size_t u = 0; u < *nused; u++)
+				if (used[u] == ids[i])
+					col = u;
+			if (col == *nused)
+				used[(*nused)++] = ids[i];
+			*axis_col = (int)col;
+			snprintf(out->axis_metric, sizeof out->axis_metric, "%s", names[i]);
+			snprintf(out->axis, sizeof out->axis, "cycles from %s", names[i]);
+			return 0;
+		}
+	double run_hz = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(cs_store_db(s), "SELECT clock_hz FROM runs WHERE id = ?1", -1, &st, NULL);
+	sqlite3_bind_int64(st, 1, out->run);
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		run_hz = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	out->clock_hz = run_clock(s, out->run, NULL);
+	if (!(out->clock_hz > 0)) {
+		snprintf(err, errlen, "run %s is in ns and has no clock and no per-sample cycle counter "
+			 "(%s, ...): give its clock (--hw-clock-mhz)", out->run_name, axis_counters[0]);
+		return -EINVAL;
+	}
+	snprintf(out->axis, sizeof out->axis, "%.1f MHz (%s clock)", out->clock_hz / 1e6,
+		 run_hz > 0 ? "the run's" : "device 0's");
+	out->cycles_per_unit = out->clock_hz / 1e9 * out->cycle_scale;
+	return 0;
+}
+
+/* After the scan of a counter axis: knots as cycles from w0 (scaled),
+ * samples put on them, the mean clock for the record. */
+static int axis_finish(cs_cjob_side *out)
+{
+	if (out->nknots < 2)
+		return -ENODATA;
+	double span_t = out->kt[out->nknots - 1] - out->kt[0];
+	double span_c = out->kc[out->nknots - 1] - out->kc[0];
+	out->cycles_per_unit = span_t > 0 && span_c > 0 ? span_c / span_t : 1;
+	double c0 = cs_cjob_cycles(out, (double)out->w0);
+	for (size_t i = 0; i < out->nknots; i++)
+		out->kc[i] = (out->kc[i] - c0) * out->cycle_scale;
+	out->cycles_per_unit *= out->cycle_scale;
+	for (size_t i = 0; i < out->n; i++) {
+		out->t0[i] = cs_cjob_cycles(out, out->t0[i]);
+		out->t1[i] = cs_cjob_cycles(out, out->t1[i]);
+	}
+	out->clock_hz = out->cycles_per_unit / out->cycle_scale * 1e9;
+	return 0;
+}
+
 int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char *err,
 		 size_t errlen)
 {
@@ -240,16 +383,17 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 		snprintf(out->run_name, sizeof out->run_name, "%s", (const char *)sqlite3_column_text(st, 1));
 	}
 	sqlite3_finalize(st);
-	if (!strcmp(out->unit, "ns")) {
-		out->clock_hz = spec->clock_hz > 0 ? spec->clock_hz : run_clock(s, out->run, NULL);
-		if (!(out->clock_hz > 0)) {
-			snprintf(err, errlen, "run %s is in ns and has no clock: give it (--hw-clock-mhz)",
-				 out->run_name);
-			return -EINVAL;
-		}
-	}
 	out->cycle_scale = spec->cycle_scale > 0 ? spec->cycle_scale : 1;
-	out->cycles_per_unit = (!strcmp(out->unit, "ns") ? out->clock_hz / 1e9 : 1) * out->cycle_scale;
+	int ns = !strcmp(out->unit, "ns");
+	if (!ns) {
+		out->clock_hz = run_clock(s, out->run, NULL); /* for the record only */
+		snprintf(out->axis, sizeof out->axis, "cycles (the run's unit)");
+	} else if (spec->clock_hz > 0) {
+		out->clock_hz = spec->clock_hz;
+		snprintf(out->axis, sizeof out->axis, "%.1f MHz (given)", spec->clock_hz / 1e6);
+	}
+	out->cycles_per_unit = (ns ? out->clock_hz / 1e9 : 1) * out->cycle_scale;
+	out->per_kernel_samples = run_meta_is(s, out->run, "$.kernel_accounting", "per-kernel");
 	char text[1100];
 	snprintf(text, sizeof text, "x = %s", spec->expr ? spec->expr : "");
 	char perr[512];
@@ -290,6 +434,9 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	for (uint32_t i = 0; rc == 0 && i < nids; i++)
 		if (cs_read_metric_name(s, out->run, ids[i], names[i], sizeof names[i]) < 0)
 			names[i][0] = '\0';
+	a.axis_col = -1;
+	if (rc == 0 && ns && !(out->clock_hz > 0))
+		rc = choose_axis(s, out, names, ids, nids, used, &nused, &a.axis_col, err, errlen);
 	for (size_t k = 0; rc == 0 && k < a.nnames; k++) {
 		int glob;
 		const char *want = cs_mmap_name(m, k, &glob);
@@ -329,8 +476,11 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 		snprintf(err, errlen, "run %s has no samples in %s", out->run_name, out->window);
 		rc = -ENODATA;
 	}
+	if (rc == 0 && a.axis_col >= 0 && (rc = axis_finish(out)) < 0)
+		snprintf(err, errlen, "run %s: no sample has a usable %s, the cycle axis", out->run_name,
+			 out->axis_metric);
 	if (rc == 0) {
-		out->cycles = (double)(out->w1 - out->w0) * out->cycles_per_unit;
+		out->cycles = cs_cjob_cycles(out, (double)out->w1);
 		double *len = malloc(out->n * sizeof *len);
 		if (len) {
 			for (size_t i = 0; i < out->n; i++)
@@ -362,13 +512,64 @@ void cs_cjob_side_free(cs_cjob_side *side)
 	free(side->t0);
 	free(side->t1);
 	free(side->v);
-	side->t0 = side->t1 = side->v = NULL;
+	free(side->kt);
+	free(side->kc);
+	side->t0 = side->t1 = side->v = side->kt = side->kc = NULL;
+	side->nknots = 0;
+}
+
+double cs_cjob_cycles(const cs_cjob_side *side, double t)
+{
+	size_t n = side->nknots;
+	if (!n)
+		return (t - (double)side->w0) * side->cycles_per_unit;
+	const double *kt = side->kt, *kc = side->kc;
+	if (n == 1)
+		return kc[0] + (t - kt[0]) * side->cycles_per_unit;
+	size_t lo = 0, hi = n - 1;
+	if (t <= kt[0])
+		hi = 1;
+	else if (t >= kt[n - 1])
+		lo = n - 2;
+	else
+		while (hi - lo > 1) {
+			size_t mid = (lo + hi) / 2;
+			if (kt[mid] <= t)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	double slope = (kc[hi] - kc[lo]) / (kt[hi] - kt[lo]);
+	if ((t < kt[0] || t > kt[n - 1]) && !(slope > 0))
+		slope = side->cycles_per_unit; /* the mean clock past the ends */
+	return kc[lo] + (t - kt[lo]) * slope;
 }
 
 cs_corr_series cs_cjob_series(const cs_cjob_side *side)
 {
 	cs_corr_series s = {side->n, side->t0, side->t1, side->v};
 	return s;
+}
+
+/* Grows the per-kernel arrays of k to cap entries. */
+static int kernels_grow(cs_cjob_kernels *k, size_t cap)
+{
+	char **gn = realloc(k->names, cap * sizeof *gn);
+	if (gn)
+		k->names = gn;
+	double *g0 = realloc(k->t0, cap * sizeof *g0);
+	if (g0)
+		k->t0 = g0;
+	double *g1 = realloc(k->t1, cap * sizeof *g1);
+	if (g1)
+		k->t1 = g1;
+	int64_t *gu = realloc(k->uid, cap * sizeof *gu);
+	if (gu)
+		k->uid = gu;
+	int64_t *gs = realloc(k->stream, cap * sizeof *gs);
+	if (gs)
+		k->stream = gs;
+	return gn && g0 && g1 && gu && gs ? 0 : -ENOMEM;
 }
 
 int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
@@ -378,45 +579,103 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	const char *kind = !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel";
 	sqlite3_stmt *st = NULL;
 	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT name, t0, t1 FROM ranges WHERE run = ?1 AND kind = ?2 AND t1 > ?3 "
-			   "AND t0 < ?4 ORDER BY t0, id",
+			   "SELECT name, t0, t1, coalesce(correlation_id, -1), coalesce(stream, -1) "
+			   "FROM ranges WHERE run = ?1 AND kind = ?2 AND t1 > ?3 AND t0 < ?4 "
+			   "ORDER BY t0, id",
 			   -1, &st, NULL);
 	sqlite3_bind_int64(st, 1, side->run);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)side->w0);
 	sqlite3_bind_int64(st, 4, (sqlite3_int64)side->w1);
-	double f = side->cycles_per_unit;
 	size_t cap = 0;
 	int rc = 0;
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		if (k->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **gn = realloc(k->names, cap * sizeof *gn);
-			if (gn)
-				k->names = gn;
-			double *g0 = realloc(k->t0, cap * sizeof *g0);
-			if (g0)
-				k->t0 = g0;
-			double *g1 = realloc(k->t1, cap * sizeof *g1);
-			if (g1)
-				k->t1 = g1;
-			if (!gn || !g0 || !g1) {
-				rc = -ENOMEM;
-				break;
-			}
-		}
-		if (!(k->names[k->n] = strdup((const char *)sqlite3_column_text(st, 0)))) {
+		if (k->n == cap && (rc = kernels_grow(k, cap = cap ? cap * 2 : 64)) < 0)
+			break;
+		const char *name = (const char *)sqlite3_column_text(st, 0);
+		if (!(k->names[k->n] = strdup(name ? name : ""))) {
 			rc = -ENOMEM;
 			break;
 		}
-		k->t0[k->n] = ((double)sqlite3_column_int64(st, 1) - (double)side->w0) * f + shift;
-		k->t1[k->n] = ((double)sqlite3_column_int64(st, 2) - (double)side->w0) * f + shift;
+		k->t0[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 1)) + shift;
+		k->t1[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 2)) + shift;
+		k->uid[k->n] = sqlite3_column_int64(st, 3);
+		k->stream[k->n] = sqlite3_column_int64(st, 4);
 		k->n++;
 	}
 	sqlite3_finalize(st);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
 	return rc;
+}
+
+/* Adds b to a's list of kernels it ran beside (once). */
+static int share(cs_cjob_kernels *k, size_t a, size_t b)
+{
+	size_t n = 0;
+	for (const size_t *w = k->shared_with[a]; w && *w != SIZE_MAX; w++, n++)
+		if (*w == b)
+			return 0;
+	size_t *g = realloc(k->shared_with[a], (n + 2) * sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	g[n] = b;
+	g[n + 1] = SIZE_MAX;
+	k->shared_with[a] = g;
+	return 0;
+}
+
+/* The kernel whose range is exactly [t0, t1), or SIZE_MAX (none, or more
+ * than one). */
+static size_t exact_kernel(const cs_cjob_kernels *k, double t0, double t1)
+{
+	size_t found = SIZE_MAX;
+	double tol = 1e-9 * (t1 - t0 > 1 ? t1 - t0 : 1);
+	for (size_t j = 0; j < k->n && k->t0[j] <= t0 + tol; j++)
+		if (fabs(k->t0[j] - t0) <= tol && fabs(k->t1[j] - t1) <= tol) {
+			if (found != SIZE_MAX)
+				return SIZE_MAX;
+			found = j;
+		}
+	return found;
+}
+
+/* Credits v over [t0, t1) to the kernels among act[0..na) running in
+ * it: each stretch with exactly one kernel to that kernel (or to the
+ * shared total when that kernel is shared), stretches with several to
+ * the shared total, the rest to the outside total. */
+static void credit(cs_cjob_kernels *k, const size_t *act, size_t na, double t0, double t1,
+		   double v, double *cuts)
+{
+	double len = t1 - t0;
+	size_t nc = 0;
+	cuts[nc++] = t0;
+	cuts[nc++] = t1;
+	for (size_t i = 0; i < na; i++) {
+		if (k->t0[act[i]] > t0 && k->t0[act[i]] < t1)
+			cuts[nc++] = k->t0[act[i]];
+		if (k->t1[act[i]] > t0 && k->t1[act[i]] < t1)
+			cuts[nc++] = k->t1[act[i]];
+	}
+	qsort(cuts, nc, sizeof *cuts, cmp_double);
+	for (size_t c = 0; c + 1 < nc; c++) {
+		double a = cuts[c], b = cuts[c + 1];
+		if (!(b > a))
+			continue;
+		double part = len > 0 ? v * (b - a) / len : v;
+		size_t who = SIZE_MAX, cover = 0;
+		for (size_t i = 0; i < na; i++)
+			if (k->t0[act[i]] <= a && k->t1[act[i]] >= b) {
+				cover++;
+				who = act[i];
+			}
+		if (cover == 1 && !k->shared[who])
+			k->totals[who] += part;
+		else if (cover >= 1)
+			k->shared_total += part;
+		else
+			k->outside_total += part;
+	}
 }
 
 int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels *k, char *err,
@@ -431,70 +690,192 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 		cs_cjob_kernels_free(k);
 		return -ENOENT;
 	}
-	if (!(k->totals = calloc(k->n, sizeof *k->totals))) {
+	size_t n = k->n;
+	k->totals = calloc(n, sizeof *k->totals);
+	k->shared = calloc(n, 1);
+	k->shared_with = calloc(n, sizeof *k->shared_with);
+	k->overlap = calloc(n, sizeof *k->overlap);
+	size_t *act = calloc(n, sizeof *act);
+	double *cuts = calloc(2 * n + 2, sizeof *cuts);
+	unsigned char *own = calloc(n, 1);
+	size_t *mine = calloc(side->n + 1, sizeof *mine);
+	if (!k->totals || !k->shared || !k->shared_with || !k->overlap || !act || !cuts || !own ||
+	    !mine)
+		rc = -ENOMEM;
+	/* Which kernels ran beside which (ranges in order of start). */
+	size_t na = 0;
+	for (size_t j = 0; rc == 0 && j < n; j++) {
+		size_t keep = 0;
+		for (size_t i = 0; i < na; i++)
+			if (k->t1[act[i]] > k->t0[j])
+				act[keep++] = act[i];
+		na = keep;
+		for (size_t i = 0; rc == 0 && i < na; i++) {
+			size_t o = act[i];
+			double ov = (k->t1[o] < k->t1[j] ? k->t1[o] : k->t1[j]) - k->t0[j];
+			if (!(ov > 0))
+				continue;
+			k->overlap[o] += ov;
+			k->overlap[j] += ov;
+			if ((rc = share(k, o, j)) == 0)
+				rc = share(k, j, o);
+		}
+		act[na++] = j;
+	}
+	/* A run whose samples are each one kernel's own: such a sample is
+	 * its kernel's value, overlap or not. */
+	for (size_t i = 0; rc == 0 && i < side->n; i++) {
+		mine[i] = side->per_kernel_samples ? exact_kernel(k, side->t0[i], side->t1[i])
+						   : SIZE_MAX;
+		if (mine[i] != SIZE_MAX)
+			own[mine[i]] = 1;
+	}
+	for (size_t j = 0; rc == 0 && j < n; j++) {
+		k->shared[j] = k->shared_with[j] && !own[j];
+		if (k->overlap[j] > k->t1[j] - k->t0[j])
+			k->overlap[j] = k->t1[j] - k->t0[j];
+	}
+	/* Samples, in order of start, against the kernels running then. */
+	size_t next = 0;
+	na = 0;
+	for (size_t i = 0; rc == 0 && i < side->n; i++) {
+		double v = side->v[i], t0 = side->t0[i], t1 = side->t1[i];
+		if (isnan(v))
+			continue;
+		if (mine[i] != SIZE_MAX) {
+			k->totals[mine[i]] += v;
+			continue;
+		}
+		while (next < n && k->t0[next] < t1)
+			act[na++] = next++;
+		size_t keep = 0;
+		for (size_t a = 0; a < na; a++)
+			if (k->t1[act[a]] > t0)
+				act[keep++] = act[a];
+		na = keep;
+		credit(k, act, na, t0, t1, v, cuts);
+	}
+	for (size_t j = 0; rc == 0 && j < n; j++) {
+		if (k->shared[j]) {
+			k->totals[j] = NAN;
+			continue;
+		}
+		k->kernels_total += k->totals[j];
+		/* A rate's kernel value is its mean over the kernel. */
+		if (side->is_rate)
+			k->totals[j] = k->t1[j] > k->t0[j] ? k->totals[j] / (k->t1[j] - k->t0[j])
+							   : (double)NAN;
+	}
+	free(act);
+	free(cuts);
+	free(own);
+	free(mine);
+	if (rc < 0) {
 		snprintf(err, errlen, "out of memory");
 		cs_cjob_kernels_free(k);
-		return -ENOMEM;
 	}
-	/* Each sample counts in a kernel in proportion to its overlap. */
-	for (size_t j = 0; j < k->n; j++)
-		for (size_t i = 0; i < side->n; i++) {
-			double lo = side->t0[i] > k->t0[j] ? side->t0[i] : k->t0[j];
-			double hi = side->t1[i] < k->t1[j] ? side->t1[i] : k->t1[j];
-			double len = side->t1[i] - side->t0[i];
-			if (hi > lo && len > 0 && !isnan(side->v[i]))
-				k->totals[j] += side->v[i] * (hi - lo) / len;
-		}
-	/* A rate's kernel value is its mean over the kernel. */
-	for (size_t j = 0; side->is_rate && j < k->n; j++)
-		k->totals[j] = k->t1[j] > k->t0[j] ? k->totals[j] / (k->t1[j] - k->t0[j]) : (double)NAN;
-	return 0;
+	return rc;
 }
 
 void cs_cjob_kernels_free(cs_cjob_kernels *k)
 {
-	for (size_t i = 0; k && i < k->n; i++)
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->n; i++) {
 		free(k->names[i]);
-	if (k) {
-		free(k->names);
-		free(k->totals);
-		free(k->t0);
-		free(k->t1);
-		memset(k, 0, sizeof *k);
+		if (k->shared_with)
+			free(k->shared_with[i]);
 	}
+	free(k->names);
+	free(k->totals);
+	free(k->t0);
+	free(k->t1);
+	free(k->uid);
+	free(k->stream);
+	free(k->shared);
+	free(k->shared_with);
+	free(k->overlap);
+	memset(k, 0, sizeof *k);
 }
 
-size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, double *hw_out,
-		     double *sim_out, size_t *idx_out)
+/* The C++ runtime's demangler (libstdc++, Itanium ABI). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+char *cs_cjob_base_name(const char *name, char *out, size_t outlen)
 {
-	size_t n = 0, next = 0;
-	int any = 0;
-	char *taken = calloc(hw->n + 1, 1);
-	if (!taken)
-		return 0;
-	for (size_t i = 0; i < sim->n; i++)
-		for (size_t j = 0; j < hw->n; j++)
-			if (!strcmp(sim->names[i], hw->names[j]))
-				any = 1;
-	for (size_t i = 0; i < sim->n; i++) {
-		size_t j = hw->n;
-		if (any) {
-			for (size_t c = 0; c < hw->n; c++)
-				if (!taken[c] && !strcmp(sim->names[i], hw->names[c])) {
-					j = c;
-					break;
-				}
-		} else if (next < hw->n) {
-			j = next++;
+	char *d = NULL;
+	int status = -1;
+	if (name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
+	const char *src = d && status == 0 ? d : name;
+	/* Cut at the parameter list's '(' (the first at template depth 0). */
+	size_t cut = strlen(src);
+	int depth = 0;
+	for (size_t i = 0; src[i]; i++) {
+		if (src[i] == '<')
+			depth++;
+		else if (src[i] == '>' && depth > 0)
+			depth--;
+		else if (src[i] == '(' && depth == 0 && i > 0) {
+			cut = i;
+			break;
 		}
-		if (j >= hw->n)
-			continue;
-		taken[j] = 1;
-		hw_out[n] = hw->totals[j];
-		sim_out[n] = sim->totals[i];
-		idx_out[n] = i;
-		n++;
 	}
+	snprintf(out, outlen, "%.*s", (int)cut, src);
+	free(d);
+	return out;
+}
+
+const char *cs_cjob_how_name(int how)
+{
+	static const char *const names[] = {"uid", "name", "demangled name", "position"};
+	return how >= 0 && how <= CS_MATCH_POSITION ? names[how] : "?";
+}
+
+size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, cs_cjob_pair *out)
+{
+	size_t n = 0;
+	char *taken = calloc(hw->n + 1, 1);
+	size_t *pick = calloc(sim->n + 1, sizeof *pick);
+	int *how = calloc(sim->n + 1, sizeof *how);
+	char (*hb)[256] = calloc(hw->n + 1, sizeof *hb), (*sb)[256] = calloc(sim->n + 1, sizeof *sb);
+	if (!taken || !pick || !how || !hb || !sb)
+		goto out;
+	for (size_t j = 0; j < hw->n; j++)
+		cs_cjob_base_name(hw->names[j], hb[j], sizeof hb[j]);
+	for (size_t i = 0; i < sim->n; i++) {
+		cs_cjob_base_name(sim->names[i], sb[i], sizeof sb[i]);
+		pick[i] = SIZE_MAX;
+	}
+	/* 1. the same uid and the same kernel */
+	for (size_t i = 0; i < sim->n; i++)
+		for (size_t j = 0; sim->uid[i] >= 0 && j < hw->n; j++)
+			if (!taken[j] && hw->uid[j] == sim->uid[i] && !strcmp(hb[j], sb[i])) {
+				taken[j] = 1, pick[i] = j, how[i] = CS_MATCH_UID;
+				break;
+			}
+	/* 2. the name, then 3. the demangled name, each in order */
+	for (int pass = CS_MATCH_NAME; pass <= CS_MATCH_DEMANGLED; pass++)
+		for (size_t i = 0; i < sim->n; i++)
+			for (size_t j = 0; pick[i] == SIZE_MAX && j < hw->n; j++)
+				if (!taken[j] && !strcmp(pass == CS_MATCH_NAME ? hw->names[j] : hb[j],
+							 pass == CS_MATCH_NAME ? sim->names[i] : sb[i])) {
+					taken[j] = 1, pick[i] = j, how[i] = pass;
+				}
+	/* 4. nothing in common: by position */
+	int any = 0;
+	for (size_t i = 0; i < sim->n; i++)
+		any |= pick[i] != SIZE_MAX;
+	for (size_t i = 0; !any && i < sim->n && i < hw->n; i++)
+		pick[i] = i, how[i] = CS_MATCH_POSITION;
+	for (size_t i = 0; i < sim->n; i++)
+		if (pick[i] != SIZE_MAX)
+			out[n++] = (cs_cjob_pair){pick[i], i, how[i]};
+out:
 	free(taken);
+	free(pick);
+	free(how);
+	free(hb);
+	free(sb);
 	return n;
 }

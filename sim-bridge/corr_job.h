@@ -48,7 +48,20 @@ typedef struct cs_cjob_side {
 	int is_rate;          /* the expression uses rate(): v holds rate x
 				 sample length, bins are divided by their
 				 width, kernel totals by the kernel's */
+	char axis[160];       /* the axis in words: "cycles from
+				 gpc__cycles_elapsed.max", "1755.0 MHz (the
+				 run's clock)", "cycles (the run's unit)" */
+	char axis_metric[64]; /* the counter, "" when a clock is the axis */
+	/* A counter axis: run time -> cycles from w0, piecewise linear
+	 * through these knots (ascending time). */
+	size_t nknots;
+	double *kt, *kc;
+	int per_kernel_samples; /* the run's samples are each one kernel's
+				   own (meta.kernel_accounting "per-kernel") */
 } cs_cjob_side;
+
+/* Run time t (run units) -> cycles from the side's window start. */
+double cs_cjob_cycles(const cs_cjob_side *side, double t);
 
 /* Loads one side. 0, or a negative errno with a message naming the run,
  * the metric or the window and what was expected. */
@@ -66,16 +79,29 @@ int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, ch
 /* The series view of a loaded side (borrowed). */
 cs_corr_series cs_cjob_series(const cs_cjob_side *side);
 
-/* Kernel level: the side's expression summed over each kernel range
- * (kind "kernel" for hardware, "sim-kernel" for simulator runs) of its
- * run, in order. names[i] and totals[i] are malloc'd (free with
- * cs_cjob_kernels_free). The side must have been loaded with the whole
- * run as its window. */
+/* Kernel level: the side's expression per kernel range (kind "kernel"
+ * for hardware, "sim-kernel" for simulator runs) of its run, in order of
+ * start. A sample's time is credited to the kernel running in it when
+ * exactly one runs; time in which several kernels run is credited to
+ * none: those kernels are marked shared (with each other) and their
+ * totals are NaN, so nothing is counted twice and nothing is apportioned
+ * by guess. Where the run's samples are each one kernel's own
+ * (per_kernel_samples), a sample spanning exactly one kernel's range is
+ * that kernel's value. kernels_total + shared_total + outside_total is
+ * the side's total. The side must have been loaded with the whole run as
+ * its window. */
 typedef struct cs_cjob_kernels {
 	size_t n;
 	char **names;
 	double *totals;
-	double *t0, *t1; /* cycles from the window start (kernel_spans only) */
+	double *t0, *t1;  /* cycles from the window start */
+	int64_t *uid;     /* correlation id (the simulator's launch uid), -1 */
+	int64_t *stream;  /* -1 = none */
+	/* kernel_totals only: */
+	unsigned char *shared;
+	size_t **shared_with; /* indices, ended by SIZE_MAX; NULL when alone */
+	double *overlap;      /* cycles of the kernel that ran beside others */
+	double kernels_total, shared_total, outside_total;
 } cs_cjob_kernels;
 
 /* The kernel ranges that overlap the side's window, as cycles from its
@@ -86,11 +112,26 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 			  char *err, size_t errlen);
 void cs_cjob_kernels_free(cs_cjob_kernels *k);
 
-/* Pairs hw and sim kernels by name in order (each sim kernel takes the
- * next unused hw kernel of the same name); when no name matches at all,
- * by position. Fills hw_out/sim_out (n pairs, caller's arrays of
- * min(hw->n, sim->n)) and returns n; idx_out[i] = sim kernel index. */
-size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, double *hw_out,
-		     double *sim_out, size_t *idx_out);
+/* How a pair of kernels was matched. */
+enum cs_cjob_how { CS_MATCH_UID = 0, CS_MATCH_NAME, CS_MATCH_DEMANGLED, CS_MATCH_POSITION };
+const char *cs_cjob_how_name(int how);
+
+typedef struct cs_cjob_pair {
+	size_t hw, sim; /* kernel indices */
+	int how;        /* cs_cjob_how */
+} cs_cjob_pair;
+
+/* Pairs hw and sim kernels: by uid where both have one and the names
+ * (demangled, without parameters) agree; then by name in order (each sim
+ * kernel takes the next unused hw kernel of the same name), then by
+ * demangled name in order; when nothing matched so far, by position.
+ * out has room for min(hw->n, sim->n) pairs; returns the count, in sim
+ * order. */
+size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, cs_cjob_pair *out);
+
+/* A kernel name demangled (Itanium C++ ABI) and cut before its
+ * parameter list: "_Z5saxpyifPfS_" -> "saxpy", "void gemm<float>(...)"
+ * -> "void gemm<float>". Into out; returns out. */
+char *cs_cjob_base_name(const char *name, char *out, size_t outlen);
 
 #endif

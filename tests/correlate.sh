@@ -36,9 +36,9 @@ head -n 1 "$T/c.csv" | tr -d '\r' | grep -q '^hw_metric,sim_metric,bin,cycle,hw,
 "$CS" correlate --db "$DB" --hw simk --sim sim --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--sim-metric 'Ltworeadmiss + Ltworeadhit' --kernels --csv >"$T/k.csv" 2>&1
 want=$(zcat "$Q/stdout.log.gz" | awk '/L2_cache_stats_breakdown\[GLOBAL_ACC_R\]\[TOTAL_ACCESS\]/ { printf "%s%d", s, $3 - p; p = $3; s = " " }')
-got=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $4; s = " " }')
+got=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $7; s = " " }')
 [ "$got" = "$want" ] && ok "kernel level: per-kernel hardware-side totals are the stdout's ($want)" || { echo "got $got want $want" >"$T/why"; no "kernel totals" "$T/why"; }
-sim=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $5 + 0.5; s = " " }')
+sim=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $8 + 0.5; s = " " }')
 # Each sample belongs to the kernel its globalcyclecount says (the counts of
 # a kernel's first sample also hold the previous kernel's unsampled tail,
 # which is why these differ from the stdout's by a few reads).
@@ -104,7 +104,7 @@ PY
 if [ -f "$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
 	"$CS" report --db "$DB" --hw simk --sim sim --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 		--sim-metric 'Ltworeadmiss + Ltworeadhit' -o "$T/r.html" >"$T/out" 2>&1
-	grep -q 'uPlot' "$T/r.html" && grep -q '"per_kernel":\[{"name":"kernel 1","hw":10240,"sim":10240}' "$T/r.html" &&
+	grep -q 'uPlot' "$T/r.html" && grep -Eq '"per_kernel":\[\{"name":"kernel 1",[^}]*"matched_by":"position","hw":10240,"sim":10240,"shared":false\}' "$T/r.html" &&
 		! grep -Eq '(src|href)="(https?:)?//' "$T/r.html" &&
 		ok "report -o: one self-contained page (uPlot inlined, no network), binned and kernel-level data" || no "report" "$T/out"
 	CHROME=$(command -v chromium || command -v chromium-browser || true)

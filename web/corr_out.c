@@ -71,6 +71,201 @@ static void json_num(cs_buf *b, int *first, const char *k, double v)
 	cs_json_f64(b, v);
 }
 
+/* "name (uid N)" of kernel j, into out. */
+static const char *kernel_label(const cs_cjob_kernels *k, size_t j, char *out, size_t len)
+{
+	if (k->uid[j] >= 0)
+		snprintf(out, len, "%.80s (uid %lld)", k->names[j], (long long)k->uid[j]);
+	else
+		snprintf(out, len, "%.80s", k->names[j]);
+	return out;
+}
+
+/* Why a kernel's value is left out: "shared on the simulator side with
+ * A (uid 3), B (uid 2)". */
+static void shared_note(const cs_cjob_kernels *k, size_t j, const char *side, char *out,
+			size_t len)
+{
+	size_t n = (size_t)snprintf(out, len, "ran beside other kernels on the %s side for %.0f of "
+				    "its %.0f cycles, with ", side, k->overlap[j], k->t1[j] - k->t0[j]);
+	const size_t *w = k->shared_with[j];
+	for (size_t c = 0; w && w[c] != SIZE_MAX && n < len; c++) {
+		char l[128];
+		if (c == 4) {
+			snprintf(out + n, len - n, ", ...");
+			break;
+		}
+		n += (size_t)snprintf(out + n, len - n, "%s%s", c ? ", " : "",
+				      kernel_label(k, w[c], l, sizeof l));
+	}
+	if (n < len)
+		snprintf(out + n, len - n, ": its own value is not known, so it is left out");
+}
+
+static void json_accounting(cs_buf *b, int *first, const char *key, const cs_cjob_kernels *k)
+{
+	int f = 1;
+	cs_json_key(b, first, key);
+	cs_json_raw(b, "{");
+	json_num(b, &f, "kernels", k->kernels_total);
+	json_num(b, &f, "shared", k->shared_total);
+	json_num(b, &f, "outside", k->outside_total);
+	json_num(b, &f, "total", k->kernels_total + k->shared_total + k->outside_total);
+	cs_json_raw(b, "}");
+}
+
+/* Kernel level of one pair: matched kernels, the values each side
+ * really knows (shared kernels are listed but left out of r, MAPE and
+ * the aggregate error), how each pair was matched, and where each side's
+ * total went. */
+static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
+			const cs_cjob_kernels *ks, int format, int first_pair)
+{
+	size_t cap = kh->n < ks->n ? kh->n : ks->n;
+	cs_cjob_pair *pairs = calloc(cap + 1, sizeof *pairs);
+	double *xh = calloc(cap + 1, sizeof *xh), *xs = calloc(cap + 1, sizeof *xs);
+	if (!pairs || !xh || !xs) {
+		free(pairs), free(xh), free(xs);
+		return -ENOMEM;
+	}
+	size_t n = cs_cjob_match(kh, ks, pairs), used = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!kh->shared[pairs[i].hw] && !ks->shared[pairs[i].sim]) {
+			xh[used] = kh->totals[pairs[i].hw];
+			xs[used++] = ks->totals[pairs[i].sim];
+		}
+	cs_corr_kernels k;
+	cs_corr_kernel_stats(xh, xs, used, &k);
+	int first = 1;
+	char note[1024], l1[128], l2[128];
+	if (format == CS_CORR_JSON) {
+		json_pair_head(b, pr, first_pair, &first);
+		cs_json_key(b, &first, "kernels");
+		cs_json_i64(b, (int64_t)n);
+		cs_json_key(b, &first, "compared");
+		cs_json_i64(b, (int64_t)used);
+		json_num(b, &first, "pearson", k.pearson);
+		json_num(b, &first, "mape_pct", k.mape);
+		json_num(b, &first, "aggregate_error_pct", k.agg_err);
+		json_accounting(b, &first, "hw_accounting", kh);
+		json_accounting(b, &first, "sim_accounting", ks);
+		cs_json_key(b, &first, "warnings");
+		cs_json_raw(b, "[");
+		if (!used && n)
+			cs_json_str(b, "every matched kernel ran beside another on one side: no "
+				       "kernel-level statistics");
+		cs_json_raw(b, "]");
+		cs_json_key(b, &first, "per_kernel");
+		cs_json_raw(b, "[");
+		for (size_t i = 0; i < n; i++) {
+			size_t jh = pairs[i].hw, js = pairs[i].sim;
+			int f2 = 1;
+			cs_json_raw(b, i ? ",{" : "{");
+			cs_json_key(b, &f2, "name");
+			cs_json_str(b, ks->names[js]);
+			cs_json_key(b, &f2, "hw_name");
+			cs_json_str(b, kh->names[jh]);
+			cs_json_key(b, &f2, "uid");
+			cs_json_i64(b, ks->uid[js]);
+			cs_json_key(b, &f2, "hw_uid");
+			cs_json_i64(b, kh->uid[jh]);
+			cs_json_key(b, &f2, "matched_by");
+			cs_json_str(b, cs_cjob_how_name(pairs[i].how));
+			json_num(b, &f2, "hw", kh->totals[jh]);
+			json_num(b, &f2, "sim", ks->totals[js]);
+			cs_json_key(b, &f2, "shared");
+			cs_json_raw(b, kh->shared[jh] || ks->shared[js] ? "true" : "false");
+			if (kh->shared[jh] || ks->shared[js]) {
+				if (ks->shared[js])
+					shared_note(ks, js, "simulator", note, sizeof note);
+				else
+					shared_note(kh, jh, "hardware", note, sizeof note);
+				cs_json_key(b, &f2, "note");
+				cs_json_str(b, note);
+			}
+			cs_json_raw(b, "}");
+		}
+		cs_json_raw(b, "]}");
+	} else if (format == CS_CORR_CSV) {
+		if (first_pair)
+			bprintf(b, "hw_metric,sim_metric,kernel,uid,hw_kernel,matched_by,hw,sim,shared\r\n");
+		for (size_t i = 0; i < n; i++) {
+			size_t jh = pairs[i].hw, js = pairs[i].sim;
+			csv_field(b, pr->hw);
+			csv_field(b, pr->sim);
+			csv_field(b, ks->names[js]);
+			bprintf(b, "%lld,", (long long)ks->uid[js]);
+			csv_field(b, kh->names[jh]);
+			csv_field(b, cs_cjob_how_name(pairs[i].how));
+			if (kh->shared[jh] || ks->shared[js])
+				bprintf(b, ",,1\r\n");
+			else
+				bprintf(b, "%.17g,%.17g,0\r\n", kh->totals[jh], ks->totals[js]);
+		}
+	} else {
+		bprintf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim), %zu compared\n",
+			pr->hw, pr->sim, n, kh->n, ks->n, used);
+		for (size_t i = 0; i < n; i++) {
+			size_t jh = pairs[i].hw, js = pairs[i].sim;
+			kernel_label(ks, js, l1, sizeof l1);
+			if (kh->shared[jh] || ks->shared[js]) {
+				if (ks->shared[js])
+					shared_note(ks, js, "simulator", note, sizeof note);
+				else
+					shared_note(kh, jh, "hardware", note, sizeof note);
+				bprintf(b, "  %-40.40s shared: %s\n", l1, note);
+				continue;
+			}
+			bprintf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%  (matched by %s%s%s)\n",
+				l1, kh->totals[jh], ks->totals[js],
+				kh->totals[jh] != 0 ? 100 * (ks->totals[js] - kh->totals[jh]) / kh->totals[jh]
+						    : (double)NAN,
+				cs_cjob_how_name(pairs[i].how), pairs[i].how == CS_MATCH_NAME ? "" : ": ",
+				pairs[i].how == CS_MATCH_NAME ? "" : kernel_label(kh, jh, l2, sizeof l2));
+		}
+		if (!used && n)
+			bprintf(b, "  warning: every matched kernel ran beside another on one side: no "
+				   "kernel-level statistics\n");
+		bprintf(b, "  pearson r %.4f  MAPE %.2f%% (%zu kernels)  aggregate error %.2f%%\n",
+			k.pearson, k.mape, k.mape_n, k.agg_err);
+		bprintf(b, "  hw total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n",
+			kh->kernels_total + kh->shared_total + kh->outside_total, kh->kernels_total,
+			kh->shared_total, kh->outside_total);
+		bprintf(b, "  sim total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n\n",
+			ks->kernels_total + ks->shared_total + ks->outside_total, ks->kernels_total,
+			ks->shared_total, ks->outside_total);
+	}
+	free(pairs), free(xh), free(xs);
+	return 0;
+}
+
+/* What makes the statistics of a comparison mean little, each with
+ * what to change. */
+static size_t warnings(const cs_corr_result *r, size_t hw_samples, size_t sim_samples,
+		       char w[4][256])
+{
+	size_t n = 0;
+	if (r->bins < 8)
+		snprintf(w[n++], sizeof w[0], "only %zu bins: r, rho and MAPE over fewer than 8 bins "
+			 "mean little; lower --bin-cycles (or use a longer window)", r->bins);
+	double lo = r->hw_cycles < r->sim_cycles ? r->hw_cycles : r->sim_cycles;
+	double hi = r->hw_cycles < r->sim_cycles ? r->sim_cycles : r->hw_cycles;
+	if (lo > 0 && hi > 2 * lo)
+		snprintf(w[n++], sizeof w[0], "the windows' lengths differ by more than 2x (hw %.0f, "
+			 "sim %.0f cycles): check the windows, the hardware clock or --sim-clock",
+			 r->hw_cycles, r->sim_cycles);
+	int hz = 1, sz = 1;
+	for (size_t i = 0; i < r->bins; i++) {
+		hz &= r->hw_bins[i] == 0;
+		sz &= r->sim_bins[i] == 0;
+	}
+	if (hz || sz)
+		snprintf(w[n++], sizeof w[0], "the %s side is all zero over the compared bins (%zu "
+			 "samples): check its metric and window", hz ? "hardware" : "simulator",
+			 hz ? hw_samples : sim_samples);
+	return n;
+}
+
 static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int first_pair,
 		    cs_buf *b, char *err, size_t errlen)
 {
@@ -118,56 +313,17 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 	int first = 1;
 	if (kernels) {
 		cs_cjob_kernels kh, ks;
-		if ((rc = cs_cjob_kernel_totals(s, &h, &kh, err, errlen)) < 0 ||
-		    (rc = cs_cjob_kernel_totals(s, &m, &ks, err, errlen)) < 0)
+		if ((rc = cs_cjob_kernel_totals(s, &h, &kh, err, errlen)) < 0)
 			goto out;
-		size_t cap = kh.n < ks.n ? kh.n : ks.n;
-		double *xh = calloc(cap + 1, sizeof *xh), *xs = calloc(cap + 1, sizeof *xs);
-		size_t *idx = calloc(cap + 1, sizeof *idx);
-		size_t n = xh && xs && idx ? cs_cjob_match(&kh, &ks, xh, xs, idx) : 0;
-		cs_corr_kernels k;
-		cs_corr_kernel_stats(xh, xs, n, &k);
-		if (json) {
-			json_pair_head(b, pr, first_pair, &first);
-			cs_json_key(b, &first, "kernels");
-			cs_json_i64(b, (int64_t)n);
-			json_num(b, &first, "pearson", k.pearson);
-			json_num(b, &first, "mape_pct", k.mape);
-			json_num(b, &first, "aggregate_error_pct", k.agg_err);
-			cs_json_key(b, &first, "per_kernel");
-			cs_json_raw(b, "[");
-			for (size_t i = 0; i < n; i++) {
-				int f2 = 1;
-				cs_json_raw(b, i ? ",{" : "{");
-				cs_json_key(b, &f2, "name");
-				cs_json_str(b, ks.names[idx[i]]);
-				json_num(b, &f2, "hw", xh[i]);
-				json_num(b, &f2, "sim", xs[i]);
-				cs_json_raw(b, "}");
-			}
-			cs_json_raw(b, "]}");
-		} else if (csv) {
-			if (first_pair)
-				bprintf(b, "hw_metric,sim_metric,kernel,hw,sim\r\n");
-			for (size_t i = 0; i < n; i++)
-			{
-				csv_field(b, pr->hw);
-				csv_field(b, pr->sim);
-				csv_field(b, ks.names[idx[i]]);
-				bprintf(b, "%.17g,%.17g\r\n", xh[i], xs[i]);
-			}
-		} else {
-			bprintf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim)\n", pr->hw, pr->sim, n,
-			       kh.n, ks.n);
-			for (size_t i = 0; i < n; i++)
-				bprintf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%\n", ks.names[idx[i]], xh[i],
-				       xs[i], xh[i] != 0 ? 100 * (xs[i] - xh[i]) / xh[i] : (double)NAN);
-			bprintf(b, "  pearson r %.4f  MAPE %.2f%% (%zu kernels)  aggregate error %.2f%%\n\n",
-			       k.pearson, k.mape, k.mape_n, k.agg_err);
+		if ((rc = cs_cjob_kernel_totals(s, &m, &ks, err, errlen)) < 0) {
+			cs_cjob_kernels_free(&kh);
+			goto out;
 		}
-		free(xh), free(xs), free(idx);
+		rc = kernel_level(b, pr, &kh, &ks, rq->format, first_pair);
 		cs_cjob_kernels_free(&kh);
 		cs_cjob_kernels_free(&ks);
+		if (rc < 0)
+			snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	double use_bin = rq->bin_cycles > 0 ? rq->bin_cycles : (h.median_sample > m.median_sample ? h.median_sample
@@ -194,6 +350,8 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 			snprintf(err, errlen, "nothing to compare (empty windows?)");
 		goto out;
 	}
+	char warn[4][256];
+	size_t nwarn = warnings(&r, h.n, m.n, warn);
 	/* Rates: each bin holds what the rate added up to; its mean is that
 	 * over the bin's width. */
 	for (size_t i = 0; h.is_rate && i < r.bins; i++) {
@@ -216,7 +374,10 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		cs_json_str(b, h.window);
 		cs_json_key(b, &first, "sim_window");
 		cs_json_str(b, m.window);
-		json_num(b, &first, "hw_clock_hz", h.clock_hz);
+		cs_json_key(b, &first, "hw_axis");
+		cs_json_str(b, h.axis);
+		if (h.clock_hz > 0)
+			json_num(b, &first, "hw_clock_hz", h.clock_hz);
 		if (sim_hz > 0) {
 			json_num(b, &first, "sim_clock_hz", sim_hz);
 			json_num(b, &first, "sim_cycle_scale", m.cycle_scale);
@@ -243,6 +404,13 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		json_num(b, &first, "normalized_pearson", r.norm_pearson);
 		json_num(b, &first, "normalized_mape_pct", r.norm_mape);
 		json_num(b, &first, "normalized_nrmse", r.norm_nrmse);
+		cs_json_key(b, &first, "warnings");
+		cs_json_raw(b, "[");
+		for (size_t w = 0; w < nwarn; w++) {
+			cs_json_raw(b, w ? "," : "");
+			cs_json_str(b, warn[w]);
+		}
+		cs_json_raw(b, "]");
 		if (rq->with_bins) {
 			cs_json_key(b, &first, "hw_bins");
 			json_array(b, r.hw_bins, r.bins);
@@ -271,8 +439,8 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		}
 		cs_json_raw(b, "}");
 	} else {
-		bprintf(b, "hardware  %s: %s over %s (%.0f cycles at %.1f MHz, %zu samples)\n", h.run_name,
-		       pr->hw, h.window, h.cycles, h.clock_hz / 1e6, h.n);
+		bprintf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h.run_name,
+		       pr->hw, h.window, h.cycles, h.axis, h.n);
 		bprintf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
 		       m.window, m.cycles, m.n);
 		if (sim_hz > 0)
@@ -289,8 +457,11 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		bprintf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,
 		       r.sim_total, r.hw_total);
 		bprintf(b, "  duration error %+8.2f%%\n", 100 * r.duration_err);
-		bprintf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n\n",
+		bprintf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n",
 		       r.norm_bins, r.norm_pearson, r.norm_mape, r.norm_nrmse);
+		for (size_t w = 0; w < nwarn; w++)
+			bprintf(b, "  warning: %s\n", warn[w]);
+		bprintf(b, "\n");
 	}
 	cs_corr_result_free(&r);
 out:

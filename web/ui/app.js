@@ -506,8 +506,9 @@
 
 	function binnedResult(r, bins, i) {
 		const sec = h('section', { class: 'pair' }, h('h2', {}, r.hw_metric + '  vs  ' + r.sim_metric),
-			h('div', { class: 'note' }, 'hardware over ' + r.hw_window + '; simulator over ' + r.sim_window +
+			h('div', { class: 'note' }, 'hardware over ' + r.hw_window + ' (axis: ' + r.hw_axis + '); simulator over ' + r.sim_window +
 				(r.sim_clock_hz ? '; simulator cycles at ' + r.sim_clock_hz / 1e6 + ' MHz scaled x' + fix(r.sim_cycle_scale, 4) : '')),
+			...(r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w)),
 			statsTable([['bins', r.bins + ' x ' + fmtNum(r.bin_cycles) + ' cycles'], ['lag (bins)', r.lag_bins],
 				['Pearson r', fix(r.pearson, 4)], ['Spearman rho', fix(r.spearman, 4)],
 				['MAPE', pct(r.mape_pct) + ' (' + r.mape_bins + ' bins)'], ['NRMSE', fix(r.nrmse, 4)],
@@ -528,13 +529,22 @@
 	}
 
 	function kernelResult(r) {
-		const t = h('table', { class: 'list' }, h('tr', {}, ['kernel', 'hw', 'sim', 'error'].map((c) => h('th', {}, c))));
-		for (const k of r.per_kernel)
-			t.append(h('tr', {}, h('td', {}, k.name), h('td', { class: 'num' }, fmtNum(k.hw)), h('td', { class: 'num' }, fmtNum(k.sim)),
-				h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a')));
+		const t = h('table', { class: 'list' }, h('tr', {}, ['kernel', 'uid', 'hw', 'sim', 'error', 'matched by'].map((c) => h('th', {}, c))));
+		for (const k of r.per_kernel) {
+			const uid = k.uid >= 0 ? String(k.uid) : '';
+			if (k.shared) {
+				t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', {}, k.name), h('td', { class: 'num' }, uid),
+					h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
+				continue;
+			}
+			t.append(h('tr', {}, h('td', {}, k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw)),
+				h('td', { class: 'num' }, fmtNum(k.sim)),
+				h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
+		}
+		const warn = (r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w));
 		return h('section', { class: 'kernels' }, h('h2', {}, 'kernel level: ' + r.hw_metric + '  vs  ' + r.sim_metric),
-			statsTable([['kernels', r.kernels], ['Pearson r', fix(r.pearson, 4)], ['MAPE', pct(r.mape_pct)],
-				['aggregate error', pct(r.aggregate_error_pct)]]), t);
+			statsTable([['kernels matched / compared', r.kernels + ' / ' + r.compared], ['Pearson r', fix(r.pearson, 4)], ['MAPE', pct(r.mape_pct)],
+				['aggregate error', pct(r.aggregate_error_pct)]]), ...warn, t);
 	}
 
 	/* ---- routing ---- */
