@@ -12,6 +12,7 @@
 #include "simrun.h"
 
 #include "cmds.h"
+#include "log.h"
 #include "buf.h"
 #include "accelsim_log.h"
 #include "aerialvision.h"
@@ -269,7 +270,13 @@ static int run_import(int argc, char **argv)
 		.progress = pg.on ? show_progress : NULL,
 		.progress_ctx = &pg,
 	};
+	/* What the importer found (its accounting, counts) is said at info
+	 * level: shown unless CYCLESCOPE_LOG asks otherwise. */
+	enum cs_log_level was = cs_log_get_level();
+	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
+		cs_log_set_level(CS_LOG_INFO);
 	rc = fn(p, in.data, in.len, &io, err, sizeof err);
+	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
 	if (rc) {
 		rc = cs_cli_fail(cmd, "%s (nothing was imported)", err);

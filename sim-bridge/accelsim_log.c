@@ -584,6 +584,8 @@ static int analyse(alog *a)
 			}
 			if (!k->completed)
 				k->t0 = b->t0;
+			if (k->stream < 0)
+				k->stream = b->stream;
 			k->completed = 1;
 			k->t1 = b->t1;
 			b->kernel = (size_t)(k - a->kn);

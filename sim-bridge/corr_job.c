@@ -641,13 +641,23 @@ static size_t exact_kernel(const cs_cjob_kernels *k, double t0, double t1)
 }
 
 /* Credits v over [t0, t1) to the kernels among act[0..na) running in
- * it: each stretch with exactly one kernel to that kernel (or to the
- * shared total when that kernel is shared), stretches with several to
- * the shared total, the rest to the outside total. */
+ * it. With one kernel, all of it is that kernel's (what a counter counts
+ * while one kernel runs is that kernel's work, idle edges included);
+ * with several, each stretch with exactly one kernel goes to that kernel
+ * in proportion to its length, stretches with several to the shared
+ * total, stretches with none to the outside total. A shared kernel's
+ * part goes to the shared total. */
 static void credit(cs_cjob_kernels *k, const size_t *act, size_t na, double t0, double t1,
 		   double v, double *cuts)
 {
 	double len = t1 - t0;
+	if (na == 1) { /* one kernel ran in it: all of it is that kernel's */
+		if (k->shared[act[0]])
+			k->shared_total += v;
+		else
+			k->totals[act[0]] += v;
+		return;
+	}
 	size_t nc = 0;
 	cuts[nc++] = t0;
 	cuts[nc++] = t1;

@@ -1,0 +1,139 @@
+#!/bin/sh
+# Concurrent kernels end to end: Accel-Sim / GPGPU-Sim stdout of one
+# synthetic workload in every shape the simulators print (tests/tools/
+# mkstdout.py writes the logs and, independently of cyclescope, the truth:
+# each kernel's extent, uid, stream and instructions), imported and
+# checked against the truth with python's sqlite3; kernel-level
+# correlation of the concurrent runs against the serialized one; the
+# hardware cycle axis from gpc__cycles_elapsed.max; `phases`. TAP-style.
+#   sh tests/concurrency.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+. tests/lib.sh
+DB="$T/c.db"
+MK="python3 tests/tools/mkstdout.py"
+
+# --- every shape imports, with the accounting it uses said ---
+for shape in serial serial4 streams2 streams4 newer perkernel cut; do
+	$MK $shape "$T/$shape.log" "$T/$shape.json"
+	"$CS" import accelsim-log "$T/$shape.log" --db "$DB" --name $shape >"$T/imp.$shape" 2>&1 ||
+		no "import $shape" "$T/imp.$shape"
+done
+grep -q 'interval accounting' "$T/imp.streams4" && grep -q 'per-kernel accounting' "$T/imp.perkernel" &&
+	grep -q 'block accounting' "$T/imp.serial" &&
+	ok "each import says its accounting (block, interval, per-kernel)" || no "accounting line" "$T/imp.streams4" "$T/imp.perkernel" "$T/imp.serial"
+
+# Kernel extents, names, uids, streams exact for every shape.
+python3 - "$DB" "$T" >"$T/why" 2>&1 <<'PY' && ok "sim-kernel ranges: extents, names, uids and streams exactly the truth's in all 7 shapes" || no "kernel ranges" "$T/why"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+bad = 0
+for shape in "serial serial4 streams2 streams4 newer perkernel cut".split():
+    truth = json.load(open("%s/%s.json" % (sys.argv[2], shape)))
+    got = db.execute("SELECT r.name, r.t0, r.t1, r.correlation_id, r.stream FROM ranges r JOIN runs u ON u.id = r.run "
+                     "WHERE u.name = ? AND r.kind = 'sim-kernel' ORDER BY r.correlation_id", (shape,)).fetchall()
+    want = sorted((k["name"], k["t0"], k["t1"], k["uid"], k["stream"]) for k in truth["kernels"])
+    got = sorted(tuple(g) for g in got)
+    if got != want:
+        print(shape, "got", got, "want", want)
+        bad = 1
+sys.exit(bad)
+PY
+
+# The samples of a multi-stream log are its blocks, back to back.
+"$CS" export streams4 --db "$DB" --metric gpu_sim_insn >"$T/s4.csv"
+python3 - "$T/s4.csv" "$T/streams4.log" >"$T/why" 2>&1 <<'PY' && ok "streams4: one sample per block over [previous block's end, gpu_tot_sim_cycle), gpu_sim_insn as printed" || no "streams4 samples" "$T/why"
+import sqlite3, sys
+import csv
+blocks, prev = [], 0
+cyc = insn = None
+for line in open(sys.argv[2]):
+    if line.startswith("gpu_sim_insn = "): insn = int(line.split("=")[1])
+    if line.startswith("gpu_tot_sim_cycle = "):
+        tot = int(line.split("=")[1]); blocks.append((prev, tot, float(insn))); prev = tot
+got = [(int(r[0]), int(r[1]), float(r[2])) for r in list(csv.reader(open(sys.argv[1])))[1:]]
+assert got == blocks, (got, blocks)
+PY
+
+# Per-stream breakdowns: differenced per stream (newer), so each block
+# holds its finishing kernel's own L2 hits (insn / 8 in the workload).
+"$CS" export newer --db "$DB" --metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][HIT]' >"$T/nw.csv"
+python3 - "$T/nw.csv" "$T/newer.json" "$T/newer.log" >"$T/why" 2>&1 <<'PY' && ok "newer: per-stream cache breakdowns differenced per stream: each block has its finishing kernel's own" || no "per-stream breakdowns" "$T/why"
+import json, sqlite3, sys
+import csv
+truth = {k["uid"]: k for k in json.load(open(sys.argv[2]))["kernels"]}
+fin = [int(l.split()[4].rstrip(":")) for l in open(sys.argv[3]) if l.startswith("Destroy streams for kernel ")]
+got = [float(r[2]) for r in list(csv.reader(open(sys.argv[1])))[1:]]
+want = [float(truth[u]["insn"] // 8) for u in fin]
+assert got == want, (got, want)
+PY
+
+# A cut-off log: the finished kernels, and the unfinished ones named.
+python3 - "$T/cut.json" "$T/imp.cut" >"$T/why" 2>&1 <<'PY' && ok "a log cut off inside a block: finished kernels imported, the unfinished ones named" || no "cut-off log" "$T/why"
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+msg = open(sys.argv[2]).read()
+assert "the file ends inside %d unfinished kernel(s)" % len(t["unfinished"]) in msg, msg
+for u in t["unfinished"]:
+    assert "uid %d " % u in msg, (u, msg)
+PY
+
+# --- kernel level: concurrent against serialized, nothing counted twice ---
+for shape in streams2 streams4 newer perkernel; do
+	"$CS" correlate --db "$DB" --hw serial4 --sim $shape --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn \
+		--kernels --json >"$T/k.$shape" 2>&1 || no "correlate --kernels $shape" "$T/k.$shape"
+done
+python3 - "$T" >"$T/why" 2>&1 <<'PY' && ok "kernel level: every kernel that ran alone has the serialized run's instructions, the others are 'shared' and left out; matched by uid" || no "kernel-level honesty" "$T/why"
+import json, sys
+T = sys.argv[1]
+for shape in "streams2 streams4 newer perkernel".split():
+    truth = {k["uid"]: k for k in json.load(open("%s/%s.json" % (T, shape)))["kernels"]}
+    serial = {k["uid"]: k for k in json.load(open("%s/serial4.json" % T))["kernels"]}
+    r = json.load(open("%s/k.%s" % (T, shape)))[0]
+    assert r["kernels"] == len(truth), (shape, r["kernels"])
+    compared = 0
+    for k in r["per_kernel"]:
+        t = truth[k["uid"]]
+        assert k["matched_by"] == "uid" and k["hw_uid"] == k["uid"], (shape, k)
+        assert k["hw"] == serial[k["uid"]]["insn"], (shape, k)
+        alone = t["alone"] or shape == "perkernel"  # a per-kernel block is the kernel's own
+        if alone:
+            assert not k["shared"] and k["sim"] == t["insn"], (shape, k, t)
+            compared += 1
+        else:
+            assert k["shared"] and k["sim"] is None and "ran beside" in k["note"], (shape, k)
+    assert r["compared"] == compared, (shape, r["compared"], compared)
+PY
+python3 - "$T" >"$T/why" 2>&1 <<'PY' && ok "kernel level never counts a sample twice: kernels alone + shared + outside = the run's total instructions, both sides, all shapes" || no "kernel accounting sums" "$T/why"
+import json, sys
+T = sys.argv[1]
+for shape in "streams2 streams4 newer perkernel".split():
+    total = json.load(open("%s/%s.json" % (T, shape)))["total_insn"]
+    r = json.load(open("%s/k.%s" % (T, shape)))[0]
+    for side in ("hw_accounting", "sim_accounting"):
+        a = r[side]
+        assert a["kernels"] + a["shared"] + a["outside"] == a["total"] == total, (shape, side, a, total)
+    alone = sum(k["sim"] for k in r["per_kernel"] if not k["shared"])
+    assert alone == r["sim_accounting"]["kernels"], (shape, alone, r["sim_accounting"])
+PY
+
+# --- bad input: file:line, nothing stored ---
+runs_before=$("$CS" query --db "$DB" "SELECT count(*) FROM runs" | tail -n 1 | tr -d '\r')
+bad() { # DESC PATTERN FILE
+	"$CS" import accelsim-log "$3" --db "$DB" --name bad >"$T/out" 2>&1
+	rc=$?
+	cnt=$("$CS" query --db "$DB" "SELECT count(*) FROM runs" | tail -n 1 | tr -d '\r')
+	if [ $rc -eq 1 ] && grep -Eq "$2" "$T/out" && [ "$cnt" = "$runs_before" ]; then ok "$1"; else no "$1" "$T/out"; fi
+}
+awk '{ print } /^launching kernel name: _Z5scaleifPf uid: 2/ { print }' "$T/streams4.log" >"$T/twice.log"
+bad "a uid launched twice: file:line, nothing stored" "twice.log:5: kernel uid 2 launched twice \(first at line 4\)" "$T/twice.log"
+sed 's/^Destroy streams for kernel 4: size 0/Destroy streams for kernel 40: size 0/' "$T/streams4.log" >"$T/unknown.log"
+bad "a completion of an unknown uid" "unknown.log:[0-9]+: completion of kernel uid 40, which was never launched" "$T/unknown.log"
+sed 's/^kernel_launch_uid = 6 $/kernel_launch_uid = 6 9 /' "$T/streams4.log" >"$T/never.log"
+bad "a block listing a uid never launched" "never.log:[0-9]+: the statistics block lists kernel uid 9, which was never launched" "$T/never.log"
+awk '/^gpu_tot_sim_cycle = 2500$/ { print "gpu_tot_sim_cycle = 1200"; next } { print }' "$T/streams4.log" >"$T/back.log"
+bad "gpu_tot_sim_cycle going back" "back.log:[0-9]+: gpu_tot_sim_cycle goes back from 1500 to 1200" "$T/back.log"
+awk '/^gpu_tot_sim_cycle = 900$/ { print "gpu_tot_sim_cycle = -900"; next } { print }' "$T/streams4.log" >"$T/neg.log"
+bad "a negative gpu_tot_sim_cycle" "neg.log:[0-9]+: negative gpu_tot_sim_cycle" "$T/neg.log"
+
+exit $fails
