@@ -13,6 +13,7 @@
 
 #include "cmds.h"
 #include "log.h"
+#include "ranges_csv.h"
 #include "buf.h"
 #include "accelsim_log.h"
 #include "aerialvision.h"
@@ -29,7 +30,8 @@ const cs_cmd cs_cmd_import = {
 	"import", run_import, "import simulator or CSV statistics as a run",
 	"usage: cyclescope import [FORMAT] FILE [--db F | --socket PATH] [--name NAME]\n"
 	"                         [--map F] [--time-unit ns|cycle] [--kind hw|sim]\n"
-	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank] [--json]\n\n"
+	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank]\n"
+	"                         [--ranges F] [--json]\n\n"
 	"Imports FILE ('-' for standard input; gzip or plain) as one new run. Without\n"
 	"FORMAT the format is detected from the content and named on stderr.\n\n"
 	"Formats (docs/sim-bridge.md, docs/import-formats.md):\n"
@@ -55,6 +57,9 @@ const cs_cmd cs_cmd_import = {
 	"  --sample-cycles N  accelwattch: cycles per row (the run's\n"
 	"                  -gpgpu_runtime_stat period; default 500)\n"
 	"  --per-bank      aerialvision: also keep per-bank DRAM series\n"
+	"  --ranges F      also add these ranges to the run: a CSV with the header\n"
+	"                  kind,name,t0,t1[,device,stream,correlation_id] (times in\n"
+	"                  the run's unit), e.g. kernels from another tool\n"
 	"  --json          say what was imported as one JSON object on stdout\n"
 	"                  ({\"run\":N,\"name\":...,\"samples\":...,\"metrics\":...,\n"
 	"                  \"devices\":...,\"db\":...}; through a daemon {\"run_uuid\":...,\n"
@@ -146,14 +151,14 @@ static int run_import(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_import;
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
-	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL;
+	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL, *ranges_path = NULL;
 	int per_bank = 0, json = 0;
 	const cs_opt opts[] = {
 		{"json", NULL, &json},
 		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
 		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {"socket", &socket_path, NULL},
 		{"map", &map_path, NULL},  {"sample-cycles", &cycles, NULL},
-		{"per-bank", NULL, &per_bank},
+		{"per-bank", NULL, &per_bank}, {"ranges", &ranges_path, NULL},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -200,9 +205,26 @@ static int run_import(int argc, char **argv)
 		if (!map)
 			return cs_cli_fail(cmd, "%s", err);
 	}
+	cs_range *ranges = NULL;
+	size_t nranges = 0;
+	if (ranges_path) {
+		cs_cli_input ri;
+		if (cs_cli_read_file(ranges_path, &ri, err, sizeof err)) {
+			cs_mmap_free(map);
+			return cs_cli_fail(cmd, "--ranges %s", err);
+		}
+		rc = cs_ranges_csv_parse(ri.data ? ri.data : "", ri.len, ranges_path, &ranges, &nranges,
+					 err, sizeof err);
+		cs_cli_free_file(&ri);
+		if (rc < 0) {
+			cs_mmap_free(map);
+			return cs_cli_fail(cmd, "%s", err);
+		}
+	}
 	cs_cli_input in;
 	if (cs_cli_read_file(file, &in, err, sizeof err)) {
 		cs_mmap_free(map);
+		cs_ranges_csv_free(ranges, nranges);
 		return cs_cli_fail(cmd, "%s", err);
 	}
 	/* A SQLite file given as text (a cyclescope database, an nsys export)
@@ -210,6 +232,7 @@ static int run_import(int argc, char **argv)
 	if (in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16)) {
 		cs_cli_free_file(&in);
 		cs_mmap_free(map);
+		cs_ranges_csv_free(ranges, nranges);
 		return cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
 				   "database is read with --db %s; other SQLite exports are not "
 				   "imported", file, format ? "a file of format " : "one of the import formats",
@@ -223,6 +246,7 @@ static int run_import(int argc, char **argv)
 		if (!fn) {
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);
+			cs_ranges_csv_free(ranges, nranges);
 			return cs_cli_fail(cmd, "%s: cannot tell the format from the content; name it "
 					   "(known: %s)", file, known);
 		}
@@ -239,6 +263,7 @@ static int run_import(int argc, char **argv)
 		if (!p) {
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);
+			cs_ranges_csv_free(ranges, nranges);
 			return cs_cli_fail(cmd, "%s", err);
 		}
 	} else if (!db) {
@@ -253,6 +278,7 @@ static int run_import(int argc, char **argv)
 			cs_store_close(s);
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);
+			cs_ranges_csv_free(ranges, nranges);
 			return CS_EXIT_FAIL;
 		}
 	}
@@ -275,6 +301,7 @@ static int run_import(int argc, char **argv)
 	enum cs_log_level was = cs_log_get_level();
 	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
 		cs_log_set_level(CS_LOG_INFO);
+	cs_producer_extra_ranges(p, ranges, nranges);
 	rc = fn(p, in.data, in.len, &io, err, sizeof err);
 	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
@@ -341,5 +368,6 @@ static int run_import(int argc, char **argv)
 	cs_store_close(s);
 	cs_cli_free_file(&in);
 	cs_mmap_free(map);
+	cs_ranges_csv_free(ranges, nranges);
 	return rc;
 }

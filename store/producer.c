@@ -32,6 +32,8 @@ struct cs_producer {
 	cs_buf out;
 	char label[64];
 	char errmsg[512];
+	const cs_range *extra; /* added before a complete end */
+	size_t nextra;
 };
 
 static int perr(cs_producer *p, int rc, const char *fmt, ...)
@@ -266,10 +268,21 @@ static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
 	return rc ? rc : flush_out(p);
 }
 
+void cs_producer_extra_ranges(cs_producer *p, const cs_range *r, size_t n)
+{
+	p->extra = r;
+	p->nextra = n;
+}
+
 int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c)
 {
 	if (!p->in_run)
 		return perr(p, -EINVAL, "no run is open");
+	for (size_t i = 0; status && !strcmp(status, "complete") && i < p->nextra; i++) {
+		int rc = cs_producer_add_range(p, &p->extra[i]);
+		if (rc < 0)
+			return rc;
+	}
 	p->in_run = 0;
 	if (p->fd < 0) {
 		cs_writer *w = p->w;

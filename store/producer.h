@@ -38,6 +38,9 @@ int cs_producer_add_metric(cs_producer *p, const cs_metric_info *m, uint32_t *id
 int cs_producer_append(cs_producer *p, const cs_batch *b);
 int cs_producer_add_range(cs_producer *p, const cs_range *r);
 int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c);
+/* Ranges (borrowed until the run ends) added to the open run just before
+ * it ends complete: ranges a user gives beside an imported file. */
+void cs_producer_extra_ranges(cs_producer *p, const cs_range *r, size_t n);
 
 /* Socket: a send that makes no progress for ms fails with -ETIMEDOUT
  * (SO_SNDTIMEO) instead of blocking while the daemon stops reading; 0 =

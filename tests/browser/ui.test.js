@@ -146,7 +146,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.goto(BASE + '/#/compare?hw=simk&sim=sim&kernels=1&hw_metric=' +
 		encodeURIComponent('L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]') + '&sim_metric=' + encodeURIComponent('Ltworeadmiss + Ltworeadhit'));
 	await page.waitForSelector('body[data-correlated="1"]');
-	const kt = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[1].textContent + '/' + t.children[2].textContent));
+	const kt = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[2].textContent + '/' + t.children[3].textContent));
 	check(kt.join(' ') === '10240/10240 20480/20461 5280/5299', 'kernel level by URL: per-kernel totals', kt);
 
 	// a malformed expression: the API's message, shown
