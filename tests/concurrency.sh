@@ -117,6 +117,121 @@ for shape in "streams2 streams4 newer perkernel".split():
     assert alone == r["sim_accounting"]["kernels"], (shape, alone, r["sim_accounting"])
 PY
 
+# --- the hardware cycle axis from its own counter ---
+# A simulator series in 500-cycle samples, and the same series on
+# "hardware" 3 bins (1500 cycles) later, in ns samples of 500 cycles each
+# at a clock that moves between 1.5 and 2.0 GHz, with gpc__cycles_elapsed.max.
+python3 - "$T" <<'PY'
+import sys
+T = sys.argv[1]
+sig = [((i * 37) % 23) * 100 + (i % 5) * 7 + 50 for i in range(200)]
+with open(T + "/axis-sim.csv", "w") as f:
+    f.write("t0,t1,insts\n")
+    for i, v in enumerate(sig):
+        f.write("%d,%d,%d\n" % (500 * i, 500 * (i + 1), v))
+t = 1000000
+hw = []
+with open(T + "/axis-hw.csv", "w") as f:
+    f.write("t0,t1,gpc__cycles_elapsed.max,sm__inst_executed.sum\n")
+    for i in range(200):
+        d = (250, 278, 313, 333)[(i * 7) % 4]   # ns for 500 cycles
+        v = sig[i - 3] if i >= 3 else 0
+        hw.append(v)
+        f.write("%d,%d,500,%d\n" % (t, t + d, v))
+        t += d
+with open(T + "/axis-want", "w") as f:
+    f.write(" ".join(str(v) for v in hw))
+PY
+"$CS" import csv "$T/axis-sim.csv" --time-unit cycle --db "$DB" --name axis-sim >/dev/null 2>&1
+"$CS" import csv "$T/axis-hw.csv" --db "$DB" --name axis-hw >/dev/null 2>&1
+"$CS" correlate --db "$DB" --hw axis-hw --sim axis-sim --hw-metric sm__inst_executed.sum --sim-metric insts \
+	--bin-cycles 500 --max-lag 6 --json >"$T/ax.json" 2>&1
+"$CS" correlate --db "$DB" --hw axis-hw --sim axis-sim --hw-metric sm__inst_executed.sum --sim-metric insts \
+	--bin-cycles 500 --max-lag 6 --csv >"$T/ax.csv" 2>&1
+python3 - "$T/ax.json" "$T/ax.csv" "$T/axis-want" >"$T/why" 2>&1 <<'PY' && ok "a hardware run with gpc__cycles_elapsed.max and a moving clock: no clock option, the lag of 3 bins recovered exactly, every bin as brute force says" || no "cycle axis from the counter" "$T/why"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["hw_axis"] == "cycles from gpc__cycles_elapsed.max", r["hw_axis"]
+assert r["lag_bins"] == 3 and r["pearson"] > 0.999999 and r["hw_cycles"] == 100000, r
+rows = list(csv.reader(open(sys.argv[2])))[1:]
+want = [float(x) for x in open(sys.argv[3]).read().split()]
+hw = [float(x[4]) for x in rows]
+sim = [float(x[5]) for x in rows]
+assert hw == want[3:3 + len(hw)], (hw[:10], want[3:13])
+assert hw == sim, "aligned bins differ"
+PY
+"$CS" correlate --db "$DB" --hw axis-hw --sim axis-sim --hw-metric sm__inst_executed.sum --sim-metric insts \
+	--bin-cycles 500 --hw-clock-mhz 1755 >"$T/out" 2>&1
+grep -q "axis 1755.0 MHz (given)" "$T/out" && ok "--hw-clock-mhz still overrides the counter, and says so" || no "--hw-clock-mhz override" "$T/out"
+"$CS" correlate --db "$DB" --hw serial4 --sim streams4 --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn \
+	--bin-cycles 5000 --json >"$T/out" 2>&1
+python3 - "$T/out" >"$T/why" 2>&1 <<'PY' && ok "guard rails: fewer than 8 bins and windows 2x apart are warned, with what to change; a cycle run's clock is the run's, never 0" || no "warnings" "$T/why"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+w = " | ".join(r["warnings"])
+assert "fewer than 8 bins" in w and "lower --bin-cycles" in w, w
+assert r["hw_axis"] == "cycles (the run's unit)" and r["hw_clock_hz"] == 1132e6, r
+PY
+"$CS" correlate --db "$DB" --hw serial4 --sim streams4 --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn \
+	--bin-cycles 5000 >"$T/out" 2>&1
+grep -Eq "warning: only [0-9]+ bins" "$T/out" && ! grep -q "0.0 MHz" "$T/out" && ok "the text says the warning too" || no "text warnings" "$T/out"
+
+# --- phases: the overlap analysis ---
+python3 tests/tools/mkphases.py "$T/ph.csv" "$T/ph.ranges.csv"
+cmp -s "$T/ph.csv" docs/examples/nccl-gemm-phases.csv && cmp -s "$T/ph.ranges.csv" docs/examples/nccl-gemm-phases.ranges.csv &&
+	ok "docs/examples/nccl-gemm-phases.* are what tests/tools/mkphases.py writes" || no "demo phases files regenerate" /dev/null
+"$CS" import csv "$T/ph.csv" --ranges "$T/ph.ranges.csv" --db "$DB" --name phases >"$T/out" 2>&1 || no "import --ranges" "$T/out"
+"$CS" phases phases --db "$DB" --a 'kernel:nccl*' --b '*gemm*' --json >"$T/ph.json" 2>"$T/out" || no "phases --json" "$T/out"
+python3 - "$T/ph.json" "$T/ph.csv" "$T/ph.ranges.csv" >"$T/why" 2>&1 <<'PY' && ok "phases: durations equal a brute force on a 1 us grid, each metric's phase sums equal the brute force's and add up to the run total, the tail is the GEMM after the last overlap" || no "phases brute force" "$T/why"
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+rows = list(csv.reader(open(sys.argv[2])))
+head, rows = rows[0], rows[1:]
+rg = list(csv.DictReader(open(sys.argv[3])))
+A = [(int(x["t0"]), int(x["t1"])) for x in rg if x["kind"] == "kernel" and x["name"].startswith("nccl")]
+B = [(int(x["t0"]), int(x["t1"])) for x in rg if "gemm" in x["name"]]
+end = max(int(x[1]) for x in rows)
+US = 1000
+names = ["neither", "only A", "A and B", "only B"]
+dur = dict.fromkeys(names, 0)
+sums = {m: dict.fromkeys(names, 0.0) for m in head[2:]}
+cell_phase = []
+for t in range(0, end, US):
+    a = any(s <= t < e for s, e in A)
+    b = any(s <= t < e for s, e in B)
+    p = "A and B" if a and b else "only A" if a else "only B" if b else "neither"
+    cell_phase.append(p)
+    dur[p] += US
+for x in rows:
+    t0, t1 = int(x[0]), int(x[1])
+    cells = (t1 - t0) // US
+    for k, m in enumerate(head[2:]):
+        v = float(x[2 + k])
+        for c in range(t0 // US, t1 // US):
+            sums[m][cell_phase[c]] += v / cells
+got = {p["phase"]: p for p in r["phases"]}
+for p in names:
+    assert got[p]["duration"] == dur[p], (p, got[p]["duration"], dur[p])
+    for m in head[2:]:
+        g, w = got[p]["metrics"][m]["sum"], sums[m][p]
+        assert abs(g - w) <= 1e-9 * max(1.0, abs(w)), (p, m, g, w)
+for m in head[2:]:
+    total = sum(float(x[2 + head[2:].index(m)]) for x in rows)
+    parts = sum(got[p]["metrics"][m]["sum"] for p in names)
+    assert abs(parts - total) <= 1e-9 * total and abs(r["totals"][m] - total) <= 1e-9 * total, (m, parts, total)
+assert r["tail"]["start"] == max(e for s, e in A) and r["tail"]["end"] == max(e for s, e in B), r["tail"]
+assert got["tail"]["duration"] + got["only B outside the tail"]["duration"] == got["only B"]["duration"]
+tail = got["tail"]["metrics"]["sm__inst_executed.sum"]["mean_rate"]
+alone = got["only B outside the tail"]["metrics"]["sm__inst_executed.sum"]["mean_rate"]
+assert 0.55 < tail / alone < 0.65, (tail, alone)
+PY
+"$CS" phases phases --db "$DB" --a 'kernel:nccl*' --b '*gemm*' --metric sm__inst_executed.sum >"$T/ph.txt" 2>&1
+grep -q "tail: B runs on alone for 2.995 ms after its last overlap with A" "$T/ph.txt" && grep -q "tail / B alone: 0.6" "$T/ph.txt" &&
+	ok "phases text: the tail and its rate against B alone" || no "phases text" "$T/ph.txt"
+"$CS" phases phases --db "$DB" --a 'kernel:allreduce*' --b '*gemm*' >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "\-\-a 'kernel:allreduce\*' matches no range of run" "$T/out" && grep -q "kernel x4 (ncclDevKernel_AllGather_RING_LL" "$T/out" &&
+	ok "phases: a glob matching nothing is named, with the run's range kinds and names" || no "phases no match" "$T/out"
+
 # --- bad input: file:line, nothing stored ---
 runs_before=$("$CS" query --db "$DB" "SELECT count(*) FROM runs" | tail -n 1 | tr -d '\r')
 bad() { # DESC PATTERN FILE

@@ -25,6 +25,7 @@
 #include "report.h"
 #include "json.h"
 #include "log.h"
+#include "phases.h"
 #include "series_csv.h"
 #include "sqlout.h"
 #include "prom.h"
@@ -741,6 +742,38 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	return r;
 }
 
+/* GET /api/v1/runs/{run}/phases?a=&b=&metric=&device=&format=: what
+ * `cyclescope phases` prints (web/phases.c), JSON by default. */
+static enum MHD_Result get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run)
+{
+	uint64_t dev = 0;
+	int have;
+	if (arg_u64(c, "device", &dev, &have) < 0 || dev > UINT32_MAX)
+		return error(c, h, 400, "device: expected a device index");
+	const char *fmt = arg(c, "format");
+	int format = !fmt || !strcmp(fmt, "json") ? CS_PHASES_JSON
+		     : !strcmp(fmt, "csv")		? CS_PHASES_CSV
+		     : !strcmp(fmt, "text")		? CS_PHASES_TEXT
+							: -1;
+	if (format < 0)
+		return error(c, h, 400, "format: json, csv or text");
+	cs_phases_request rq = {.run = run, .a = arg(c, "a"), .b = arg(c, "b"),
+				.metrics = arg(c, "metric"), .device = (uint32_t)dev, .format = format};
+	char err[1200];
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_phases_out(s, &rq, &b, err, sizeof err);
+	enum MHD_Result r;
+	if (rc < 0)
+		r = error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500, "%s", err);
+	else
+		r = queue(c, h, 200, format == CS_PHASES_JSON ? "application/json"
+				     : format == CS_PHASES_CSV ? "text/csv; charset=utf-8"
+							       : "text/plain; charset=utf-8", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
 static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *url,
 			     const char *method, req *rq)
 {
@@ -854,6 +887,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return get_series(c, h, s, id);
 		} else if (!strcmp(sub, "ranges.csv")) {
 			return get_ranges(c, h, s, run);
+		} else if (!strcmp(sub, "phases")) {
+			r = get_phases(c, h, s, spec);
 		} else {
 			r = error(c, h, 404, "no such endpoint: %s", url);
 		}

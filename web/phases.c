@@ -1,0 +1,547 @@
+/*
+ * phases.c - the overlap analysis (phases.h).
+ *
+ * The ranges matching A and those matching B are each merged into
+ * disjoint intervals; their boundaries cut the run's span into segments,
+ * each in one phase. A sample's value is spread evenly over its span, so
+ * each segment gets the part of it that lies inside (the phases' sums add
+ * up to the run's total); a sample's rate (value per unit of time) counts
+ * for a phase's peak when more than half of the sample lies in it.
+ */
+#include "phases.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "reader.h"
+
+enum { P_NEITHER, P_A, P_AB, P_B, NPHASE, P_TAIL = NPHASE, P_BREST, NBUCKET };
+static const char *const phase_names[NBUCKET] = {"neither", "only A", "A and B", "only B",
+						 "tail", "only B outside the tail"};
+
+typedef struct ival {
+	double t0, t1;
+} ival;
+
+typedef struct seg {
+	double t0, t1;
+	int phase;
+	int tail;
+} seg;
+
+typedef struct mstat {
+	char name[256];
+	char unit[32];
+	double sum[NBUCKET];
+	double peak[NBUCKET];
+	double total;
+} mstat;
+
+typedef struct job {
+	seg *seg;
+	size_t nseg;
+	mstat *m;
+	size_t nm;
+	double span0, span1;
+	int err;
+} job;
+
+static void bprintf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bprintf(cs_buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		cs_buf_append(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static int cmp_ival(const void *x, const void *y)
+{
+	const ival *a = x, *b = y;
+	return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
+}
+
+/* The ranges of run matching "[KIND:]GLOB", merged into disjoint
+ * intervals (ascending). *n = 0 when none matches. */
+static int union_of(cs_store *s, int64_t run, const char *spec, ival **out, size_t *n,
+		    size_t *nranges)
+{
+	char kind[64] = "";
+	const char *glob = spec;
+	const char *colon = strchr(spec, ':');
+	if (colon && (size_t)(colon - spec) < sizeof kind && !memchr(spec, '*', (size_t)(colon - spec))) {
+		snprintf(kind, sizeof kind, "%.*s", (int)(colon - spec), spec);
+		glob = colon + 1;
+	}
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(cs_store_db(s),
+			   "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2 "
+			   "AND (?3 = '' OR kind = ?3) ORDER BY t0",
+			   -1, &st, NULL);
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, glob, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
+	ival *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc = 0;
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			ival *g = realloc(v, cap * sizeof *g);
+			if (!g) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = g;
+		}
+		v[cnt].t0 = (double)sqlite3_column_int64(st, 0);
+		v[cnt].t1 = (double)sqlite3_column_int64(st, 1);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	*nranges = cnt;
+	qsort(v, cnt, sizeof *v, cmp_ival);
+	size_t m = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		if (!(v[i].t1 > v[i].t0))
+			continue;
+		if (m && v[i].t0 <= v[m - 1].t1) {
+			if (v[i].t1 > v[m - 1].t1)
+				v[m - 1].t1 = v[i].t1;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	*out = v;
+	*n = m;
+	return rc;
+}
+
+/* What a glob that matched nothing could have matched. */
+static void no_match(cs_store *s, int64_t run, const char *which, const char *spec, char *err,
+		     size_t errlen)
+{
+	size_t n = (size_t)snprintf(err, errlen, "--%s '%s' matches no range of run %lld (KIND:GLOB or "
+				    "GLOB over range names); its ranges:", which, spec, (long long)run);
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(cs_store_db(s),
+			   "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM (SELECT DISTINCT "
+			   "name FROM ranges r2 WHERE r2.run = ?1 AND r2.kind = r.kind LIMIT 3)) "
+			   "FROM ranges r WHERE run = ?1 GROUP BY kind ORDER BY kind",
+			   -1, &st, NULL);
+	sqlite3_bind_int64(st, 1, run);
+	int any = 0;
+	while (st && sqlite3_step(st) == SQLITE_ROW && n < errlen) {
+		n += (size_t)snprintf(err + n, errlen - n, "%s %s x%lld (%.120s...)", any ? ";" : "",
+				      (const char *)sqlite3_column_text(st, 0),
+				      (long long)sqlite3_column_int64(st, 1),
+				      (const char *)sqlite3_column_text(st, 2));
+		any = 1;
+	}
+	sqlite3_finalize(st);
+	if (!any && n < errlen)
+		snprintf(err + n, errlen - n, " none");
+}
+
+/* The segments of [t0, t1) cut by both unions, each with its phase. */
+static int segments(const ival *a, size_t na, const ival *b, size_t nb, double t0, double t1,
+		    seg **out, size_t *n)
+{
+	size_t cap = 2 * (na + nb) + 2, nc = 0;
+	double *cut = malloc(cap * sizeof *cut);
+	seg *sg = malloc(cap * sizeof *sg);
+	if (!cut || !sg) {
+		free(cut);
+		free(sg);
+		return -ENOMEM;
+	}
+	cut[nc++] = t0;
+	for (size_t i = 0; i < na; i++) {
+		cut[nc++] = a[i].t0;
+		cut[nc++] = a[i].t1;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		cut[nc++] = b[i].t0;
+		cut[nc++] = b[i].t1;
+	}
+	cut[nc++] = t1;
+	for (size_t i = 1; i < nc; i++) /* insertion sort: nearly sorted */
+		for (size_t j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+			double x = cut[j];
+			cut[j] = cut[j - 1];
+			cut[j - 1] = x;
+		}
+	size_t m = 0, ia = 0, ib = 0;
+	for (size_t i = 0; i + 1 < nc; i++) {
+		double x0 = cut[i], x1 = cut[i + 1];
+		if (!(x1 > x0) || x0 < t0 || x1 > t1)
+			continue;
+		while (ia < na && a[ia].t1 <= x0)
+			ia++;
+		while (ib < nb && b[ib].t1 <= x0)
+			ib++;
+		int inA = ia < na && a[ia].t0 <= x0, inB = ib < nb && b[ib].t0 <= x0;
+		int ph = inA && inB ? P_AB : inA ? P_A : inB ? P_B : P_NEITHER;
+		if (m && sg[m - 1].phase == ph && sg[m - 1].t1 == x0)
+			sg[m - 1].t1 = x1;
+		else
+			sg[m++] = (seg){x0, x1, ph, 0};
+	}
+	/* B's tail: the only-B stretch right after the last overlap. */
+	for (size_t i = m; i-- > 0;)
+		if (sg[i].phase == P_AB) {
+			if (i + 1 < m && sg[i + 1].phase == P_B)
+				sg[i + 1].tail = 1;
+			break;
+		}
+	free(cut);
+	*out = sg;
+	*n = m;
+	return 0;
+}
+
+static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *values)
+{
+	job *j = ctx;
+	(void)seq;
+	double s0 = (double)t0, s1 = (double)t1, len = s1 - s0;
+	/* the first segment ending after the sample's start */
+	size_t lo = 0, hi = j->nseg;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (j->seg[mid].t1 <= s0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double part[NBUCKET] = {0};
+	for (size_t i = lo; i < j->nseg && j->seg[i].t0 < s1; i++) {
+		double a = s0 > j->seg[i].t0 ? s0 : j->seg[i].t0, b = s1 < j->seg[i].t1 ? s1 : j->seg[i].t1;
+		if (b > a) {
+			double f = len > 0 ? (b - a) / len : 1;
+			part[j->seg[i].phase] += f;
+			if (j->seg[i].phase == P_B)
+				part[j->seg[i].tail ? P_TAIL : P_BREST] += f;
+		}
+		if (len <= 0)
+			break;
+	}
+	for (size_t k = 0; k < j->nm; k++) {
+		double v = values[k];
+		if (isnan(v))
+			continue;
+		mstat *m = &j->m[k];
+		m->total += v;
+		double rate = len > 0 ? v / len : (double)NAN;
+		for (int p = 0; p < NBUCKET; p++) {
+			m->sum[p] += v * part[p];
+			if (part[p] > 0.5 && !isnan(rate) && (isnan(m->peak[p]) || rate > m->peak[p]))
+				m->peak[p] = rate;
+		}
+	}
+	return 0;
+}
+
+/* The run's metric ids to report: those matching the comma-separated
+ * names or globs (every one when NULL). */
+static int pick_metrics(cs_store *s, int64_t run, const char *want, uint32_t **ids, job *j,
+			char *err, size_t errlen)
+{
+	uint32_t *all = NULL, nall = 0;
+	int rc = cs_read_metric_ids(s, run, &all, &nall);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", cs_store_errmsg(s));
+		return rc;
+	}
+	*ids = calloc(nall + 1, sizeof **ids);
+	j->m = calloc(nall + 1, sizeof *j->m);
+	if (!*ids || !j->m) {
+		free(all);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < nall; i++) {
+		mstat *m = &j->m[j->nm];
+		if (cs_read_metric_name(s, run, all[i], m->name, sizeof m->name) < 0)
+			continue;
+		int keep = !want || !*want;
+		for (const char *p = want; p && *p && !keep;) {
+			size_t l = strcspn(p, ",");
+			char one[256];
+			snprintf(one, sizeof one, "%.*s", (int)l, p);
+			keep = !fnmatch(one, m->name, 0);
+			p += l + (p[l] == ',');
+		}
+		if (!keep)
+			continue;
+		for (int p = 0; p < NBUCKET; p++)
+			m->peak[p] = NAN;
+		(*ids)[j->nm++] = all[i];
+	}
+	free(all);
+	if (!j->nm) {
+		snprintf(err, errlen, "run %lld has no metric matching '%s'", (long long)run,
+			 want ? want : "");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* A duration in the run's unit as words: "3.500 ms" or "12000 cycles". */
+static const char *dur(double d, int ns, char *buf, size_t len)
+{
+	if (!ns)
+		snprintf(buf, len, "%.0f cycles", d);
+	else if (d >= 1e9)
+		snprintf(buf, len, "%.3f s", d / 1e9);
+	else if (d >= 1e6)
+		snprintf(buf, len, "%.3f ms", d / 1e6);
+	else if (d >= 1e3)
+		snprintf(buf, len, "%.3f us", d / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", d);
+	return buf;
+}
+
+static void write_out(cs_buf *b, const cs_phases_request *rq, int64_t run, const char *run_name,
+		      int ns, const job *j, size_t ra, size_t rb)
+{
+	double dphase[NBUCKET] = {0}, total = j->span1 - j->span0;
+	double tail0 = NAN, tail1 = NAN;
+	for (size_t i = 0; i < j->nseg; i++) {
+		double d = j->seg[i].t1 - j->seg[i].t0;
+		dphase[j->seg[i].phase] += d;
+		if (j->seg[i].phase == P_B)
+			dphase[j->seg[i].tail ? P_TAIL : P_BREST] += d;
+		if (j->seg[i].tail)
+			tail0 = j->seg[i].t0, tail1 = j->seg[i].t1;
+	}
+	/* rates per second of an ns run, per cycle of a cycle run */
+	double per = ns ? 1e9 : 1;
+	const char *rate_unit = ns ? "per second" : "per cycle";
+	char d1[64];
+	if (rq->format == CS_PHASES_JSON) {
+		int first = 1;
+		cs_json_raw(b, "{");
+		cs_json_key(b, &first, "run");
+		cs_json_i64(b, run);
+		cs_json_key(b, &first, "run_name");
+		cs_json_str(b, run_name);
+		cs_json_key(b, &first, "unit");
+		cs_json_str(b, ns ? "ns" : "cycle");
+		cs_json_key(b, &first, "rate_unit");
+		cs_json_str(b, rate_unit);
+		cs_json_key(b, &first, "a");
+		cs_json_str(b, rq->a);
+		cs_json_key(b, &first, "b");
+		cs_json_str(b, rq->b);
+		cs_json_key(b, &first, "a_ranges");
+		cs_json_i64(b, (int64_t)ra);
+		cs_json_key(b, &first, "b_ranges");
+		cs_json_i64(b, (int64_t)rb);
+		cs_json_key(b, &first, "span");
+		cs_json_raw(b, "[");
+		cs_json_f64(b, j->span0);
+		cs_json_raw(b, ",");
+		cs_json_f64(b, j->span1);
+		cs_json_raw(b, "]");
+		cs_json_key(b, &first, "phases");
+		cs_json_raw(b, "[");
+		for (int p = 0; p < NBUCKET; p++) {
+			int f = 1;
+			if (p >= NPHASE && isnan(tail0))
+				break;
+			cs_json_raw(b, p ? ",{" : "{");
+			cs_json_key(b, &f, "phase");
+			cs_json_str(b, phase_names[p]);
+			cs_json_key(b, &f, "duration");
+			cs_json_f64(b, dphase[p]);
+			cs_json_key(b, &f, "share");
+			cs_json_f64(b, total > 0 ? dphase[p] / total : (double)NAN);
+			cs_json_key(b, &f, "metrics");
+			cs_json_raw(b, "{");
+			int fm = 1;
+			for (size_t k = 0; k < j->nm; k++) {
+				int g = 1;
+				cs_json_key(b, &fm, j->m[k].name);
+				cs_json_raw(b, "{");
+				cs_json_key(b, &g, "sum");
+				cs_json_f64(b, j->m[k].sum[p]);
+				cs_json_key(b, &g, "mean_rate");
+				cs_json_f64(b, dphase[p] > 0 ? j->m[k].sum[p] / dphase[p] * per : (double)NAN);
+				cs_json_key(b, &g, "peak_rate");
+				cs_json_f64(b, j->m[k].peak[p] * per);
+				cs_json_raw(b, "}");
+			}
+			cs_json_raw(b, "}}");
+		}
+		cs_json_raw(b, "]");
+		cs_json_key(b, &first, "tail");
+		if (isnan(tail0)) {
+			cs_json_raw(b, "null");
+		} else {
+			int f = 1;
+			cs_json_raw(b, "{");
+			cs_json_key(b, &f, "start");
+			cs_json_f64(b, tail0);
+			cs_json_key(b, &f, "end");
+			cs_json_f64(b, tail1);
+			cs_json_key(b, &f, "duration");
+			cs_json_f64(b, tail1 - tail0);
+			cs_json_raw(b, "}");
+		}
+		cs_json_key(b, &first, "totals");
+		cs_json_raw(b, "{");
+		int ft = 1;
+		for (size_t k = 0; k < j->nm; k++) {
+			cs_json_key(b, &ft, j->m[k].name);
+			cs_json_f64(b, j->m[k].total);
+		}
+		cs_json_raw(b, "}");
+		cs_json_key(b, &first, "segments");
+		cs_json_raw(b, "[");
+		for (size_t i = 0; i < j->nseg; i++) {
+			cs_json_raw(b, i ? ",[" : "[");
+			cs_json_f64(b, j->seg[i].t0);
+			cs_json_raw(b, ",");
+			cs_json_f64(b, j->seg[i].t1);
+			cs_json_raw(b, ",");
+			cs_json_str(b, j->seg[i].tail ? "tail" : phase_names[j->seg[i].phase]);
+			cs_json_raw(b, "]");
+		}
+		cs_json_raw(b, "]}\n");
+		return;
+	}
+	if (rq->format == CS_PHASES_CSV) {
+		bprintf(b, "phase,metric,duration,share,sum,mean_rate,peak_rate\r\n");
+		for (int p = 0; p < NBUCKET; p++) {
+			if (p >= NPHASE && isnan(tail0))
+				break;
+			for (size_t k = 0; k < j->nm; k++) {
+				bprintf(b, "%s,\"", phase_names[p]);
+				for (const char *c = j->m[k].name; *c; c++)
+					bprintf(b, *c == '"' ? "\"\"" : "%c", *c);
+				bprintf(b, "\",%.17g,%.17g,%.17g,%.17g,%.17g\r\n", dphase[p],
+					total > 0 ? dphase[p] / total : (double)NAN, j->m[k].sum[p],
+					dphase[p] > 0 ? j->m[k].sum[p] / dphase[p] * per : (double)NAN,
+					j->m[k].peak[p] * per);
+			}
+		}
+		return;
+	}
+	bprintf(b, "run %lld '%s': A = %s (%zu ranges), B = %s (%zu ranges), over %s\n",
+		(long long)run, run_name, rq->a, ra, rq->b, rb, dur(total, ns, d1, sizeof d1));
+	bprintf(b, "  %-26s %14s %8s\n", "phase", "duration", "share");
+	for (int p = 0; p < NBUCKET; p++) {
+		if (p >= NPHASE && isnan(tail0))
+			break;
+		bprintf(b, "  %-26s %14s %7.2f%%\n", phase_names[p], dur(dphase[p], ns, d1, sizeof d1),
+			total > 0 ? 100 * dphase[p] / total : (double)NAN);
+	}
+	if (isnan(tail0))
+		bprintf(b, "  no tail: %s\n", dphase[P_AB] > 0 ? "B does not run on after its last overlap with A"
+							      : "A and B never overlap");
+	else
+		bprintf(b, "  tail: B runs on alone for %s after its last overlap with A (%.0f to %.0f)\n",
+			dur(tail1 - tail0, ns, d1, sizeof d1), tail0, tail1);
+	bprintf(b, "\n  %-34s %-24s %14s %14s %14s\n", "metric", "phase", "sum", "mean rate", "peak rate");
+	for (size_t k = 0; k < j->nm; k++) {
+		for (int p = 0; p < NBUCKET; p++) {
+			if (p >= NPHASE && isnan(tail0))
+				break;
+			bprintf(b, "  %-34.34s %-24s %14.6g %14.6g %14.6g\n", p ? "" : j->m[k].name,
+				phase_names[p], j->m[k].sum[p],
+				dphase[p] > 0 ? j->m[k].sum[p] / dphase[p] * per : (double)NAN,
+				j->m[k].peak[p] * per);
+		}
+		if (!isnan(tail0) && dphase[P_BREST] > 0 && j->m[k].sum[P_BREST] != 0)
+			bprintf(b, "  %-34s tail / B alone: %.3fx the mean rate\n", "",
+				(j->m[k].sum[P_TAIL] / dphase[P_TAIL]) / (j->m[k].sum[P_BREST] / dphase[P_BREST]));
+		bprintf(b, "  %-34s total %.6g (rates %s)\n", "", j->m[k].total, rate_unit);
+	}
+}
+
+int cs_phases_out(cs_store *s, const cs_phases_request *rq, cs_buf *out, char *err,
+		  size_t errlen)
+{
+	err[0] = '\0';
+	if (!rq->a || !*rq->a || !rq->b || !*rq->b) {
+		snprintf(err, errlen, "give both A and B: [KIND:]GLOB over range names (e.g. "
+			 "'kernel:nccl*' and '*gemm*')");
+		return -EINVAL;
+	}
+	int64_t run;
+	if (cs_read_find_run(s, rq->run, &run) < 0) {
+		snprintf(err, errlen, "no run '%s' in the database", rq->run);
+		return -ENOENT;
+	}
+	char run_name[256] = "", unit[16] = "ns";
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(cs_store_db(s), "SELECT name, time_unit FROM runs WHERE id = ?1", -1, &st,
+			   NULL);
+	sqlite3_bind_int64(st, 1, run);
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(run_name, sizeof run_name, "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	ival *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0, ra = 0, rb = 0;
+	uint32_t *ids = NULL;
+	job j = {0};
+	int rc = union_of(s, run, rq->a, &a, &na, &ra);
+	if (rc == 0)
+		rc = union_of(s, run, rq->b, &b, &nb, &rb);
+	if (rc == 0 && (!na || !nb)) {
+		no_match(s, run, !na ? "a" : "b", !na ? rq->a : rq->b, err, errlen);
+		rc = -ENOENT;
+	}
+	if (rc == 0)
+		rc = pick_metrics(s, run, rq->metrics, &ids, &j, err, errlen);
+	/* The span: the samples' and the ranges'. */
+	uint64_t lo = 0, hi = 0;
+	if (rc == 0) {
+		j.span0 = a[0].t0 < b[0].t0 ? a[0].t0 : b[0].t0;
+		j.span1 = a[na - 1].t1 > b[nb - 1].t1 ? a[na - 1].t1 : b[nb - 1].t1;
+		if (cs_read_run_span(s, run, &lo, &hi) == 0) {
+			double end = (double)hi + 1;
+			sqlite3_prepare_v2(cs_store_db(s), "SELECT t_max FROM runs WHERE id = ?1", -1, &st,
+					   NULL);
+			sqlite3_bind_int64(st, 1, run);
+			if (st && sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+			    (double)sqlite3_column_int64(st, 0) > end)
+				end = (double)sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+			if ((double)lo < j.span0)
+				j.span0 = (double)lo;
+			if (end > j.span1)
+				j.span1 = end;
+		}
+		rc = segments(a, na, b, nb, j.span0, j.span1, &j.seg, &j.nseg);
+	}
+	if (rc == 0) {
+		cs_scan q = {.run = run, .device = rq->device, .m = (uint32_t)j.nm, .metrics = ids,
+			     .from = 0, .to = UINT64_MAX};
+		if ((rc = cs_read_raw(s, &q, on_row, &j)) < 0)
+			snprintf(err, errlen, "reading run %s: %s", run_name, cs_store_errmsg(s));
+	}
+	if (rc == 0)
+		write_out(out, rq, run, run_name, !strcmp(unit, "ns"), &j, ra, rb);
+	if (rc == -ENOMEM && !err[0])
+		snprintf(err, errlen, "out of memory");
+	free(a);
+	free(b);
+	free(ids);
+	free(j.seg);
+	free(j.m);
+	return rc;
+}
