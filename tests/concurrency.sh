@@ -164,12 +164,13 @@ PY
 	--bin-cycles 500 --hw-clock-mhz 1755 >"$T/out" 2>&1
 grep -q "axis 1755.0 MHz (given)" "$T/out" && ok "--hw-clock-mhz still overrides the counter, and says so" || no "--hw-clock-mhz override" "$T/out"
 "$CS" correlate --db "$DB" --hw serial4 --sim streams4 --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn \
-	--bin-cycles 5000 --json >"$T/out" 2>&1
+	--sim-window 'sim-kernel:*#0' --bin-cycles 5000 --json >"$T/out" 2>&1
 python3 - "$T/out" >"$T/why" 2>&1 <<'PY' && ok "guard rails: fewer than 8 bins and windows 2x apart are warned, with what to change; a cycle run's clock is the run's, never 0" || no "warnings" "$T/why"
 import json, sys
 r = json.load(open(sys.argv[1]))[0]
 w = " | ".join(r["warnings"])
 assert "fewer than 8 bins" in w and "lower --bin-cycles" in w, w
+assert "lengths differ by more than 2x (hw 19100, sim 4000 cycles)" in w, w
 assert r["hw_axis"] == "cycles (the run's unit)" and r["hw_clock_hz"] == 1132e6, r
 PY
 "$CS" correlate --db "$DB" --hw serial4 --sim streams4 --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn \

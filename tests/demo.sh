@@ -15,7 +15,7 @@ LISTEN=${CYCLESCOPE_LISTEN:-127.0.0.1:7070}
 SOCK=${CYCLESCOPE_SOCKET:-./cyclescope.sock}
 have=$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = '$NAME'" 2>/dev/null | tail -n 1 | tr -d '\r')
 if [ "${have:-0}" = "0" ]; then
-	"$CS" import csv "$EX" --db "$DB" --name "$NAME"
+	"$CS" import csv "$EX" --ranges docs/examples/h100-l2-overlap.ranges.csv --db "$DB" --name "$NAME"
 else
 	echo "(the example is already in $DB)"
 fi
@@ -28,6 +28,13 @@ for f in "qv100-visualizer:$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.
 	have=$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = '$n'" 2>/dev/null | tail -n 1 | tr -d '\r')
 	[ "${have:-0}" = "0" ] && "$CS" import "${f#*:}" --db "$DB" --name "$n"
 done
+# A synthetic NCCL/GEMM overlap run with its kernels (tests/tools/mkphases.py):
+# an isolated GEMM, an isolated AllGather, both overlapped, the GEMM's tail.
+PH="nccl-gemm-phases (synthetic)"
+have=$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = '$PH'" 2>/dev/null | tail -n 1 | tr -d '\r')
+[ "${have:-0}" = "0" ] && "$CS" import csv docs/examples/nccl-gemm-phases.csv \
+	--ranges docs/examples/nccl-gemm-phases.ranges.csv --db "$DB" --name "$PH"
+PHRUN=$("$CS" query --db "$DB" "SELECT max(id) FROM runs WHERE name = '$PH'" | tail -n 1 | tr -d '\r')
 echo
 "$CS" runs --db "$DB"
 U="http://$LISTEN"
@@ -41,6 +48,7 @@ another shell:
   curl -s "$U/api/v1/runs/$RUN/series.csv?metric=lts__t_sectors.sum,nvlrx__bytes.sum&buckets=8"
   curl -s "$U/api/v1/runs/$RUN/series.csv" > series.csv
   curl -s --get --data-urlencode "sql=SELECT metric, sum(value) FROM series WHERE run = $RUN GROUP BY metric" $U/api/v1/query
+  curl -s "$U/api/v1/runs/$PHRUN/phases?a=kernel:nccl*&b=*gemm*&metric=sm__inst_executed.sum&format=text"
   curl -s $U/metrics
   $CS import csv $EX --socket $SOCK --name again     # stream another run into the daemon
 

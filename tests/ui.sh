@@ -20,6 +20,8 @@ DB="$T/ui.db"
 "$CS" import csv docs/examples/h100-l2-overlap.csv --db "$DB" --name example >/dev/null 2>&1
 "$CS" import "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" --db "$DB" --name sim >/dev/null 2>&1
 "$CS" import accelsim-log "$Q/stdout.log.gz" --db "$DB" --name simk >/dev/null 2>&1
+"$CS" import csv docs/examples/nccl-gemm-phases.csv --ranges docs/examples/nccl-gemm-phases.ranges.csv \
+	--db "$DB" --name phases >/dev/null 2>&1
 "$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!
 i=0
@@ -35,6 +37,13 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$
 	ok "ranges.csv?from&to&limit: the longest ranges overlapping the view" || no "ranges.csv filters ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/sim/ranges.csv?from=9&to=3")
 [ "$code" = 400 ] && grep -q 'to: must be greater than from' "$T/body" && ok "ranges.csv with to <= from is 400" || no "ranges.csv bad bounds ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/phases?a=kernel:nccl*&b=*gemm*&metric=sm__inst_executed.sum")
+[ "$code" = 200 ] && python3 -c 'import json,sys; r = json.load(open(sys.argv[1])); assert [p["phase"] for p in r["phases"]][:4] == ["neither", "only A", "A and B", "only B"] and r["tail"]["duration"] == 2995000' "$T/body" &&
+	ok "GET /api/v1/runs/{run}/phases answers what the CLI computes (JSON)" || no "phases over HTTP ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/phases?a=nothing*&b=*gemm*")
+[ "$code" = 404 ] && grep -q "matches no range" "$T/body" && ok "phases: a glob matching nothing is 404 naming it" || no "phases 404 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/phases?a=x")
+[ "$code" = 400 ] && grep -q "give both A and B" "$T/body" && ok "phases without b is 400" || no "phases 400 ($code)" "$T/body"
 mkdir -p "$B/test-artifacts"
 CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
 	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1

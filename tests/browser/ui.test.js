@@ -39,8 +39,8 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.goto(BASE + '/');
 	await page.waitForSelector('body[data-ready="1"]');
 	const rows = await page.$$eval('#runs tr[data-run]', (trs) => trs.map((t) => t.textContent));
-	check(rows.length === 3 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk'),
-		'the runs page lists the 3 runs', rows);
+	check(rows.length === 4 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases'),
+		'the runs page lists the 4 runs', rows);
 	await page.screenshot({ path: ART + '/ui-runs.png', fullPage: true });
 
 	// --- a run: plots with data ---
@@ -156,6 +156,16 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.waitForSelector('#result .error');
 	const err = await page.textContent('#result .error');
 	check(/column 15: expected a number/.test(err), 'a malformed expression shows the API\'s error with its column', err);
+
+	// the overlap analysis on the run page: a lane and a table
+	await page.goto(BASE + '/#/run/phases?metric=sm__inst_executed.sum,nvlrx__bytes.sum&a=kernel:nccl*&b=*gemm*');
+	await page.waitForSelector('body[data-phases]');
+	const ph = await page.$$eval('#phase-table tr', (trs) => trs.slice(1).map((t) => t.children[0].textContent.trim() + '=' + t.children[2].textContent));
+	check(ph.join(' ') === 'neither=13.9% only A=19.4% A and B=27.8% only B=38.9% tail=16.6% only B outside the tail=22.2%',
+		'the run page splits a run into overlap phases (table)', ph);
+	const laneH = await page.$eval('#lanes', (c) => c.getBoundingClientRect().height);
+	check(laneH >= 3 * 18, 'the phases are drawn as a lane beside the ranges', laneH);
+	await page.screenshot({ path: ART + '/ui-phases.png', fullPage: true });
 
 	// Provoked 4xx responses are logged by Chromium as console errors.
 	const real = problems.filter((p) => !/status of 400/.test(p));

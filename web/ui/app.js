@@ -13,7 +13,9 @@
 	'use strict';
 	const API = '/api/v1';
 	const app = document.getElementById('app');
-	const RANGE_KINDS = ['api', 'kernel', 'memcpy', 'memset', 'graph', 'nvtx', 'window', 'sim-kernel', 'phase'];
+	const RANGE_KINDS = ['api', 'kernel', 'memcpy', 'memset', 'graph', 'nvtx', 'window', 'sim-kernel', 'phase', 'overlap'];
+	// The overlap analysis' phases (GET /api/v1/runs/{run}/phases), drawn as the 'overlap' lane.
+	const PHASE_COLORS = { 'only A': '#ff7f0e', 'A and B': '#d62728', 'only B': '#1f77b4', tail: '#9467bd', neither: '#dddddd' };
 	const RANGE_COLORS = {
 		api: '#7f7f7f', kernel: '#1f77b4', memcpy: '#2ca02c', memset: '#98df8a', graph: '#9467bd',
 		nvtx: '#ff7f0e', window: '#bcbd22', 'sim-kernel': '#d62728', phase: '#17becf',
@@ -210,6 +212,15 @@
 		const lanes = h('canvas', { class: 'lanes', id: 'lanes' });
 		const links = h('div', { class: 'links', id: 'csv-links' });
 		const errors = h('div');
+		// The overlap analysis: A and B globs over range names.
+		let phaseSegs = [];
+		const aIn = h('input', { id: 'phase-a', placeholder: 'A: e.g. kernel:nccl*', value: params.get('a') || '' });
+		const bIn = h('input', { id: 'phase-b', placeholder: 'B: e.g. *gemm*', value: params.get('b') || '' });
+		const phaseBtn = h('button', { id: 'phases' }, 'Split into phases');
+		const phaseOut = h('div', { id: 'phase-result' });
+		const phaseForm = h('div', { class: 'phases' }, h('h2', {}, 'Overlap phases'),
+			h('p', { class: 'note' }, 'Only A, A and B, only B, neither; and B\'s tail after its last overlap with A (docs/phases.md).'),
+			h('p', {}, aIn, ' ', bIn, ' ', phaseBtn), phaseOut);
 		show(h('h1', {}, run.name), info,
 			h('div', { class: 'controls' },
 				h('div', { class: 'picker' }, h('label', {}, 'metrics (ctrl/shift-click for several)'), filter, h('br'), picker),
@@ -217,7 +228,7 @@
 					h('p', {}, plotBtn), h('p', {}, resetBtn, ' ', outBtn),
 					h('p', { class: 'note' }, 'Drag across a plot to zoom; each zoom fetches new buckets.', h('br'),
 						'Double-click or Reset zoom for the whole run; click a range to zoom to it.'))),
-			errors, statusLine, plotsDiv, lanes, links);
+			errors, statusLine, plotsDiv, lanes, links, (run.range_summary || []).length ? phaseForm : null);
 
 		let plots = [], applying = false, seq = 0, ranges = [];
 		// One bucket a pixel, but no more buckets than samples in view
@@ -277,6 +288,7 @@
 			const mine = ++seq;
 			history.replaceState(null, '', '#/run/' + run.id + '?' + qs({
 				metric: chosen.join(','), from, to, device: devices.length > 1 ? device : undefined,
+				a: aIn.value.trim() || undefined, b: bIn.value.trim() || undefined,
 			}));
 			errors.replaceChildren();
 			updateLinks();
@@ -338,8 +350,9 @@
 		let hits = [];
 		function drawLanes() {
 			const u = plots[0];
-			const kinds = RANGE_KINDS.filter((k) => ranges.some((r) => r.kind === k))
-				.concat([...new Set(ranges.map((r) => r.kind))].filter((k) => !RANGE_KINDS.includes(k)));
+			const all = ranges.concat(phaseSegs);
+			const kinds = RANGE_KINDS.filter((k) => all.some((r) => r.kind === k))
+				.concat([...new Set(all.map((r) => r.kind))].filter((k) => !RANGE_KINDS.includes(k)));
 			// the canvas starts where the plots' container does
 			const lane = 18, ob = u ? u.over.getBoundingClientRect() : null;
 			const left = ob ? ob.left - plotsDiv.getBoundingClientRect().left : 60, w = ob ? ob.width : plotWidth() - 80;
@@ -362,13 +375,13 @@
 				c.textAlign = 'right';
 				c.fillText(k, left - 6, y + lane / 2);
 				c.textAlign = 'left';
-				for (const r of ranges.filter((r) => r.kind === k)) {
+				for (const r of all.filter((r) => r.kind === k)) {
 					const a = Math.max(left, px(r.t0)), b = Math.min(left + w, px(r.t1));
 					if (b < left || a > left + w)
 						continue;
 					const bw = Math.max(1, b - a);
 					c.globalAlpha = 0.55;
-					c.fillStyle = RANGE_COLORS[k] || '#444';
+					c.fillStyle = k === 'overlap' ? PHASE_COLORS[r.name] || '#444' : RANGE_COLORS[k] || '#444';
 					c.fillRect(a, y + 1, bw, lane - 3);
 					c.globalAlpha = 1;
 					if (bw > 40) {
@@ -401,6 +414,37 @@
 				load(q.r.t0, q.r.t1);
 		});
 
+		async function splitPhases() {
+			const a = aIn.value.trim(), b = bIn.value.trim();
+			if (!a || !b)
+				return;
+			phaseOut.replaceChildren(h('p', { class: 'note' }, 'splitting…'));
+			try {
+				const r = await fetchJSON(API + '/runs/' + run.id + '/phases?' + qs({ a, b, metric: chosen.join(',') || undefined }));
+				phaseSegs = r.segments.map(([t0, t1, name]) => ({ kind: 'overlap', name, t0, t1 }));
+				const per = r.rate_unit === 'per second' ? '/s' : '/cycle';
+				const cols = ['phase', 'duration', 'share'].concat(Object.keys(r.totals).map((m) => m + ' (mean ' + per + ')'));
+				const t = h('table', { class: 'list', id: 'phase-table' }, h('tr', {}, cols.map((c) => h('th', {}, c))));
+				for (const p of r.phases)
+					t.append(h('tr', {}, h('td', {}, h('span', { class: 'swatch', style: 'background:' + (PHASE_COLORS[p.phase] || '#bbb') }), ' ', p.phase),
+						h('td', { class: 'num' }, fmtTime(p.duration, unit, p.duration)),
+						h('td', { class: 'num' }, (100 * p.share).toFixed(1) + '%'),
+						Object.keys(r.totals).map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate)))));
+				const tail = r.tail ? 'B runs on alone for ' + fmtTime(r.tail.duration, unit, r.tail.duration) + ' after its last overlap with A.'
+					: 'No tail: B does not run on alone after an overlap with A.';
+				phaseOut.replaceChildren(h('p', { class: 'note' }, 'A = ' + r.a + ' (' + r.a_ranges + ' ranges), B = ' + r.b + ' (' + r.b_ranges + ' ranges). ' + tail,
+					' ', h('a', { href: API + '/runs/' + run.id + '/phases?' + qs({ a, b, metric: chosen.join(',') || undefined, format: 'csv' }), download: 'phases.csv' }, 'CSV')), t);
+				document.body.setAttribute('data-phases', r.phases.length);
+			} catch (e) {
+				phaseSegs = [];
+				phaseOut.replaceChildren();
+				showError(phaseOut, e);
+			}
+			drawLanes();
+			history.replaceState(null, '', location.hash.replace(/&?(a|b)=[^&]*/g, '') + '&' + qs({ a, b }));
+		}
+		phaseBtn.addEventListener('click', splitPhases);
+
 		plotBtn.addEventListener('click', () => {
 			chosen = [...picker.selectedOptions].map((o) => o.value);
 			build();
@@ -418,6 +462,8 @@
 		});
 		build();
 		await load(view[0], view[1]);
+		if (aIn.value.trim() && bIn.value.trim())
+			await splitPhases();
 	}
 
 	/* ---- compare ---- */
@@ -429,7 +475,7 @@
 		['sim_window', 'simulator window', 'whole run; T0:T1, sim-kernel:*#1, #N'],
 		['bin_cycles', 'bin width (cycles)', 'default: the longer median sample'],
 		['max_lag', 'lag search (± bins)', '0'],
-		['hw_clock_mhz', 'hardware clock (MHz)', "default: the run's"],
+		['hw_clock_mhz', 'hardware clock (MHz)', "default: the run's cycle counter, else its clock"],
 		['sim_clock', 'simulator clock (MHz or core/l2/icnt/dram)', 'default: cycles compared 1:1'],
 	];
 
