@@ -31,7 +31,8 @@ const cs_cmd cs_cmd_import = {
 	"usage: cyclescope import [FORMAT] FILE [--db F | --socket PATH] [--name NAME]\n"
 	"                         [--map F] [--time-unit ns|cycle] [--kind hw|sim]\n"
 	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank]\n"
-	"                         [--ranges F] [--json]\n\n"
+	"                         [--ranges F] [--cumulative NAME,... | --per-window]\n"
+	"                         [--json]\n\n"
 	"Imports FILE ('-' for standard input; gzip or plain) as one new run. Without\n"
 	"FORMAT the format is detected from the content and named on stderr.\n\n"
 	"Formats (docs/sim-bridge.md, docs/import-formats.md):\n"
@@ -57,6 +58,11 @@ const cs_cmd cs_cmd_import = {
 	"  --sample-cycles N  accelwattch: cycles per row (the run's\n"
 	"                  -gpgpu_runtime_stat period; default 500)\n"
 	"  --per-bank      aerialvision: also keep per-bank DRAM series\n"
+	"  --cumulative NAME,...  aerialvision: these counters are running totals:\n"
+	"                  store per-sample deltas (windowed scalars that never\n"
+	"                  decrease over the first 16 samples are taken as such,\n"
+	"                  with a warning)\n"
+	"  --per-window    aerialvision: no such check: values as printed\n"
 	"  --ranges F      also add these ranges to the run: a CSV with the header\n"
 	"                  kind,name,t0,t1[,device,stream,correlation_id] (times in\n"
 	"                  the run's unit), e.g. kernels from another tool\n"
@@ -152,13 +158,15 @@ static int run_import(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_import;
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
 	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL, *ranges_path = NULL;
-	int per_bank = 0, json = 0;
+	const char *cumulative = NULL;
+	int per_bank = 0, json = 0, per_window = 0;
 	const cs_opt opts[] = {
 		{"json", NULL, &json},
 		{"db", &db, NULL},	   {"name", &name, NULL}, {"time-unit", &unit, NULL},
 		{"kind", &kind, NULL},	   {"clock-mhz", &mhz, NULL}, {"socket", &socket_path, NULL},
 		{"map", &map_path, NULL},  {"sample-cycles", &cycles, NULL},
 		{"per-bank", NULL, &per_bank}, {"ranges", &ranges_path, NULL},
+		{"cumulative", &cumulative, NULL}, {"per-window", NULL, &per_window},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -184,6 +192,8 @@ static int run_import(int argc, char **argv)
 		return cs_cli_usage_error(cmd, "--sample-cycles must be a positive integer");
 	if (unit && strcmp(unit, "ns") && strcmp(unit, "cycle"))
 		return cs_cli_usage_error(cmd, "--time-unit must be ns or cycle, not '%s'", unit);
+	if (cumulative && per_window)
+		return cs_cli_usage_error(cmd, "--cumulative and --per-window exclude each other");
 	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
 		return cs_cli_usage_error(cmd, "--kind must be hw or sim, not '%s'", kind);
 	double clock_hz = 0;
@@ -292,6 +302,8 @@ static int run_import(int argc, char **argv)
 		.clock_hz = clock_hz,
 		.map = map,
 		.per_bank = per_bank,
+		.cumulative = cumulative,
+		.per_window = per_window,
 		.sample_cycles = sample_cycles,
 		.progress = pg.on ? show_progress : NULL,
 		.progress_ctx = &pg,

@@ -6,6 +6,14 @@
  * ends at STmemlatdist, so the pairs are kept until then and written as
  * one row. Cumulative series keep their previous raw value (by series
  * name, including per-bank ones that are not stored) to become deltas.
+ *
+ * Running totals where per-window values are expected: some builds print
+ * the L2 counters (Ltworeadhit and friends) as totals over the run. The
+ * first DETECT samples are held back; a windowed scalar that never
+ * decreases over them (at least 8, and it grows at least 3 times) while
+ * other per-window counters go down is taken as cumulative, said on stderr,
+ * and stored as per-sample deltas from then on (held samples included).
+ * --cumulative NAME,... forces it, --per-window turns the check off.
  */
 #include "aerialvision.h"
 
@@ -175,6 +183,7 @@ typedef struct lop {
 
 typedef struct lprog {
 	char key[64];
+	int unknown; /* learned from an unknown key */
 	size_t nvals;
 	double ch, bank;
 	int mean_key; /* K_CH_MEAN key index, -1 */
@@ -204,7 +213,18 @@ typedef struct av {
 	long nsm;      /* SM count, from the first per-SM array */
 	long channels; /* highest channel id + 1 */
 	uint64_t first_period;
-	unsigned unknown_reported;
+	unsigned unknown_reported; /* line shapes with unknown keys */
+	uint64_t unknown_lines;    /* lines with unknown keys */
+	/* running-total detection */
+	int *cand;                 /* candidate metrics (windowed scalars) */
+	size_t ncand, capcand;
+	unsigned char *is_cum;     /* per metric: stored as deltas */
+	double *cum_prev;          /* per metric: previous raw value */
+	uint64_t *cum_drops;       /* per metric: decreases after the decision */
+	size_t nmet;               /* entries of the three above */
+	int deciding;              /* holding samples back */
+	struct held *held;
+	size_t nheld;
 	unsigned skipped_cflog;
 	double vals[MAX_VALUES];
 	size_t nvals;
@@ -216,6 +236,52 @@ typedef struct av {
 } av;
 
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
+
+#define DETECT 64 /* samples held back to recognise running totals */
+
+/* A sample held back: its span and what its row gets. */
+typedef struct held {
+	uint64_t t0, t1;
+	pair *ops;
+	size_t n;
+} held;
+
+/* Whether name is in the comma-separated list. */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		size_t l = strcspn(p, ",");
+		if (l == n && !memcmp(p, name, n))
+			return 1;
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
+
+/* Grows the per-metric arrays to hold metric m. */
+static int per_metric(av *a, int m)
+{
+	if ((size_t)m < a->nmet)
+		return 0;
+	size_t n = (size_t)m + 64;
+	unsigned char *c = realloc(a->is_cum, n);
+	if (c)
+		a->is_cum = c;
+	double *pv = realloc(a->cum_prev, n * sizeof *pv);
+	if (pv)
+		a->cum_prev = pv;
+	uint64_t *d = realloc(a->cum_drops, n * sizeof *d);
+	if (d)
+		a->cum_drops = d;
+	if (!c || !pv || !d)
+		return -ENOMEM;
+	memset(a->is_cum + a->nmet, 0, n - a->nmet);
+	memset(a->cum_prev + a->nmet, 0, (n - a->nmet) * sizeof *pv);
+	memset(a->cum_drops + a->nmet, 0, (n - a->nmet) * sizeof *d);
+	a->nmet = n;
+	return 0;
+}
 
 static int metric(av *a, const char *name, const char *unit)
 {
@@ -378,6 +444,26 @@ static int sm_count(av *a, const char *key)
 
 static int end_sample(av *a);
 
+/* A windowed scalar metric whose values are checked for running totals. */
+static int candidate(av *a, int m)
+{
+	if (m < 0 || a->im.o->per_window)
+		return m < 0 ? m : 0;
+	for (size_t i = 0; i < a->ncand; i++)
+		if (a->cand[i] == m)
+			return 0;
+	if (a->ncand == a->capcand) {
+		size_t c = a->capcand ? a->capcand * 2 : 16;
+		int *g = realloc(a->cand, c * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		a->cand = g;
+		a->capcand = c;
+	}
+	a->cand[a->ncand++] = m;
+	return per_metric(a, m);
+}
+
 /* Builds the program for a line (the slow path, once per line shape). */
 static int learn(av *a, const char *key, int ki, int kind)
 {
@@ -446,17 +532,29 @@ static int learn(av *a, const char *key, int ki, int kind)
 		}
 		return rc;
 	case K_SCALAR:
-	case K_SCALAR_CUMUL:
+	case K_SCALAR_CUMUL: {
 		if (a->nvals != 1)
 			return fail(a, "expected one value after %s, found %zu", key, a->nvals);
-		return op(a, val(a, 0, kind == K_SCALAR_CUMUL ? key : NULL), metric(a, key, unit), 0);
+		int forced = kind == K_SCALAR && in_list(a->im.o->cumulative, key);
+		int m = metric(a, key, unit);
+		if (kind == K_SCALAR && !forced && strcmp(key, "averagemflatency") &&
+		    (rc = candidate(a, m)) < 0)
+			return rc;
+		return op(a, val(a, 0, kind == K_SCALAR_CUMUL || forced ? key : NULL), m, 0);
+	}
 	default: /* K_UNKNOWN: kept, said once per line shape */
+		g->unknown = 1;
 		if (a->unknown_reported < 20)
 			cs_log(CS_LOG_WARN, "%s:%llu: unknown key '%s' kept as a generic metric",
 			       a->im.label, (unsigned long long)a->im.line, key);
 		a->unknown_reported++;
-		if (a->nvals == 1)
-			return op(a, val(a, 0, NULL), metric(a, key, NULL), 0);
+		if (a->nvals == 1) {
+			int forced = in_list(a->im.o->cumulative, key);
+			int m = metric(a, key, NULL);
+			if (!forced && (rc = candidate(a, m)) < 0)
+				return rc;
+			return op(a, val(a, 0, forced ? key : NULL), m, 0);
+		}
 		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
 			snprintf(name, sizeof name, "%s[%zu]", key, i);
 			rc = op(a, val(a, (int)i, NULL), metric(a, name, NULL), 0);
@@ -491,6 +589,7 @@ static int key_line(av *a, const char *key, char *vals)
 		lprog *g = &a->prog[lix];
 		if (g->valid && g->nvals == a->nvals && !strcmp(g->key, key) &&
 		    (a->nvals < 2 || (g->ch == a->vals[0] && (a->nvals < 3 || g->bank == a->vals[1])))) {
+			a->unknown_lines += (uint64_t)g->unknown;
 			if ((rc = run_prog(a, g)))
 				return rc;
 			return !strcmp(key, "STmemlatdist") ? end_sample(a) : 0;
@@ -517,6 +616,7 @@ static int key_line(av *a, const char *key, char *vals)
 	}
 	lprog *g = &a->prog[lix];
 	g->valid = 0;
+	g->unknown = 0;
 	g->nv = g->nop = 0;
 	g->mean_key = -1;
 	snprintf(g->key, sizeof g->key, "%s", key);
@@ -526,6 +626,7 @@ static int key_line(av *a, const char *key, char *vals)
 	a->cur = g;
 	if ((rc = learn(a, key, ki, kind)))
 		return rc;
+	a->unknown_lines += (uint64_t)g->unknown;
 	/* Only keys of at most 63 bytes can be matched again. */
 	g->valid = strlen(key) < sizeof g->key;
 	if ((rc = run_prog(a, g)))
@@ -544,6 +645,105 @@ static int close_kernel(av *a)
 	r.device = 0;
 	int rc = cs_simrun_range(a->run, &r);
 	return rc < 0 ? fail(a, "%s", cs_simrun_errmsg(a->run)) : 0;
+}
+
+/* Writes one row: its ops, values of running totals as deltas. */
+static int emit(av *a, uint64_t t0, uint64_t t1, pair *ops, size_t n)
+{
+	if (cs_simrun_row(a->run, t0, t1) < 0)
+		return fail(a, "%s", cs_simrun_errmsg(a->run));
+	for (size_t i = 0; i < n; i++) {
+		double v = ops[i].v;
+		int m = ops[i].metric;
+		if ((size_t)m < a->nmet && a->is_cum[m] && !ops[i].add && !isnan(v)) {
+			double p = a->cum_prev[m];
+			a->cum_prev[m] = v;
+			if (v < p)
+				a->cum_drops[m]++;
+			v = v >= p ? v - p : v; /* a restart: counted from 0 */
+		}
+		if (ops[i].add)
+			cs_simrun_add(a->run, m, v);
+		else
+			cs_simrun_set(a->run, m, v);
+	}
+	return 0;
+}
+
+/* After the held samples (or at the end, when fewer): which windowed
+ * scalars are running totals; then the held samples are written. */
+static int decide(av *a)
+{
+	a->deciding = 0;
+	/* Other counters that go down: evidence of per-window values. */
+	int others_drop = 0;
+	for (size_t h = 1; h < a->nheld && !others_drop; h++)
+		for (size_t i = 0; i < a->held[h].n && !others_drop; i++) {
+			const pair *q = &a->held[h].ops[i];
+			if (q->add)
+				continue;
+			int cand = 0;
+			for (size_t c = 0; c < a->ncand; c++)
+				cand |= a->cand[c] == q->metric;
+			for (size_t j = 0; !cand && j < a->held[h - 1].n; j++)
+				if (a->held[h - 1].ops[j].metric == q->metric && !a->held[h - 1].ops[j].add) {
+					others_drop |= q->v < a->held[h - 1].ops[j].v;
+					break;
+				}
+		}
+	for (size_t c = 0; others_drop && a->nheld >= 8 && c < a->ncand; c++) {
+		int m = a->cand[c];
+		double prev = NAN;
+		size_t seen = 0, ups = 0, downs = 0;
+		for (size_t h = 0; h < a->nheld; h++)
+			for (size_t i = 0; i < a->held[h].n; i++)
+				if (a->held[h].ops[i].metric == m && !a->held[h].ops[i].add) {
+					double v = a->held[h].ops[i].v;
+					if (isnan(v))
+						break;
+					if (!isnan(prev)) {
+						ups += v > prev;
+						downs += v < prev;
+					}
+					prev = v;
+					seen++;
+					break;
+				}
+		if (seen >= 8 && !downs && ups >= 3) {
+			a->is_cum[m] = 1;
+			char name[256];
+			if (cs_simrun_metric_name(a->run, m, name, sizeof name) < 0)
+				snprintf(name, sizeof name, "metric %d", m);
+			cs_log(CS_LOG_WARN, "%s: %s looks cumulative (it never decreases over the first %zu "
+			       "samples while other per-window counters do): stored as per-sample deltas; "
+			       "--per-window keeps it as printed", a->im.label, name, seen);
+		}
+	}
+	int rc = 0;
+	for (size_t h = 0; h < a->nheld; h++) {
+		if (rc == 0)
+			rc = emit(a, a->held[h].t0, a->held[h].t1, a->held[h].ops, a->held[h].n);
+		free(a->held[h].ops);
+	}
+	free(a->held);
+	a->held = NULL;
+	a->nheld = 0;
+	return rc;
+}
+
+/* Holds a sample back while running totals are being recognised. */
+static int hold(av *a, uint64_t t0, uint64_t t1)
+{
+	if (!a->held && !(a->held = calloc(DETECT, sizeof *a->held)))
+		return -ENOMEM;
+	held *h = &a->held[a->nheld];
+	if (!(h->ops = malloc((a->npairs + 1) * sizeof *h->ops)))
+		return -ENOMEM;
+	memcpy(h->ops, a->pairs, a->npairs * sizeof *h->ops);
+	h->n = a->npairs;
+	h->t0 = t0;
+	h->t1 = t1;
+	return ++a->nheld == DETECT ? decide(a) : 0;
 }
 
 static int end_sample(av *a)
@@ -565,30 +765,25 @@ static int end_sample(av *a)
 	if (!a->first_period)
 		a->first_period = a->cycle;
 	uint64_t t0 = a->offset + a->last_cycle, t1 = a->offset + a->cycle;
-	if (cs_simrun_row(a->run, t0, t1) < 0)
-		return fail(a, "%s", cs_simrun_errmsg(a->run));
-	for (size_t i = 0; i < a->npairs; i++) {
-		if (a->pairs[i].add)
-			cs_simrun_add(a->run, a->pairs[i].metric, a->pairs[i].v);
-		else
-			cs_simrun_set(a->run, a->pairs[i].metric, a->pairs[i].v);
-	}
-	/* Ratio totals are means over the channels that reported. */
+	/* Ratio totals are means over the channels that reported: one more
+	 * op, setting the mean. */
+	size_t nops = a->npairs;
 	for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
 		if (keys[k].kind != K_CH_MEAN || !a->chan_count[k])
 			continue;
 		int m = metric(a, keys[k].key, keys[k].unit);
-		for (size_t i = 0; i < a->npairs; i++)
-			if (a->pairs[i].metric == m && a->pairs[i].add)
-				goto found;
-		continue;
-found:;
 		double sum = 0;
-		for (size_t i = 0; i < a->npairs; i++)
-			if (a->pairs[i].metric == m && a->pairs[i].add)
+		int any = 0;
+		for (size_t i = 0; i < nops; i++)
+			if (a->pairs[i].metric == m && a->pairs[i].add) {
 				sum += a->pairs[i].v;
-		cs_simrun_set(a->run, m, sum / a->chan_count[k]);
+				any = 1;
+			}
+		if (any && (rc = put(a, m, sum / a->chan_count[k], 0)))
+			return rc;
 	}
+	if ((rc = a->deciding ? hold(a, t0, t1) : emit(a, t0, t1, a->pairs, a->npairs)))
+		return rc;
 	memset(a->chan_count, 0, sizeof a->chan_count);
 	a->lix = 0;
 	a->npairs = 0;
@@ -646,6 +841,7 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 	}
 	cs_imp_init(&a->im, o, err, errlen);
 	a->nsm = -1;
+	a->deciding = !o->per_window;
 	a->run = cs_simrun_open(p, o, "aerialvision", "sim", "cycle", 0, NULL, err, errlen);
 	int rc = a->run ? 0 : -EIO;
 	cs_textin_stats st;
@@ -657,15 +853,26 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 			  (unsigned long long)a->samples + 1);
 	if (rc == 0 && !a->samples)
 		rc = fail(a, "no complete visualizer sample (globalcyclecount ... STmemlatdist)");
+	if (rc == 0 && a->deciding)
+		rc = decide(a);
 	if (rc == 0)
 		rc = close_kernel(a);
 	if (rc == 0) {
 		cs_log(CS_LOG_INFO, "%s: %llu samples, %u kernels, %ld SMs, %ld DRAM channels, "
 		       "every %llu cycles", label, (unsigned long long)a->samples, a->kernels,
 		       a->nsm, a->channels, (unsigned long long)a->first_period);
-		if (a->unknown_reported)
-			cs_log(CS_LOG_WARN, "%s: %u lines with unknown keys were kept as generic metrics",
-			       label, a->unknown_reported);
+		if (a->unknown_lines)
+			cs_log(CS_LOG_WARN, "%s: %llu lines with unknown keys were kept as generic metrics",
+			       label, (unsigned long long)a->unknown_lines);
+		for (size_t m = 0; m < a->nmet; m++)
+			if (a->is_cum[m] && a->cum_drops[m] >= a->kernels) {
+				char name[256];
+				if (cs_simrun_metric_name(a->run, (int)m, name, sizeof name) < 0)
+					name[0] = '\0';
+				cs_log(CS_LOG_WARN, "%s: %s, taken as cumulative, went down %llu times later "
+				       "(more than once per kernel): if it is per-window, re-import with "
+				       "--per-window", label, name, (unsigned long long)a->cum_drops[m]);
+			}
 	}
 	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
 	for (size_t i = 0; i < a->nprog; i++) {
@@ -674,6 +881,13 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 	}
 	free(a->prog);
 	strtab_free(&a->prev_names);
+	for (size_t h = 0; h < a->nheld; h++)
+		free(a->held[h].ops);
+	free(a->held);
+	free(a->cand);
+	free(a->is_cum);
+	free(a->cum_prev);
+	free(a->cum_drops);
 	free(a->prev);
 	free(a->pairs);
 	free(a);

@@ -31,6 +31,9 @@ typedef struct cs_import_opts {
 	double clock_hz;       /* 0 = unknown / from the file */
 	const cs_mmap *map;    /* metric map applied at import; may be NULL */
 	int per_bank;          /* aerialvision: keep per-bank DRAM series */
+	const char *cumulative; /* comma-separated counters printed as running
+				   totals: stored as per-sample deltas */
+	int per_window;        /* no running-total check: values as printed */
 	uint64_t sample_cycles; /* accelwattch: cycles per row; 0 = 500 */
 	cs_progress_fn progress; /* bytes consumed; may be NULL */
 	void *progress_ctx;

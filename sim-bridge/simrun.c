@@ -304,6 +304,14 @@ static int flush(cs_simrun *r)
 	return 0;
 }
 
+int cs_simrun_metric_name(const cs_simrun *r, int idx, char *out, size_t outlen)
+{
+	if (idx < 0 || (size_t)idx >= r->nm)
+		return -ENOENT;
+	snprintf(out, outlen, "%s", r->m[idx].name);
+	return 0;
+}
+
 int cs_simrun_row(cs_simrun *r, uint64_t t0, uint64_t t1)
 {
 	if (r->total_rows && t0 < r->last_t0) {

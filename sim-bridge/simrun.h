@@ -32,6 +32,9 @@ cs_simrun *cs_simrun_begin(cs_producer *p, const cs_run_info *info, const cs_mma
  * NULL: counter). Returns the index or a negative errno. */
 int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const char *kind);
 
+/* The name of metric idx into out: 0, or -ENOENT. */
+int cs_simrun_metric_name(const cs_simrun *r, int idx, char *out, size_t outlen);
+
 /* Starts a new sample row [t0, t1) and finishes the previous one. t0 must
  * not decrease. 0 or a negative errno. */
 int cs_simrun_row(cs_simrun *r, uint64_t t0, uint64_t t1);
