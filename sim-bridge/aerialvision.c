@@ -218,10 +218,8 @@ typedef struct av {
 	/* running-total detection */
 	int *cand;                 /* candidate metrics (windowed scalars) */
 	size_t ncand, capcand;
-	unsigned char *is_cum;     /* per metric: stored as deltas */
-	double *cum_prev;          /* per metric: previous raw value */
-	uint64_t *cum_drops;       /* per metric: decreases after the decision */
-	size_t nmet;               /* entries of the three above */
+	unsigned char *is_cum;     /* per metric: taken as a running total */
+	size_t nmet;               /* its entries */
 	int deciding;              /* holding samples back */
 	struct held *held;
 	size_t nheld;
@@ -246,39 +244,18 @@ typedef struct held {
 	size_t n;
 } held;
 
-/* Whether name is in the comma-separated list. */
-static int in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = list; p && *p;) {
-		size_t l = strcspn(p, ",");
-		if (l == n && !memcmp(p, name, n))
-			return 1;
-		p += l + (p[l] == ',');
-	}
-	return 0;
-}
 
-/* Grows the per-metric arrays to hold metric m. */
+/* Grows the per-metric flags to hold metric m. */
 static int per_metric(av *a, int m)
 {
 	if ((size_t)m < a->nmet)
 		return 0;
 	size_t n = (size_t)m + 64;
 	unsigned char *c = realloc(a->is_cum, n);
-	if (c)
-		a->is_cum = c;
-	double *pv = realloc(a->cum_prev, n * sizeof *pv);
-	if (pv)
-		a->cum_prev = pv;
-	uint64_t *d = realloc(a->cum_drops, n * sizeof *d);
-	if (d)
-		a->cum_drops = d;
-	if (!c || !pv || !d)
+	if (!c)
 		return -ENOMEM;
-	memset(a->is_cum + a->nmet, 0, n - a->nmet);
-	memset(a->cum_prev + a->nmet, 0, (n - a->nmet) * sizeof *pv);
-	memset(a->cum_drops + a->nmet, 0, (n - a->nmet) * sizeof *d);
+	memset(c + a->nmet, 0, n - a->nmet);
+	a->is_cum = c;
 	a->nmet = n;
 	return 0;
 }
@@ -535,12 +512,13 @@ static int learn(av *a, const char *key, int ki, int kind)
 	case K_SCALAR_CUMUL: {
 		if (a->nvals != 1)
 			return fail(a, "expected one value after %s, found %zu", key, a->nvals);
-		int forced = kind == K_SCALAR && in_list(a->im.o->cumulative, key);
+		/* --cumulative names are differenced by simrun */
+		int forced = kind == K_SCALAR && cs_totals_in_list(a->im.o->cumulative, key);
 		int m = metric(a, key, unit);
 		if (kind == K_SCALAR && !forced && strcmp(key, "averagemflatency") &&
 		    (rc = candidate(a, m)) < 0)
 			return rc;
-		return op(a, val(a, 0, kind == K_SCALAR_CUMUL || forced ? key : NULL), m, 0);
+		return op(a, val(a, 0, kind == K_SCALAR_CUMUL ? key : NULL), m, 0);
 	}
 	default: /* K_UNKNOWN: kept, said once per line shape */
 		g->unknown = 1;
@@ -549,11 +527,10 @@ static int learn(av *a, const char *key, int ki, int kind)
 			       a->im.label, (unsigned long long)a->im.line, key);
 		a->unknown_reported++;
 		if (a->nvals == 1) {
-			int forced = in_list(a->im.o->cumulative, key);
 			int m = metric(a, key, NULL);
-			if (!forced && (rc = candidate(a, m)) < 0)
+			if (!cs_totals_in_list(a->im.o->cumulative, key) && (rc = candidate(a, m)) < 0)
 				return rc;
-			return op(a, val(a, 0, forced ? key : NULL), m, 0);
+			return op(a, val(a, 0, NULL), m, 0);
 		}
 		for (size_t i = 0; i < a->nvals && rc == 0; i++) {
 			snprintf(name, sizeof name, "%s[%zu]", key, i);
@@ -647,25 +624,16 @@ static int close_kernel(av *a)
 	return rc < 0 ? fail(a, "%s", cs_simrun_errmsg(a->run)) : 0;
 }
 
-/* Writes one row: its ops, values of running totals as deltas. */
-static int emit(av *a, uint64_t t0, uint64_t t1, pair *ops, size_t n)
+/* Writes one row. */
+static int emit(av *a, uint64_t t0, uint64_t t1, const pair *ops, size_t n)
 {
 	if (cs_simrun_row(a->run, t0, t1) < 0)
 		return fail(a, "%s", cs_simrun_errmsg(a->run));
 	for (size_t i = 0; i < n; i++) {
-		double v = ops[i].v;
-		int m = ops[i].metric;
-		if ((size_t)m < a->nmet && a->is_cum[m] && !ops[i].add && !isnan(v)) {
-			double p = a->cum_prev[m];
-			a->cum_prev[m] = v;
-			if (v < p)
-				a->cum_drops[m]++;
-			v = v >= p ? v - p : v; /* a restart: counted from 0 */
-		}
 		if (ops[i].add)
-			cs_simrun_add(a->run, m, v);
+			cs_simrun_add(a->run, ops[i].metric, ops[i].v);
 		else
-			cs_simrun_set(a->run, m, v);
+			cs_simrun_set(a->run, ops[i].metric, ops[i].v);
 	}
 	return 0;
 }
@@ -711,6 +679,7 @@ static int decide(av *a)
 				}
 		if (seen >= 8 && !downs && ups >= 3) {
 			a->is_cum[m] = 1;
+			cs_simrun_cumulative(a->run, m);
 			char name[256];
 			if (cs_simrun_metric_name(a->run, m, name, sizeof name) < 0)
 				snprintf(name, sizeof name, "metric %d", m);
@@ -865,13 +834,14 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 			cs_log(CS_LOG_WARN, "%s: %llu lines with unknown keys were kept as generic metrics",
 			       label, (unsigned long long)a->unknown_lines);
 		for (size_t m = 0; m < a->nmet; m++)
-			if (a->is_cum[m] && a->cum_drops[m] >= a->kernels) {
+			if (a->is_cum[m] && cs_simrun_drops(a->run, (int)m) >= a->kernels) {
 				char name[256];
 				if (cs_simrun_metric_name(a->run, (int)m, name, sizeof name) < 0)
 					name[0] = '\0';
 				cs_log(CS_LOG_WARN, "%s: %s, taken as cumulative, went down %llu times later "
 				       "(more than once per kernel): if it is per-window, re-import with "
-				       "--per-window", label, name, (unsigned long long)a->cum_drops[m]);
+				       "--per-window", label, name,
+				       (unsigned long long)cs_simrun_drops(a->run, (int)m));
 			}
 	}
 	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
@@ -886,8 +856,6 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 	free(a->held);
 	free(a->cand);
 	free(a->is_cum);
-	free(a->cum_prev);
-	free(a->cum_drops);
 	free(a->prev);
 	free(a->pairs);
 	free(a);

@@ -1,5 +1,6 @@
 /* import_csv.c - the generic wide CSV importer; see import_csv.h. */
 #include "import_csv.h"
+#include "totals.h"
 #include "log.h"
 
 #include <errno.h>
@@ -323,6 +324,7 @@ typedef struct dev_batch {
 	uint32_t n;
 	uint64_t t0[BATCH], t1[BATCH];
 	double *values; /* BATCH * m */
+	cs_totals totals; /* running totals among its counters */
 } dev_batch;
 
 typedef struct importer {
@@ -333,6 +335,8 @@ typedef struct importer {
 	char *err;
 	size_t errlen;
 	const char *label;
+	const cs_import_opts *o;
+	char **names; /* the metric columns' names */
 } importer;
 
 static int imp_header(void *ctx, uint32_t m, const char *const *names)
@@ -340,9 +344,12 @@ static int imp_header(void *ctx, uint32_t m, const char *const *names)
 	importer *im = ctx;
 	im->m = m;
 	im->ids = malloc(m * sizeof *im->ids);
-	if (!im->ids)
+	im->names = calloc(m + 1, sizeof *im->names);
+	if (!im->ids || !im->names)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < m; k++) {
+		if (!(im->names[k] = strdup(names[k])))
+			return -ENOMEM;
 		cs_metric_info mi = {.name = names[k]};
 		int rc = cs_producer_add_metric(im->p, &mi, &im->ids[k]);
 		if (rc) {
@@ -358,6 +365,7 @@ static int flush_dev(importer *im, dev_batch *d)
 {
 	if (!d->n)
 		return 0;
+	cs_totals_rows(&d->totals, d->values, d->n, im->m);
 	cs_batch b = {d->index, d->next_seq, d->n, im->m, im->ids, d->t0, d->t1, d->values};
 	int rc = cs_producer_append(im->p, &b);
 	if (rc) {
@@ -383,6 +391,12 @@ static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
 		}
 		d->index = device;
 		im->devs[device] = d;
+		cs_totals_init(&d->totals, im->o->cumulative, im->o->per_window, im->label);
+		for (uint32_t k = 0; k < im->m; k++)
+			if (cs_totals_add(&d->totals, im->names[k]) < 0) {
+				snprintf(im->err, im->errlen, "out of memory");
+				return -ENOMEM;
+			}
 	}
 	d->t0[d->n] = t0; /* NOLINT(clang-analyzer-unix.Malloc): owned by im->devs */
 	d->t1[d->n] = t1;
@@ -429,6 +443,7 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 	im.err = err;
 	im.errlen = errlen;
 	im.label = label;
+	im.o = opts;
 	int rc = cs_producer_begin(p, &info);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
@@ -439,6 +454,15 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
 		if (im.devs[d])
 			rc = flush_dev(&im, im.devs[d]);
+	int ndev = 0;
+	for (uint32_t d = 0; d < MAX_DEVICES; d++)
+		ndev += im.devs[d] != NULL;
+	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
+		if (im.devs[d]) {
+			char where[32];
+			snprintf(where, sizeof where, " (device %u)", d);
+			cs_totals_report(&im.devs[d]->totals, ndev > 1 ? where : NULL);
+		}
 	if (!rc) {
 		rc = cs_producer_end(p, "complete", NULL);
 		if (rc)
@@ -447,10 +471,15 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 		cs_producer_discard(p);
 	}
 	for (uint32_t d = 0; d < MAX_DEVICES; d++) {
-		if (im.devs[d])
+		if (im.devs[d]) {
 			free(im.devs[d]->values);
+			cs_totals_free(&im.devs[d]->totals);
+		}
 		free(im.devs[d]);
 	}
+	for (uint32_t k = 0; im.names && k < im.m; k++)
+		free(im.names[k]);
+	free(im.names);
 	free(im.ids);
 	return rc;
 }

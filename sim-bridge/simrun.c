@@ -49,6 +49,7 @@ struct cs_simrun {
 	size_t *name_n;
 	double *name_val;
 	double *map_state;  /* delta() state, cs_mmap_state_len long */
+	cs_totals totals;   /* running totals (metrics in the same order) */
 	char err[512];
 };
 
@@ -175,6 +176,10 @@ int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const cha
 		snprintf(r->err, sizeof r->err, "metric '%s': %s", name, cs_producer_errmsg(r->p));
 		return rc;
 	}
+	if (cs_totals_add(&r->totals, name) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
 	r->m[r->nm].name = copy;
 	r->m[r->nm].id = id;
 	r->ids[r->nm] = id;
@@ -270,6 +275,17 @@ static void apply_map(cs_simrun *r, double *row, double length)
 			row[r->map_idx[i]] = cs_mmap_eval_sample(mp, i, r->name_val, length, r->map_state);
 }
 
+void cs_simrun_cumulative(cs_simrun *r, int idx)
+{
+	if (idx >= 0)
+		cs_totals_mark(&r->totals, (size_t)idx);
+}
+
+uint64_t cs_simrun_drops(const cs_simrun *r, int idx)
+{
+	return idx >= 0 ? cs_totals_drops(&r->totals, (size_t)idx) : 0;
+}
+
 static int flush(cs_simrun *r)
 {
 	int rc;
@@ -277,6 +293,7 @@ static int flush(cs_simrun *r)
 		return rc;
 	if (!r->rows)
 		return 0;
+	cs_totals_rows(&r->totals, r->v, r->rows, r->stride);
 	if (r->map && cs_mmap_count(r->map))
 		for (size_t i = 0; i < r->rows; i++)
 			apply_map(r, r->v + i * r->stride, (double)r->t1[i] - (double)r->t0[i]);
@@ -382,6 +399,7 @@ void cs_simrun_free(cs_simrun *r)
 	free(r->t0);
 	free(r->t1);
 	free(r->v);
+	cs_totals_free(&r->totals);
 	free(r);
 }
 
@@ -392,6 +410,8 @@ int cs_simrun_end(cs_simrun *r, char *err, size_t errlen)
 		r->open = 0;
 	}
 	int rc = flush(r);
+	if (rc == 0)
+		cs_totals_report(&r->totals, NULL);
 	if (rc == 0 && (rc = cs_producer_end(r->p, "complete", NULL)) < 0)
 		snprintf(r->err, sizeof r->err, "%s", cs_producer_errmsg(r->p));
 	if (rc < 0)
@@ -467,7 +487,10 @@ cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *s
 		.meta = meta,
 		.clock_hz = o->clock_hz ? o->clock_hz : clock_hz,
 	};
-	return cs_simrun_begin(p, &info, o->map, err, errlen);
+	cs_simrun *r = cs_simrun_begin(p, &info, o->map, err, errlen);
+	if (r)
+		cs_totals_init(&r->totals, o->cumulative, o->per_window, label);
+	return r;
 }
 
 void cs_imp_init(cs_imp *im, const cs_import_opts *o, char *err, size_t errlen)

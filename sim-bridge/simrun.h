@@ -4,7 +4,10 @@
  * time a value is set (so a format's metric set may grow as the file is
  * read); rows are buffered and sent as batches, absent values as NaN;
  * ranges pass straight through; metric maps (metric_map.h) add their
- * derived metrics to every row. On any error the caller discards the run,
+ * derived metrics to every row. Running totals: the import's
+ * --cumulative names (and those cs_simrun_cumulative marks) are stored as
+ * per-sample deltas; at the end, counters that never went down while
+ * others did are named in a warning (unless --per-window). On any error the caller discards the run,
  * so a failed import leaves nothing behind.
  *
  * Threads: one thread per builder.
@@ -20,6 +23,7 @@
 #include "metric_map.h"
 #include "producer.h"
 #include "store.h"
+#include "totals.h"
 
 typedef struct cs_simrun cs_simrun;
 
@@ -34,6 +38,14 @@ int cs_simrun_metric(cs_simrun *r, const char *name, const char *unit, const cha
 
 /* The name of metric idx into out: 0, or -ENOENT. */
 int cs_simrun_metric_name(const cs_simrun *r, int idx, char *out, size_t outlen);
+
+/* Metric idx is a running total: its values from the next row written on
+ * are stored as per-sample deltas (as for the import's --cumulative
+ * names). */
+void cs_simrun_cumulative(cs_simrun *r, int idx);
+
+/* How many times metric idx's raw values went down so far. */
+uint64_t cs_simrun_drops(const cs_simrun *r, int idx);
 
 /* Starts a new sample row [t0, t1) and finishes the previous one. t0 must
  * not decrease. 0 or a negative errno. */

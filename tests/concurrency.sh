@@ -258,6 +258,26 @@ want=$(zcat "$AV" | awk '/^Ltworeadmiss:/ { n++; c += $2; if (n == 21) printf "%
 got=$("$CS" export short --db "$DB" --metric Ltworeadmiss | tail -n +2 | tr -d '\r' | awk -F, '{ printf "%s%d", s, $3; s = " " }')
 [ "$got" = "$want" ] && ! grep -q "looks cumulative" "$T/out" && ok "--cumulative NAME stores deltas where the file is too short to tell (6 samples: $want)" || { echo "got $got want $want" >>"$T/out"; no "--cumulative" "$T/out"; }
 
+# The same check in the CSV importers: a warning naming the running total,
+# and --cumulative storing its deltas.
+python3 - "$T/tot.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("t0,t1,window_reads,total_reads,avg_latency\n")
+    c = 0
+    for i in range(20):
+        w = (i * 7) % 5 * 10 + 3
+        c += w
+        f.write("%d,%d,%d,%d,%d\n" % (i * 100, i * 100 + 100, w, c, 100 + i))
+PY
+"$CS" import csv "$T/tot.csv" --db "$DB" --name tot >"$T/out" 2>&1
+grep -q "tot.csv: total_reads never decreases over the run while other counters do" "$T/out" &&
+	grep -q -- "re-import with --cumulative total_reads" "$T/out" && ! grep -q "avg_latency never" "$T/out" &&
+	ok "csv: a column that only grows while others drop is named, with --cumulative to fix it (an average is not)" || no "csv running-total warning" "$T/out"
+"$CS" import csv "$T/tot.csv" --db "$DB" --name tot2 --cumulative total_reads >"$T/out" 2>&1
+got=$("$CS" export tot2 --db "$DB" --metric total_reads,window_reads | tail -n +2 | tr -d '\r' | awk -F, '$3 != $4 { bad++ } END { print bad + 0, NR }')
+[ "$got" = "0 20" ] && ! grep -q "never decrease" "$T/out" && ok "csv --cumulative: the running total stored as its per-sample deltas (equal to the window column in all 20 rows)" || no "csv --cumulative ($got)" "$T/out"
+
 # --- bad input: file:line, nothing stored ---
 runs_before=$("$CS" query --db "$DB" "SELECT count(*) FROM runs" | tail -n 1 | tr -d '\r')
 bad() { # DESC PATTERN FILE
