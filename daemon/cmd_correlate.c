@@ -24,14 +24,18 @@ const cs_cmd cs_cmd_correlate = {
 	"                            [--hw-window W] [--sim-window W] [--bin-cycles N]\n"
 	"                            [--max-lag N] [--hw-clock-mhz MHZ] [--sim-clock C]\n"
 	"                            [--kernels] [--json | --csv]\n\n"
-	"Puts the two series on one cycle axis (hardware ns x clock, simulator core\n"
-	"cycles), integrates them into equal bins from each window's start, searches\n"
-	"a lag of up to --max-lag bins, and prints Pearson r, Spearman rho, MAPE and\n"
-	"NRMSE of the bins, the total error (sum sim - sum hw) / sum hw, the duration\n"
-	"error and the lag; also the same with both windows stretched to one length.\n"
+	"Puts the two series on one cycle axis (hardware ns through the run's own\n"
+	"cycles-elapsed counter, e.g. gpc__cycles_elapsed.max, else its clock;\n"
+	"simulator core cycles), integrates them into equal bins from each window's\n"
+	"start, searches a lag of up to --max-lag bins, and prints Pearson r,\n"
+	"Spearman rho, MAPE and NRMSE of the bins, the total error (sum sim - sum hw)\n"
+	"/ sum hw, the duration error and the lag; also the same with both windows\n"
+	"stretched to one length.\n"
 	"--csv prints the aligned bins instead. With --kernels: per-kernel totals of\n"
-	"the pair over every kernel matched between the runs (by name, in order), and\n"
-	"r, MAPE and the aggregate error across them.\n\n"
+	"the pair over every kernel matched between the runs (by uid, name, demangled\n"
+	"name, then position, saying which), and r, MAPE and the aggregate error\n"
+	"across them; kernels that ran beside others are 'shared' and left out.\n"
+	"Warnings say when the statistics mean little (under 8 bins, ...).\n\n"
 	"  EXPR      metric names, numbers, + - * /, ( ), sum(\"GLOB\"), sum_sm(\"NAME\"),\n"
 	"            rate(E) (per cycle; then on both sides), delta(E) (cumulative ->\n"
 	"            per sample), e.g. 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'\n"
@@ -41,7 +45,9 @@ const cs_cmd cs_cmd_correlate = {
 	"            #N (the N-th kernel); default the whole run\n"
 	"  --map F   correlate every pair of the map: the NCU name on the hardware\n"
 	"            side, the same name (imported with --map) on the simulator side\n"
-	"  --bin-cycles N  default: the longer of the two median sample lengths\n",
+	"  --bin-cycles N  default: the longer of the two median sample lengths\n"
+	"  --hw-clock-mhz MHZ  the hardware's clock, over its counter and its run\n"
+	"            clock (docs/correlation.md)\n",
 };
 
 /* What correlate and report share: the options and the request. */

@@ -2,6 +2,8 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int cs_buf_reserve(cs_buf *b, size_t extra)
@@ -30,6 +32,27 @@ int cs_buf_append(cs_buf *b, const void *p, size_t n)
 	if (n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
+	return 0;
+}
+
+int cs_buf_printf(cs_buf *b, const char *fmt, ...)
+{
+	char tmp[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	if ((size_t)n < sizeof tmp)
+		return cs_buf_append(b, tmp, (size_t)n);
+	/* longer: format straight into the buffer */
+	if (cs_buf_reserve(b, (size_t)n + 1) < 0)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
 	return 0;
 }
 

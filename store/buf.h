@@ -26,6 +26,8 @@ int cs_buf_reserve(cs_buf *b, size_t extra);
 
 /* Appends n bytes. Returns 0 or -ENOMEM. */
 int cs_buf_append(cs_buf *b, const void *p, size_t n);
+/* Appends formatted text (no terminating NUL). 0 or -ENOMEM. */
+int cs_buf_printf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Little-endian fixed-width appends and unsigned LEB128 varints. */
 int cs_buf_put_u8(cs_buf *b, uint8_t v);

@@ -15,18 +15,6 @@
 #include "json.h"
 #include "log.h"
 
-static void bprintf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(cs_buf *b, const char *fmt, ...)
-{
-	char tmp[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		cs_buf_append(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* One quoted CSV field and its comma (RFC 4180: quotes doubled). */
 static void csv_field(cs_buf *b, const char *s)
 {
@@ -188,22 +176,22 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 		cs_json_raw(b, "]}");
 	} else if (format == CS_CORR_CSV) {
 		if (first_pair)
-			bprintf(b, "hw_metric,sim_metric,kernel,uid,hw_kernel,matched_by,hw,sim,shared\r\n");
+			cs_buf_printf(b, "hw_metric,sim_metric,kernel,uid,hw_kernel,matched_by,hw,sim,shared\r\n");
 		for (size_t i = 0; i < n; i++) {
 			size_t jh = pairs[i].hw, js = pairs[i].sim;
 			csv_field(b, pr->hw);
 			csv_field(b, pr->sim);
 			csv_field(b, ks->names[js]);
-			bprintf(b, "%lld,", (long long)ks->uid[js]);
+			cs_buf_printf(b, "%lld,", (long long)ks->uid[js]);
 			csv_field(b, kh->names[jh]);
 			csv_field(b, cs_cjob_how_name(pairs[i].how));
 			if (kh->shared[jh] || ks->shared[js])
-				bprintf(b, ",,1\r\n");
+				cs_buf_printf(b, ",,1\r\n");
 			else
-				bprintf(b, "%.17g,%.17g,0\r\n", kh->totals[jh], ks->totals[js]);
+				cs_buf_printf(b, "%.17g,%.17g,0\r\n", kh->totals[jh], ks->totals[js]);
 		}
 	} else {
-		bprintf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim), %zu compared\n",
+		cs_buf_printf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim), %zu compared\n",
 			pr->hw, pr->sim, n, kh->n, ks->n, used);
 		for (size_t i = 0; i < n; i++) {
 			size_t jh = pairs[i].hw, js = pairs[i].sim;
@@ -213,10 +201,10 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 					shared_note(ks, js, "simulator", note, sizeof note);
 				else
 					shared_note(kh, jh, "hardware", note, sizeof note);
-				bprintf(b, "  %-40.40s shared: %s\n", l1, note);
+				cs_buf_printf(b, "  %-40.40s shared: %s\n", l1, note);
 				continue;
 			}
-			bprintf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%  (matched by %s%s%s)\n",
+			cs_buf_printf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%  (matched by %s%s%s)\n",
 				l1, kh->totals[jh], ks->totals[js],
 				kh->totals[jh] != 0 ? 100 * (ks->totals[js] - kh->totals[jh]) / kh->totals[jh]
 						    : (double)NAN,
@@ -224,14 +212,14 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 				pairs[i].how == CS_MATCH_NAME ? "" : kernel_label(kh, jh, l2, sizeof l2));
 		}
 		if (!used && n)
-			bprintf(b, "  warning: every matched kernel ran beside another on one side: no "
+			cs_buf_printf(b, "  warning: every matched kernel ran beside another on one side: no "
 				   "kernel-level statistics\n");
-		bprintf(b, "  pearson r %.4f  MAPE %.2f%% (%zu kernels)  aggregate error %.2f%%\n",
+		cs_buf_printf(b, "  pearson r %.4f  MAPE %.2f%% (%zu kernels)  aggregate error %.2f%%\n",
 			k.pearson, k.mape, k.mape_n, k.agg_err);
-		bprintf(b, "  hw total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n",
+		cs_buf_printf(b, "  hw total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n",
 			kh->kernels_total + kh->shared_total + kh->outside_total, kh->kernels_total,
 			kh->shared_total, kh->outside_total);
-		bprintf(b, "  sim total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n\n",
+		cs_buf_printf(b, "  sim total %.6g = kernels alone %.6g + shared %.6g + outside kernels %.6g\n\n",
 			ks->kernels_total + ks->shared_total + ks->outside_total, ks->kernels_total,
 			ks->shared_total, ks->outside_total);
 	}
@@ -360,12 +348,12 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 	}
 	if (csv) {
 		if (first_pair)
-			bprintf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
+			cs_buf_printf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
 		for (size_t i = 0; i < r.bins; i++)
 		{
 			csv_field(b, pr->hw);
 			csv_field(b, pr->sim);
-			bprintf(b, "%zu,%.17g,%.17g,%.17g\r\n", i, (double)i * use_bin, r.hw_bins[i],
+			cs_buf_printf(b, "%zu,%.17g,%.17g,%.17g\r\n", i, (double)i * use_bin, r.hw_bins[i],
 				r.sim_bins[i]);
 		}
 	} else if (json) {
@@ -439,29 +427,29 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		}
 		cs_json_raw(b, "}");
 	} else {
-		bprintf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h.run_name,
+		cs_buf_printf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h.run_name,
 		       pr->hw, h.window, h.cycles, h.axis, h.n);
-		bprintf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
+		cs_buf_printf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
 		       m.window, m.cycles, m.n);
 		if (sim_hz > 0)
-			bprintf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
+			cs_buf_printf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
 				sim_hz / 1e6, m.cycle_scale, hw_hz / 1e6);
 		if (h.is_rate)
-			bprintf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
-		bprintf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
+			cs_buf_printf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
+		cs_buf_printf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
 		       r.bins, use_bin, r.lag);
-		bprintf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);
-		bprintf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", r.mape,
+		cs_buf_printf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);
+		cs_buf_printf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", r.mape,
 		       r.mape_bins);
-		bprintf(b, "  NRMSE          %8.4f\n", r.nrmse);
-		bprintf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,
+		cs_buf_printf(b, "  NRMSE          %8.4f\n", r.nrmse);
+		cs_buf_printf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,
 		       r.sim_total, r.hw_total);
-		bprintf(b, "  duration error %+8.2f%%\n", 100 * r.duration_err);
-		bprintf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n",
+		cs_buf_printf(b, "  duration error %+8.2f%%\n", 100 * r.duration_err);
+		cs_buf_printf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n",
 		       r.norm_bins, r.norm_pearson, r.norm_mape, r.norm_nrmse);
 		for (size_t w = 0; w < nwarn; w++)
-			bprintf(b, "  warning: %s\n", warn[w]);
-		bprintf(b, "\n");
+			cs_buf_printf(b, "  warning: %s\n", warn[w]);
+		cs_buf_printf(b, "\n");
 	}
 	cs_corr_result_free(&r);
 out:

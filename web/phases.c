@@ -52,16 +52,10 @@ typedef struct job {
 	int err;
 } job;
 
-static void bprintf(cs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(cs_buf *b, const char *fmt, ...)
+static int cmp_double(const void *x, const void *y)
 {
-	char tmp[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		cs_buf_append(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
 }
 
 static int cmp_ival(const void *x, const void *y)
@@ -109,7 +103,8 @@ static int union_of(cs_store *s, int64_t run, const char *spec, ival **out, size
 	}
 	sqlite3_finalize(st);
 	*nranges = cnt;
-	qsort(v, cnt, sizeof *v, cmp_ival);
+	if (cnt)
+		qsort(v, cnt, sizeof *v, cmp_ival);
 	size_t m = 0;
 	for (size_t i = 0; i < cnt; i++) {
 		if (!(v[i].t1 > v[i].t0))
@@ -174,12 +169,7 @@ static int segments(const ival *a, size_t na, const ival *b, size_t nb, double t
 		cut[nc++] = b[i].t1;
 	}
 	cut[nc++] = t1;
-	for (size_t i = 1; i < nc; i++) /* insertion sort: nearly sorted */
-		for (size_t j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
-			double x = cut[j];
-			cut[j] = cut[j - 1];
-			cut[j - 1] = x;
-		}
+	qsort(cut, nc, sizeof *cut, cmp_double);
 	size_t m = 0, ia = 0, ib = 0;
 	for (size_t i = 0; i + 1 < nc; i++) {
 		double x0 = cut[i], x1 = cut[i + 1];
@@ -421,15 +411,15 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, int64_t run, const
 		return;
 	}
 	if (rq->format == CS_PHASES_CSV) {
-		bprintf(b, "phase,metric,duration,share,sum,mean_rate,peak_rate\r\n");
+		cs_buf_printf(b, "phase,metric,duration,share,sum,mean_rate,peak_rate\r\n");
 		for (int p = 0; p < NBUCKET; p++) {
 			if (p >= NPHASE && isnan(tail0))
 				break;
 			for (size_t k = 0; k < j->nm; k++) {
-				bprintf(b, "%s,\"", phase_names[p]);
+				cs_buf_printf(b, "%s,\"", phase_names[p]);
 				for (const char *c = j->m[k].name; *c; c++)
-					bprintf(b, *c == '"' ? "\"\"" : "%c", *c);
-				bprintf(b, "\",%.17g,%.17g,%.17g,%.17g,%.17g\r\n", dphase[p],
+					cs_buf_printf(b, *c == '"' ? "\"\"" : "%c", *c);
+				cs_buf_printf(b, "\",%.17g,%.17g,%.17g,%.17g,%.17g\r\n", dphase[p],
 					total > 0 ? dphase[p] / total : (double)NAN, j->m[k].sum[p],
 					dphase[p] > 0 ? j->m[k].sum[p] / dphase[p] * per : (double)NAN,
 					j->m[k].peak[p] * per);
@@ -437,35 +427,35 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, int64_t run, const
 		}
 		return;
 	}
-	bprintf(b, "run %lld '%s': A = %s (%zu ranges), B = %s (%zu ranges), over %s\n",
+	cs_buf_printf(b, "run %lld '%s': A = %s (%zu ranges), B = %s (%zu ranges), over %s\n",
 		(long long)run, run_name, rq->a, ra, rq->b, rb, dur(total, ns, d1, sizeof d1));
-	bprintf(b, "  %-26s %14s %8s\n", "phase", "duration", "share");
+	cs_buf_printf(b, "  %-26s %14s %8s\n", "phase", "duration", "share");
 	for (int p = 0; p < NBUCKET; p++) {
 		if (p >= NPHASE && isnan(tail0))
 			break;
-		bprintf(b, "  %-26s %14s %7.2f%%\n", phase_names[p], dur(dphase[p], ns, d1, sizeof d1),
+		cs_buf_printf(b, "  %-26s %14s %7.2f%%\n", phase_names[p], dur(dphase[p], ns, d1, sizeof d1),
 			total > 0 ? 100 * dphase[p] / total : (double)NAN);
 	}
 	if (isnan(tail0))
-		bprintf(b, "  no tail: %s\n", dphase[P_AB] > 0 ? "B does not run on after its last overlap with A"
+		cs_buf_printf(b, "  no tail: %s\n", dphase[P_AB] > 0 ? "B does not run on after its last overlap with A"
 							      : "A and B never overlap");
 	else
-		bprintf(b, "  tail: B runs on alone for %s after its last overlap with A (%.0f to %.0f)\n",
+		cs_buf_printf(b, "  tail: B runs on alone for %s after its last overlap with A (%.0f to %.0f)\n",
 			dur(tail1 - tail0, ns, d1, sizeof d1), tail0, tail1);
-	bprintf(b, "\n  %-34s %-24s %14s %14s %14s\n", "metric", "phase", "sum", "mean rate", "peak rate");
+	cs_buf_printf(b, "\n  %-34s %-24s %14s %14s %14s\n", "metric", "phase", "sum", "mean rate", "peak rate");
 	for (size_t k = 0; k < j->nm; k++) {
 		for (int p = 0; p < NBUCKET; p++) {
 			if (p >= NPHASE && isnan(tail0))
 				break;
-			bprintf(b, "  %-34.34s %-24s %14.6g %14.6g %14.6g\n", p ? "" : j->m[k].name,
+			cs_buf_printf(b, "  %-34.34s %-24s %14.6g %14.6g %14.6g\n", p ? "" : j->m[k].name,
 				phase_names[p], j->m[k].sum[p],
 				dphase[p] > 0 ? j->m[k].sum[p] / dphase[p] * per : (double)NAN,
 				j->m[k].peak[p] * per);
 		}
 		if (!isnan(tail0) && dphase[P_BREST] > 0 && j->m[k].sum[P_BREST] != 0)
-			bprintf(b, "  %-34s tail / B alone: %.3fx the mean rate\n", "",
+			cs_buf_printf(b, "  %-34s tail / B alone: %.3fx the mean rate\n", "",
 				(j->m[k].sum[P_TAIL] / dphase[P_TAIL]) / (j->m[k].sum[P_BREST] / dphase[P_BREST]));
-		bprintf(b, "  %-34s total %.6g (rates %s)\n", "", j->m[k].total, rate_unit);
+		cs_buf_printf(b, "  %-34s total %.6g (rates %s)\n", "", j->m[k].total, rate_unit);
 	}
 }
 

@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 
+#include "corr_job.h"
 #include "correlate.h"
 
 static void test_bin_conserves(void **state)
@@ -175,6 +176,64 @@ static void test_statistics(void **state)
 	assert_int_equal(cs_corr_compare(&one, 10, &one, 10, &o, &r), -EINVAL);
 }
 
+/* Names as the simulator and CUPTI print them reduce to one base name. */
+static void test_base_name(void **state)
+{
+	(void)state;
+	char b[256];
+	assert_string_equal(cs_cjob_base_name("_Z5saxpyifPfS_", b, sizeof b), "saxpy");
+	assert_string_equal(cs_cjob_base_name("saxpy(int, float, float*, float*)", b, sizeof b), "saxpy");
+	assert_string_equal(cs_cjob_base_name("_Z4gemmILi128EEvPKfS1_Pfi", b, sizeof b),
+			    "void gemm<128>");
+	assert_string_equal(cs_cjob_base_name("kernel 1", b, sizeof b), "kernel 1");
+	assert_string_equal(cs_cjob_base_name("_Znot_valid", b, sizeof b), "_Znot_valid");
+	assert_string_equal(cs_cjob_base_name("", b, sizeof b), "");
+}
+
+/* uid first (when the names agree), then name in order, then demangled
+ * name, and by position only when nothing matched. */
+static void test_match(void **state)
+{
+	(void)state;
+	char *hn[] = {"saxpy(int, float, float*, float*)", "_Z5scaleifPf", "_Z5scaleifPf", "other"};
+	int64_t hu[] = {7, 2, 3, 9};
+	char *sn[] = {"_Z5scaleifPf", "_Z5saxpyifPfS_", "_Z5scaleifPf", "_Z6unseenv"};
+	int64_t su[] = {3, 1, 2, 4};
+	cs_cjob_kernels hw = {.n = 4, .names = hn, .uid = hu}, sim = {.n = 4, .names = sn, .uid = su};
+	cs_cjob_pair p[4];
+	size_t n = cs_cjob_match(&hw, &sim, p);
+	assert_int_equal(n, 3);
+	/* sim 0 (uid 3) is hw 2 by uid; sim 1 is saxpy by demangled name (uid
+	 * 1 is not on the hardware side); sim 2 (uid 2) is hw 1 by uid */
+	assert_int_equal(p[0].sim, 0);
+	assert_int_equal(p[0].hw, 2);
+	assert_int_equal(p[0].how, CS_MATCH_UID);
+	assert_int_equal(p[1].sim, 1);
+	assert_int_equal(p[1].hw, 0);
+	assert_int_equal(p[1].how, CS_MATCH_DEMANGLED);
+	assert_int_equal(p[2].sim, 2);
+	assert_int_equal(p[2].hw, 1);
+	assert_int_equal(p[2].how, CS_MATCH_UID);
+	/* a uid that matches with another kernel's name is not a match */
+	int64_t hu2[] = {3, 1, 2, 4};
+	char *hn2[] = {"_Z6unseenv", "x", "y", "z"};
+	cs_cjob_kernels hw2 = {.n = 4, .names = hn2, .uid = hu2};
+	n = cs_cjob_match(&hw2, &sim, p);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].sim, 3);
+	assert_int_equal(p[0].hw, 0);
+	assert_int_equal(p[0].how, CS_MATCH_NAME);
+	/* nothing in common: by position */
+	char *hn3[] = {"a", "b"};
+	int64_t hu3[] = {-1, -1};
+	cs_cjob_kernels hw3 = {.n = 2, .names = hn3, .uid = hu3};
+	n = cs_cjob_match(&hw3, &sim, p);
+	assert_int_equal(n, 2);
+	assert_int_equal(p[1].hw, 1);
+	assert_int_equal(p[1].how, CS_MATCH_POSITION);
+	assert_string_equal(cs_cjob_how_name(CS_MATCH_DEMANGLED), "demangled name");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +241,8 @@ int main(void)
 		cmocka_unit_test(test_recovers_lag_and_scale),
 		cmocka_unit_test(test_statistics),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_base_name),
+		cmocka_unit_test(test_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
