@@ -3,6 +3,7 @@
  * analysis of web/phases.c (docs/phases.md).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@ static int run_phases(int argc, char **argv)
 	uint64_t dev = 0;
 	if (device && cs_cli_u64(cmd, "device", device, &dev) < 0)
 		return CS_EXIT_USAGE;
+	if (dev > UINT32_MAX)
+		return cs_cli_usage_error(cmd, "--device: expected a device index");
 	char err[1200];
 	/* @SET: the set's names, comma-joined. */
 	cs_buf list = CS_BUF_INIT;

@@ -51,7 +51,8 @@
 #include "textin.h"
 
 #define MAX_STATS 8192
-#define MAX_STREAMS 64
+#define MAX_STREAMS 256
+#define MAX_CYCLE 9007199254740992.0 /* 2^53: cycle counts stay exact */
 
 typedef struct stat {
 	char *name;
@@ -100,6 +101,12 @@ typedef struct alog {
 	size_t nbl, capbl;
 	kern *kn;
 	size_t nkn, capkn;
+	size_t *uid_hash;     /* kernel index + 1 by uid, open addressing */
+	size_t hcap;
+	char pend_err[512];   /* a malformed structure line, failed only if
+				 another line follows it (else: the file was
+				 cut inside it) */
+	uint64_t pend_line;
 	size_t *done_pending; /* kernels completed since the last block */
 	size_t ndone, capdone;
 	double pending_start; /* a set_kernel_done not yet tied to a kernel */
@@ -148,6 +155,8 @@ static stat *find_stat(alog *a, const char *name)
 static int add_stat(alog *a, const char *name, double v)
 {
 	stat *s = find_stat(a, name);
+	if (!s && !a->collect) /* both passes read the same lines */
+		return fail(a, "'%s' was not seen in the first pass", name);
 	if (!s) {
 		if (a->nst == MAX_STATS)
 			return fail(a, "more than %d distinct stats", MAX_STATS);
@@ -187,12 +196,62 @@ static int grow(void **a, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
+static size_t uid_slot(int64_t uid, size_t cap)
+{
+	uint64_t h = (uint64_t)uid * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
 static kern *kernel_by_uid(alog *a, int64_t uid)
 {
-	for (size_t i = a->nkn; i-- > 0;)
-		if (a->kn[i].uid == uid)
-			return &a->kn[i];
-	return NULL;
+	if (!a->hcap)
+		return NULL;
+	for (size_t i = uid_slot(uid, a->hcap);; i = (i + 1) & (a->hcap - 1)) {
+		if (!a->uid_hash[i])
+			return NULL;
+		if (a->kn[a->uid_hash[i] - 1].uid == uid)
+			return &a->kn[a->uid_hash[i] - 1];
+	}
+}
+
+/* Indexes kernel j by its uid. */
+static int index_uid(alog *a, size_t j)
+{
+	if ((a->nkn + 1) * 2 > a->hcap) {
+		size_t cap = a->hcap ? a->hcap * 2 : 256;
+		size_t *h = calloc(cap, sizeof *h);
+		if (!h)
+			return -ENOMEM;
+		for (size_t k = 0; k < a->nkn; k++) {
+			if (a->kn[k].uid < 0 || k == j)
+				continue;
+			size_t i = uid_slot(a->kn[k].uid, cap);
+			while (h[i])
+				i = (i + 1) & (cap - 1);
+			h[i] = k + 1;
+		}
+		free(a->uid_hash);
+		a->uid_hash = h;
+		a->hcap = cap;
+	}
+	size_t i = uid_slot(a->kn[j].uid, a->hcap);
+	while (a->uid_hash[i])
+		i = (i + 1) & (a->hcap - 1);
+	a->uid_hash[i] = j + 1;
+	return 0;
+}
+
+/* A malformed launch, completion or set_kernel_done line: an error,
+ * unless it is the file's last line (a log cut off inside it). */
+static int structure_error(alog *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int structure_error(alog *a, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->pend_err, sizeof a->pend_err, fmt, ap);
+	va_end(ap);
+	a->pend_line = a->im.line;
+	return 0;
 }
 
 static void trim(char *s)
@@ -208,20 +267,22 @@ static int on_launch(alog *a, const char *s)
 	char name[1024];
 	const char *u = strstr(s, " uid: ");
 	if (!u)
-		return fail(a, "expected 'launching kernel name: NAME uid: N'");
+		return structure_error(a, "expected 'launching kernel name: NAME uid: N'");
 	snprintf(name, sizeof name, "%.*s", (int)(u - s), s);
 	trim(name);
 	char *end;
+	errno = 0;
 	long long uid = strtoll(u + 6, &end, 10);
-	if (end == u + 6 || uid < 0)
-		return fail(a, "expected a kernel uid after 'uid: '");
+	if (end == u + 6 || uid < 0 || errno)
+		return structure_error(a, "expected a kernel uid (a non-negative integer) after 'uid: '");
 	long long stream = -1;
 	const char *cs = strstr(end, "cuda_stream_id:");
 	if (cs) {
 		const char *v = cs + 15;
-		stream = (long long)strtoull(v, &end, 10);
+		unsigned long long sv = strtoull(v, &end, 10);
 		if (end == v)
-			return fail(a, "expected a stream id after 'cuda_stream_id:'");
+			return structure_error(a, "expected a stream id after 'cuda_stream_id:'");
+		stream = sv > (unsigned long long)INT64_MAX ? -1 : (long long)sv; /* -1 printed as %llu */
 	}
 	kern *old = kernel_by_uid(a, uid);
 	if (old)
@@ -241,16 +302,17 @@ static int on_launch(alog *a, const char *s)
 	k->done_block = SIZE_MAX;
 	k->start_exact = NAN;
 	a->have_launches = 1;
-	return 0;
+	return index_uid(a, a->nkn - 1);
 }
 
 /* "Destroy streams for kernel U: size N" */
 static int on_done(alog *a, const char *s)
 {
 	char *end;
+	errno = 0;
 	long long uid = strtoll(s, &end, 10);
-	if (end == s || *end != ':')
-		return fail(a, "expected 'Destroy streams for kernel N: size M'");
+	if (end == s || *end != ':' || errno)
+		return structure_error(a, "expected 'Destroy streams for kernel N: size M'");
 	kern *k = kernel_by_uid(a, uid);
 	if (!k)
 		return fail(a, "completion of kernel uid %lld, which was never launched (no "
@@ -282,8 +344,8 @@ static int on_set_done(alog *a, const char *s)
 		p++;
 	char *end;
 	double v = strtod(p, &end);
-	if (end == p || !(v >= 0))
-		return fail(a, "expected a cycle count after 'start_cycle='");
+	if (end == p || !(v >= 0) || v > MAX_CYCLE)
+		return structure_error(a, "expected a cycle count after 'start_cycle='");
 	/* After its completion line: that kernel's; before it: the next's. */
 	if (a->ndone && isnan(a->kn[a->done_pending[a->ndone - 1]].start_exact))
 		a->kn[a->done_pending[a->ndone - 1]].start_exact = v;
@@ -303,18 +365,20 @@ static int block_stat(alog *a, const char *key, double x, const char *v)
 	else if (!strcmp(key, "gpu_tot_sim_cycle"))
 		b->tot = x;
 	else if (!strcmp(key, "kernel_stream_id"))
-		b->stream = (int64_t)x;
+		b->stream = x >= 0 && x < 9.2e18 ? (int64_t)x : -1; /* -1 printed as %llu */
 	else if (!strcmp(key, "kernel_launch_uid")) {
-		b->first_uid = (int64_t)x;
 		for (const char *c = v; *c;) {
 			while (*c == ' ')
 				c++;
 			if (!*c)
 				break;
 			char *end;
+			errno = 0;
 			long long uid = strtoll(c, &end, 10);
-			if (end == c)
+			if (end == c || errno)
 				break;
+			if (!b->nuids)
+				b->first_uid = uid;
 			if (a->have_launches && !kernel_by_uid(a, uid))
 				return fail(a, "the statistics block lists kernel uid %lld, which was "
 					    "never launched (no 'launching kernel' line for it before)", uid);
@@ -357,7 +421,7 @@ static int stream_slot(alog *a, int64_t stream)
 		if (a->streams[i] == stream)
 			return (int)i;
 	if (a->nstreams == MAX_STREAMS)
-		return -1;
+		return -2;
 	a->streams[a->nstreams] = stream;
 	return (int)a->nstreams++;
 }
@@ -371,15 +435,16 @@ static int end_block(alog *a)
 	if (a->cur >= a->nbl)
 		return 0; /* a block the file ends inside: said after the pass */
 	block *b = &a->bl[a->cur++];
-	int rc = 0;
 	double *row = NULL;
 	if (a->per_kernel) {
 		row = a->rows + (size_t)(b - a->bl) * a->nst;
-	} else if ((rc = cs_simrun_row(a->run, b->t0, b->t1)) < 0) {
+	} else if (cs_simrun_row(a->run, b->t0, b->t1) < 0) {
 		a->im.line = b->line;
 		return fail(a, "block at line %" PRIu64 ": %s", b->line, cs_simrun_errmsg(a->run));
 	}
 	int slot = b->stream >= 0 ? stream_slot(a, b->stream) : -1;
+	if (slot == -2)
+		return fail(a, "more than %d streams print per-stream breakdowns", MAX_STREAMS);
 	for (size_t i = 0; i < a->nst; i++) {
 		stat *s = &a->st[i];
 		double v;
@@ -413,6 +478,10 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 {
 	alog *a = ctx;
 	(void)len;
+	if (a->pend_err[0]) { /* the malformed line was not the last */
+		a->im.line = a->pend_line;
+		return fail(a, "%s", a->pend_err);
+	}
 	a->im.line = lineno;
 	const char *s = line;
 	while (*s == ' ' || *s == '\t')
@@ -430,12 +499,13 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		a->in_dram_block = 0;
 		return 0;
 	}
-	if (a->collect && !strncmp(s, "launching kernel name: ", 23))
-		return on_launch(a, s + 23);
-	if (a->collect && !strncmp(s, "Destroy streams for kernel ", 27))
-		return on_done(a, s + 27);
-	if (a->collect && strstr(s, "set_kernel_done") && strstr(s, "start_cycle"))
-		return on_set_done(a, s);
+	/* The structure lines: read in the first pass, never stats. */
+	if (!strncmp(s, "launching kernel name: ", 23))
+		return a->collect ? on_launch(a, s + 23) : 0;
+	if (!strncmp(s, "Destroy streams for kernel ", 27))
+		return a->collect ? on_done(a, s + 27) : 0;
+	if (strstr(s, "set_kernel_done") && strstr(s, "start_cycle"))
+		return a->collect ? on_set_done(a, s) : 0;
 	if (!strncmp(s, "GPGPU-Sim uArch: clock freqs: ", 30)) {
 		double c[4];
 		if (sscanf(s + 30, "%lf:%lf:%lf:%lf", &c[0], &c[1], &c[2], &c[3]) == 4) {
@@ -534,18 +604,27 @@ static int analyse(alog *a)
 	size_t last_ok = a->nbl;
 	for (size_t i = 0; i < a->nbl; i++) {
 		block *b = &a->bl[i];
+		int last = i + 1 == a->nbl;
 		a->im.line = b->line;
-		if (isnan(b->cyc) || isnan(b->tot)) {
-			if (i + 1 == a->nbl && a->have_dones) {
-				last_ok = i; /* cut off inside its block */
+		if (isnan(b->cyc) || isnan(b->tot) || (last && b->tot < prev)) {
+			if (last && i) { /* cut off inside its block */
+				cs_log(CS_LOG_WARN, "%s:%" PRIu64 ": the file ends inside this statistics "
+				       "block (%s): it is not imported", a->im.label, b->line,
+				       isnan(b->cyc) || isnan(b->tot) ? "no gpu_sim_cycle and "
+				       "gpu_tot_sim_cycle" : "its gpu_tot_sim_cycle is cut");
+				last_ok = i;
 				break;
 			}
-			return fail(a, "kernel '%s' (block %zu) has no usable gpu_sim_cycle and "
-				    "gpu_tot_sim_cycle lines", b->names, i + 1);
+			if (isnan(b->cyc) || isnan(b->tot))
+				return fail(a, "kernel '%s' (block %zu) has no usable gpu_sim_cycle and "
+					    "gpu_tot_sim_cycle lines", b->names, i + 1);
 		}
-		if (b->cyc < 0 || b->tot < 0)
-			return fail(a, "negative %s (%.0f)", b->cyc < 0 ? "gpu_sim_cycle" :
-				    "gpu_tot_sim_cycle", b->cyc < 0 ? b->cyc : b->tot);
+		if (!(b->cyc >= 0) || !(b->tot >= 0))
+			return fail(a, "negative %s (%.0f)", !(b->cyc >= 0) ? "gpu_sim_cycle" :
+				    "gpu_tot_sim_cycle", !(b->cyc >= 0) ? b->cyc : b->tot);
+		if (b->cyc > MAX_CYCLE || b->tot > MAX_CYCLE)
+			return fail(a, "%s %.6g is not a cycle count (at most 2^53)", b->cyc > MAX_CYCLE ?
+				    "gpu_sim_cycle" : "gpu_tot_sim_cycle", b->cyc > MAX_CYCLE ? b->cyc : b->tot);
 		if (b->tot < prev)
 			return fail(a, "gpu_tot_sim_cycle goes back from %.0f to %.0f", prev, b->tot);
 		if (b->tot < b->cyc)
@@ -653,9 +732,10 @@ static int finish(alog *a)
 		kern *k = &a->kn[j];
 		if (!k->completed) {
 			size_t l = strlen(names);
-			if (l < sizeof names - 80)
-				snprintf(names + l, sizeof names - l, "%suid %" PRId64 " '%.40s'",
-					 unfinished ? ", " : "", k->uid, k->name);
+			if (l < sizeof names - 100)
+				snprintf(names + l, sizeof names - l, "%suid %" PRId64 " '%.40s'%s",
+					 unfinished ? ", " : "", k->uid, k->name,
+					 k->done_line ? " (completed, its statistics block cut)" : "");
 			unfinished++;
 			continue;
 		}
@@ -701,6 +781,12 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 	int rc = cs_textin_lines(buf, len, label, on_line, a, NULL, NULL, &st, err, errlen);
 	a->collect = 0;
 	a->in_kernel = 0;
+	if (rc == 0 && a->pend_err[0]) {
+		cs_log(CS_LOG_WARN, "%s:%" PRIu64 ": the file ends inside this line (%s): ignored",
+		       label, a->pend_line, a->pend_err);
+		a->pend_err[0] = '\0';
+	}
+	size_t nst1 = a->nst;
 	if (rc == 0 && !a->nbl)
 		rc = fail(a, "no 'kernel_name = ' line: not an Accel-Sim/GPGPU-Sim stdout log with "
 			  "per-kernel statistics");
@@ -731,6 +817,8 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 				     err, errlen);
 	if (rc == 0)
 		rc = end_block(a);
+	if (rc == 0 && a->nst != nst1)
+		rc = fail(a, "the second pass found %zu stats, the first %zu", a->nst, nst1);
 	if (rc == 0)
 		rc = finish(a);
 	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
@@ -746,6 +834,7 @@ int cs_import_accelsim_log(cs_producer *p, const char *buf, size_t len,
 	free(a->bl);
 	free(a->kn);
 	free(a->done_pending);
+	free(a->uid_hash);
 	free(a->rows);
 	free(a->order);
 	free(a);

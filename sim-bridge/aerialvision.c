@@ -833,16 +833,8 @@ int cs_import_aerialvision(cs_producer *p, const char *buf, size_t len,
 		if (a->unknown_lines)
 			cs_log(CS_LOG_WARN, "%s: %llu lines with unknown keys were kept as generic metrics",
 			       label, (unsigned long long)a->unknown_lines);
-		for (size_t m = 0; m < a->nmet; m++)
-			if (a->is_cum[m] && cs_simrun_drops(a->run, (int)m) >= a->kernels) {
-				char name[256];
-				if (cs_simrun_metric_name(a->run, (int)m, name, sizeof name) < 0)
-					name[0] = '\0';
-				cs_log(CS_LOG_WARN, "%s: %s, taken as cumulative, went down %llu times later "
-				       "(more than once per kernel): if it is per-window, re-import with "
-				       "--per-window", label, name,
-				       (unsigned long long)cs_simrun_drops(a->run, (int)m));
-			}
+		/* a running total restarts at most once per kernel */
+		cs_simrun_restarts(a->run, a->kernels);
 	}
 	rc = cs_simrun_finish(a->run, p, rc, label, err, errlen);
 	for (size_t i = 0; i < a->nprog; i++) {

@@ -502,6 +502,8 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	cs_mmap_free(m);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");
+	if (rc < 0)
+		cs_cjob_side_free(out);
 	return rc;
 }
 
@@ -600,6 +602,7 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 		k->t0[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 1)) + shift;
 		k->t1[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 2)) + shift;
 		k->uid[k->n] = sqlite3_column_int64(st, 3);
+		k->sim = !strcmp(kind, "sim-kernel");
 		k->stream[k->n] = sqlite3_column_int64(st, 4);
 		k->n++;
 	}
@@ -609,13 +612,14 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	return rc;
 }
 
-/* Adds b to a's list of kernels it ran beside (once). */
+/* Notes that kernels a and b ran side by side (each pair is seen once):
+ * the first few by index for the note, all of them counted. */
+#define SHARE_LIST 8
 static int share(cs_cjob_kernels *k, size_t a, size_t b)
 {
-	size_t n = 0;
-	for (const size_t *w = k->shared_with[a]; w && *w != SIZE_MAX; w++, n++)
-		if (*w == b)
-			return 0;
+	size_t n = k->shared_n[a]++;
+	if (n >= SHARE_LIST)
+		return 0;
 	size_t *g = realloc(k->shared_with[a], (n + 2) * sizeof *g);
 	if (!g)
 		return -ENOMEM;
@@ -626,13 +630,21 @@ static int share(cs_cjob_kernels *k, size_t a, size_t b)
 }
 
 /* The kernel whose range is exactly [t0, t1), or SIZE_MAX (none, or more
- * than one). */
+ * than one). Kernels are in order of start. */
 static size_t exact_kernel(const cs_cjob_kernels *k, double t0, double t1)
 {
-	size_t found = SIZE_MAX;
 	double tol = 1e-9 * (t1 - t0 > 1 ? t1 - t0 : 1);
-	for (size_t j = 0; j < k->n && k->t0[j] <= t0 + tol; j++)
-		if (fabs(k->t0[j] - t0) <= tol && fabs(k->t1[j] - t1) <= tol) {
+	size_t lo = 0, hi = k->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (k->t0[mid] < t0 - tol)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t found = SIZE_MAX;
+	for (size_t j = lo; j < k->n && k->t0[j] <= t0 + tol; j++)
+		if (fabs(k->t1[j] - t1) <= tol) {
 			if (found != SIZE_MAX)
 				return SIZE_MAX;
 			found = j;
@@ -640,22 +652,27 @@ static size_t exact_kernel(const cs_cjob_kernels *k, double t0, double t1)
 	return found;
 }
 
-/* Credits v over [t0, t1) to the kernels among act[0..na) running in
- * it. With one kernel, all of it is that kernel's (what a counter counts
- * while one kernel runs is that kernel's work, idle edges included);
- * with several, each stretch with exactly one kernel goes to that kernel
- * in proportion to its length, stretches with several to the shared
- * total, stretches with none to the outside total. A shared kernel's
- * part goes to the shared total. */
+/* Credits v over [t0, t1) to the kernels among act[0..na) that ran in
+ * it, in proportion to the time each ran there alone; time in which
+ * several ran goes to the shared total, as does a shared kernel's part.
+ * Time no kernel ran in follows the kernels' parts (what a counter counts
+ * while kernels run is their work, idle edges included); a sample no
+ * kernel ran in goes to the outside total. A sample of no length goes to
+ * the kernel running at its time. */
 static void credit(cs_cjob_kernels *k, const size_t *act, size_t na, double t0, double t1,
 		   double v, double *cuts)
 {
-	double len = t1 - t0;
-	if (na == 1) { /* one kernel ran in it: all of it is that kernel's */
-		if (k->shared[act[0]])
+	if (!(t1 > t0)) {
+		size_t who = SIZE_MAX, cover = 0;
+		for (size_t i = 0; i < na; i++)
+			if (k->t0[act[i]] <= t0 && k->t1[act[i]] > t0)
+				cover++, who = act[i];
+		if (cover == 1 && !k->shared[who])
+			k->totals[who] += v;
+		else if (cover)
 			k->shared_total += v;
 		else
-			k->totals[act[0]] += v;
+			k->outside_total += v;
 		return;
 	}
 	size_t nc = 0;
@@ -668,24 +685,31 @@ static void credit(cs_cjob_kernels *k, const size_t *act, size_t na, double t0, 
 			cuts[nc++] = k->t1[act[i]];
 	}
 	qsort(cuts, nc, sizeof *cuts, cmp_double);
-	for (size_t c = 0; c + 1 < nc; c++) {
-		double a = cuts[c], b = cuts[c + 1];
-		if (!(b > a))
-			continue;
-		double part = len > 0 ? v * (b - a) / len : v;
-		size_t who = SIZE_MAX, cover = 0;
-		for (size_t i = 0; i < na; i++)
-			if (k->t0[act[i]] <= a && k->t1[act[i]] >= b) {
-				cover++;
-				who = act[i];
+	/* Twice over the stretches: the time kernels ran, then the parts. */
+	double covered = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t c = 0; c + 1 < nc; c++) {
+			double a = cuts[c], b = cuts[c + 1];
+			if (!(b > a))
+				continue;
+			size_t who = SIZE_MAX, cover = 0;
+			for (size_t i = 0; i < na; i++)
+				if (k->t0[act[i]] <= a && k->t1[act[i]] >= b)
+					cover++, who = act[i];
+			if (!cover)
+				continue;
+			if (pass == 0) {
+				covered += b - a;
+				continue;
 			}
-		if (cover == 1 && !k->shared[who])
-			k->totals[who] += part;
-		else if (cover >= 1)
-			k->shared_total += part;
-		else
-			k->outside_total += part;
-	}
+			double part = v * (b - a) / covered;
+			if (cover == 1 && !k->shared[who])
+				k->totals[who] += part;
+			else
+				k->shared_total += part;
+		}
+	if (!(covered > 0))
+		k->outside_total += v;
 }
 
 int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels *k, char *err,
@@ -704,13 +728,14 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 	k->totals = calloc(n, sizeof *k->totals);
 	k->shared = calloc(n, 1);
 	k->shared_with = calloc(n, sizeof *k->shared_with);
+	k->shared_n = calloc(n, sizeof *k->shared_n);
 	k->overlap = calloc(n, sizeof *k->overlap);
 	size_t *act = calloc(n, sizeof *act);
 	double *cuts = calloc(2 * n + 2, sizeof *cuts);
 	unsigned char *own = calloc(n, 1);
 	size_t *mine = calloc(side->n + 1, sizeof *mine);
-	if (!k->totals || !k->shared || !k->shared_with || !k->overlap || !act || !cuts || !own ||
-	    !mine)
+	if (!k->totals || !k->shared || !k->shared_with || !k->shared_n || !k->overlap || !act ||
+	    !cuts || !own || !mine)
 		rc = -ENOMEM;
 	/* Which kernels ran beside which (ranges in order of start). */
 	size_t na = 0;
@@ -804,6 +829,7 @@ void cs_cjob_kernels_free(cs_cjob_kernels *k)
 	free(k->stream);
 	free(k->shared);
 	free(k->shared_with);
+	free(k->shared_n);
 	free(k->overlap);
 	memset(k, 0, sizeof *k);
 }
@@ -842,49 +868,115 @@ const char *cs_cjob_how_name(int how)
 	return how >= 0 && how <= CS_MATCH_POSITION ? names[how] : "?";
 }
 
+/* Kernel indices in order of a key, then of index: a side's kernels
+ * grouped by name, demangled name or uid. */
+typedef struct keyed {
+	const char *name; /* NULL: by uid */
+	int64_t uid;
+	size_t i;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+	const keyed *a = x, *b = y;
+	int c = a->name ? strcmp(a->name, b->name) : (a->uid > b->uid) - (a->uid < b->uid);
+	return c ? c : (a->i > b->i) - (a->i < b->i);
+}
+
+/* One matching pass: each unmatched sim kernel in order takes the next
+ * untaken hw kernel with the same key. hk is sorted; cur[g] is where the
+ * search in the group starting at g goes on. */
+static void match_pass(keyed *hk, size_t nh, const keyed *sk, size_t ns, size_t *cur,
+		       char *taken, size_t *pick, int *how, int pass, const char (*hb)[256],
+		       const char (*sb)[256])
+{
+	for (size_t g = 0; g < nh; g++)
+		cur[g] = g;
+	for (size_t x = 0; x < ns; x++) {
+		size_t i = sk[x].i;
+		if (pick[i] != SIZE_MAX)
+			continue;
+		keyed want = sk[x];
+		want.i = 0;
+		size_t lo = 0, hi = nh;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (cmp_keyed(&hk[mid], &want) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t g = lo; /* the group's first entry */
+		for (size_t j = cur[g]; j < nh; j++) {
+			keyed same = hk[j];
+			same.i = 0;
+			if (cmp_keyed(&same, &want))
+				break;
+			/* a uid names the same kernel only if the names agree too */
+			if (taken[hk[j].i] || (pass == CS_MATCH_UID && strcmp(hb[hk[j].i], sb[i])))
+				continue;
+			taken[hk[j].i] = 1;
+			pick[i] = hk[j].i;
+			how[i] = pass;
+			cur[g] = j + 1;
+			break;
+		}
+	}
+}
+
 size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, cs_cjob_pair *out)
 {
-	size_t n = 0;
-	char *taken = calloc(hw->n + 1, 1);
-	size_t *pick = calloc(sim->n + 1, sizeof *pick);
-	int *how = calloc(sim->n + 1, sizeof *how);
-	char (*hb)[256] = calloc(hw->n + 1, sizeof *hb), (*sb)[256] = calloc(sim->n + 1, sizeof *sb);
-	if (!taken || !pick || !how || !hb || !sb)
+	size_t n = 0, nh = hw->n, ns = sim->n;
+	char *taken = calloc(nh + 1, 1);
+	size_t *pick = calloc(ns + 1, sizeof *pick), *cur = calloc(nh + 1, sizeof *cur);
+	int *how = calloc(ns + 1, sizeof *how);
+	keyed *hk = calloc(nh + 1, sizeof *hk), *sk = calloc(ns + 1, sizeof *sk);
+	char (*hb)[256] = calloc(nh + 1, sizeof *hb), (*sb)[256] = calloc(ns + 1, sizeof *sb);
+	if (!taken || !pick || !cur || !how || !hk || !sk || !hb || !sb)
 		goto out;
-	for (size_t j = 0; j < hw->n; j++)
+	for (size_t j = 0; j < nh; j++)
 		cs_cjob_base_name(hw->names[j], hb[j], sizeof hb[j]);
-	for (size_t i = 0; i < sim->n; i++) {
+	for (size_t i = 0; i < ns; i++) {
 		cs_cjob_base_name(sim->names[i], sb[i], sizeof sb[i]);
 		pick[i] = SIZE_MAX;
 	}
-	/* 1. the same uid and the same kernel */
-	for (size_t i = 0; i < sim->n; i++)
-		for (size_t j = 0; sim->uid[i] >= 0 && j < hw->n; j++)
-			if (!taken[j] && hw->uid[j] == sim->uid[i] && !strcmp(hb[j], sb[i])) {
-				taken[j] = 1, pick[i] = j, how[i] = CS_MATCH_UID;
-				break;
-			}
-	/* 2. the name, then 3. the demangled name, each in order */
-	for (int pass = CS_MATCH_NAME; pass <= CS_MATCH_DEMANGLED; pass++)
-		for (size_t i = 0; i < sim->n; i++)
-			for (size_t j = 0; pick[i] == SIZE_MAX && j < hw->n; j++)
-				if (!taken[j] && !strcmp(pass == CS_MATCH_NAME ? hw->names[j] : hb[j],
-							 pass == CS_MATCH_NAME ? sim->names[i] : sb[i])) {
-					taken[j] = 1, pick[i] = j, how[i] = pass;
-				}
+	/* 1. the same launch uid (simulator runs number their launches the
+	 * same way; a CUPTI correlation id is another numbering) and the
+	 * same kernel; 2. the name; 3. the demangled name; each in order */
+	for (int pass = hw->sim && sim->sim ? CS_MATCH_UID : CS_MATCH_NAME; pass <= CS_MATCH_DEMANGLED;
+	     pass++) {
+		size_t nk = 0;
+		for (size_t j = 0; j < nh; j++)
+			if (pass != CS_MATCH_UID || hw->uid[j] >= 0)
+				hk[nk++] = (keyed){pass == CS_MATCH_UID ? NULL
+						   : pass == CS_MATCH_NAME ? hw->names[j] : hb[j],
+						   hw->uid[j], j};
+		qsort(hk, nk, sizeof *hk, cmp_keyed);
+		size_t nsk = 0;
+		for (size_t i = 0; i < ns; i++)
+			if (pass != CS_MATCH_UID || sim->uid[i] >= 0)
+				sk[nsk++] = (keyed){pass == CS_MATCH_UID ? NULL
+						    : pass == CS_MATCH_NAME ? sim->names[i] : sb[i],
+						    sim->uid[i], i};
+		match_pass(hk, nk, sk, nsk, cur, taken, pick, how, pass, (const char (*)[256])hb,
+			   (const char (*)[256])sb);
+	}
 	/* 4. nothing in common: by position */
 	int any = 0;
-	for (size_t i = 0; i < sim->n; i++)
+	for (size_t i = 0; i < ns; i++)
 		any |= pick[i] != SIZE_MAX;
-	for (size_t i = 0; !any && i < sim->n && i < hw->n; i++)
+	for (size_t i = 0; !any && i < ns && i < nh; i++)
 		pick[i] = i, how[i] = CS_MATCH_POSITION;
-	for (size_t i = 0; i < sim->n; i++)
+	for (size_t i = 0; i < ns; i++)
 		if (pick[i] != SIZE_MAX)
 			out[n++] = (cs_cjob_pair){pick[i], i, how[i]};
 out:
 	free(taken);
 	free(pick);
+	free(cur);
 	free(how);
+	free(hk);
+	free(sk);
 	free(hb);
 	free(sb);
 	return n;

@@ -97,9 +97,12 @@ typedef struct cs_cjob_kernels {
 	double *t0, *t1;  /* cycles from the window start */
 	int64_t *uid;     /* correlation id (the simulator's launch uid), -1 */
 	int64_t *stream;  /* -1 = none */
+	int sim;          /* sim-kernel ranges: uid is the launch uid */
 	/* kernel_totals only: */
 	unsigned char *shared;
-	size_t **shared_with; /* indices, ended by SIZE_MAX; NULL when alone */
+	size_t **shared_with; /* the first 8 indices, ended by SIZE_MAX; NULL
+				 when alone */
+	size_t *shared_n;     /* how many it ran beside */
 	double *overlap;      /* cycles of the kernel that ran beside others */
 	double kernels_total, shared_total, outside_total;
 } cs_cjob_kernels;
@@ -121,8 +124,8 @@ typedef struct cs_cjob_pair {
 	int how;        /* cs_cjob_how */
 } cs_cjob_pair;
 
-/* Pairs hw and sim kernels: by uid where both have one and the names
- * (demangled, without parameters) agree; then by name in order (each sim
+/* Pairs hw and sim kernels: by uid where both are simulator runs and the
+ * names (demangled, without parameters) agree; then by name in order (each sim
  * kernel takes the next unused hw kernel of the same name), then by
  * demangled name in order; when nothing matched so far, by position.
  * out has room for min(hw->n, sim->n) pairs; returns the count, in sim

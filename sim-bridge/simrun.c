@@ -281,9 +281,9 @@ void cs_simrun_cumulative(cs_simrun *r, int idx)
 		cs_totals_mark(&r->totals, (size_t)idx);
 }
 
-uint64_t cs_simrun_drops(const cs_simrun *r, int idx)
+void cs_simrun_restarts(cs_simrun *r, uint64_t n)
 {
-	return idx >= 0 ? cs_totals_drops(&r->totals, (size_t)idx) : 0;
+	r->totals.restarts = n;
 }
 
 static int flush(cs_simrun *r)

@@ -44,8 +44,9 @@ int cs_simrun_metric_name(const cs_simrun *r, int idx, char *out, size_t outlen)
  * names). */
 void cs_simrun_cumulative(cs_simrun *r, int idx);
 
-/* How many times metric idx's raw values went down so far. */
-uint64_t cs_simrun_drops(const cs_simrun *r, int idx);
+/* How many times a running total may go down (restart) before the end
+ * warns that it may not be one (default: no warning). */
+void cs_simrun_restarts(cs_simrun *r, uint64_t n);
 
 /* Starts a new sample row [t0, t1) and finishes the previous one. t0 must
  * not decrease. 0 or a negative errno. */

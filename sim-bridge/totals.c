@@ -29,6 +29,7 @@ void cs_totals_init(cs_totals *t, const char *cumulative, int per_window, const 
 	t->cumulative = cumulative;
 	t->per_window = per_window;
 	t->label = label;
+	t->restarts = UINT64_MAX;
 }
 
 int cs_totals_add(cs_totals *t, const char *name)
@@ -76,19 +77,22 @@ void cs_totals_mark(cs_totals *t, size_t idx)
 		t->m[idx].cum = 1;
 }
 
-uint64_t cs_totals_drops(const cs_totals *t, size_t idx)
-{
-	return idx < t->n ? t->m[idx].downs : 0;
-}
-
 void cs_totals_report(const cs_totals *t, const char *where)
 {
 	static const char *const not_counters[] = {"avg", "average", "rate", "ratio", "util",
 						   "occupancy", "latency", "percent", "pct"};
+	if (!t->label)
+		return;
+	for (size_t k = 0; k < t->n; k++)
+		if (t->m[k].cum && t->m[k].downs > t->restarts)
+			cs_log(CS_LOG_WARN, "%s%s: %s, stored as deltas of a running total, went down %llu "
+			       "times (more than its %llu restarts): if it is per-window, re-import with "
+			       "--per-window", t->label, where ? where : "", t->m[k].name,
+			       (unsigned long long)t->m[k].downs, (unsigned long long)t->restarts);
 	int others_drop = 0;
 	for (size_t k = 0; k < t->n; k++)
 		others_drop |= t->m[k].downs > 0;
-	if (!others_drop || t->per_window || !t->label)
+	if (!others_drop || t->per_window)
 		return;
 	char names[600] = "";
 	size_t found = 0, len = 0;

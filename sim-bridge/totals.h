@@ -27,6 +27,8 @@ typedef struct cs_totals {
 	const char *cumulative; /* comma-separated names, borrowed */
 	const char *label;      /* for the warning, borrowed; NULL = no warning */
 	int per_window;
+	uint64_t restarts;      /* a running total going down more often than
+				   this is said at the end (UINT64_MAX: never) */
 } cs_totals;
 
 void cs_totals_init(cs_totals *t, const char *cumulative, int per_window, const char *label);
@@ -37,9 +39,10 @@ int cs_totals_add(cs_totals *t, const char *name);
  * a restart, counted from 0). */
 void cs_totals_rows(cs_totals *t, double *v, size_t rows, size_t stride);
 void cs_totals_mark(cs_totals *t, size_t idx);
-uint64_t cs_totals_drops(const cs_totals *t, size_t idx);
-/* The warning, if any (what is a counter: not an average, rate, ratio,
- * utilisation, occupancy, latency or percentage by its name). */
+/* The warnings, if any: running totals stored as deltas that went down
+ * more than t->restarts times; counters that look like running totals
+ * (what is a counter: not an average, rate, ratio, utilisation,
+ * occupancy, latency or percentage by its name). */
 void cs_totals_report(const cs_totals *t, const char *where);
 void cs_totals_free(cs_totals *t);
 /* Whether name is in a comma-separated list. */

@@ -296,5 +296,21 @@ awk '/^gpu_tot_sim_cycle = 2500$/ { print "gpu_tot_sim_cycle = 1200"; next } { p
 bad "gpu_tot_sim_cycle going back" "back.log:[0-9]+: gpu_tot_sim_cycle goes back from 1500 to 1200" "$T/back.log"
 awk '/^gpu_tot_sim_cycle = 900$/ { print "gpu_tot_sim_cycle = -900"; next } { print }' "$T/streams4.log" >"$T/neg.log"
 bad "a negative gpu_tot_sim_cycle" "neg.log:[0-9]+: negative gpu_tot_sim_cycle" "$T/neg.log"
+awk '/^gpu_tot_sim_cycle = 900$/ { print "gpu_tot_sim_cycle = 1e30"; next } { print }' "$T/streams4.log" >"$T/huge.log"
+bad "a gpu_tot_sim_cycle beyond 2^53" "huge.log:[0-9]+: gpu_tot_sim_cycle 1e\+30 is not a cycle count" "$T/huge.log"
+awk '{ print } /^launching kernel name: _Z5scaleifPf uid: 2/ { print "launching kernel name: _Z4oops" }' "$T/streams4.log" >"$T/badlaunch.log"
+bad "a malformed launch line inside the file" "badlaunch.log:5: expected 'launching kernel name: NAME uid: N'" "$T/badlaunch.log"
+
+# Logs killed mid-write: a partial last line, a 3.x log cut inside a block.
+head -n 40 "$T/streams4.log" >"$T/part.log"
+printf 'launching kernel name: _Z4gemmILi128EEvPKfS1_Pfi ui' >>"$T/part.log"
+"$CS" import accelsim-log "$T/part.log" --db "$DB" --name part >"$T/out" 2>&1 &&
+	grep -q "part.log:41: the file ends inside this line (expected 'launching kernel name: NAME uid: N'): ignored" "$T/out" &&
+	ok "a log whose last line is cut inside a launch line imports what it holds, and says so" || no "partial last line" "$T/out"
+awk '/^kernel_name = _Z9transposePfS_ii/ { cut = 1 } cut && /^gpu_sim_cycle/ { exit } { print }' tests/fixtures/sim/gpgpusim3-stdout.log >"$T/cut3.log"
+"$CS" import accelsim-log "$T/cut3.log" --db "$DB" --name cut3 >"$T/out" 2>&1 &&
+	grep -q "the file ends inside this statistics block" "$T/out" &&
+	[ "$("$CS" query --db "$DB" "SELECT count(*) FROM ranges r JOIN runs u ON u.id = r.run WHERE u.name = 'cut3'" | tail -n 1 | tr -d '\r')" = 1 ] &&
+	ok "a GPGPU-Sim 3.x log cut inside its second block: the first kernel imported, the cut block said" || no "3.x cut-off" "$T/out"
 
 exit $fails

@@ -77,15 +77,14 @@ static void shared_note(const cs_cjob_kernels *k, size_t j, const char *side, ch
 	size_t n = (size_t)snprintf(out, len, "ran beside other kernels on the %s side for %.0f of "
 				    "its %.0f cycles, with ", side, k->overlap[j], k->t1[j] - k->t0[j]);
 	const size_t *w = k->shared_with[j];
-	for (size_t c = 0; w && w[c] != SIZE_MAX && n < len; c++) {
+	size_t c = 0;
+	for (; w && w[c] != SIZE_MAX && c < 4 && n < len; c++) {
 		char l[128];
-		if (c == 4) {
-			snprintf(out + n, len - n, ", ...");
-			break;
-		}
 		n += (size_t)snprintf(out + n, len - n, "%s%s", c ? ", " : "",
 				      kernel_label(k, w[c], l, sizeof l));
 	}
+	if (k->shared_n[j] > c && n < len)
+		n += (size_t)snprintf(out + n, len - n, " and %zu more", k->shared_n[j] - c);
 	if (n < len)
 		snprintf(out + n, len - n, ": its own value is not known, so it is left out");
 }

@@ -66,8 +66,8 @@ static int cmp_ival(const void *x, const void *y)
 
 /* The ranges of run matching "[KIND:]GLOB", merged into disjoint
  * intervals (ascending). *n = 0 when none matches. */
-static int union_of(cs_store *s, int64_t run, const char *spec, ival **out, size_t *n,
-		    size_t *nranges)
+static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec, ival **out,
+		    size_t *n, size_t *nranges)
 {
 	char kind[64] = "";
 	const char *glob = spec;
@@ -79,11 +79,13 @@ static int union_of(cs_store *s, int64_t run, const char *spec, ival **out, size
 	sqlite3_stmt *st = NULL;
 	sqlite3_prepare_v2(cs_store_db(s),
 			   "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2 "
-			   "AND (?3 = '' OR kind = ?3) ORDER BY t0",
+			   "AND (?3 = '' OR kind = ?3) AND (device IS NULL OR device < 0 OR device = ?4) "
+			   "ORDER BY t0",
 			   -1, &st, NULL);
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_text(st, 2, glob, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 4, device);
 	ival *v = NULL;
 	size_t cnt = 0, cap = 0;
 	int rc = 0;
@@ -121,12 +123,17 @@ static int union_of(cs_store *s, int64_t run, const char *spec, ival **out, size
 	return rc;
 }
 
-/* What a glob that matched nothing could have matched. */
-static void no_match(cs_store *s, int64_t run, const char *which, const char *spec, char *err,
-		     size_t errlen)
+/* What a glob that matched nothing (or only empty ranges) could have
+ * matched. */
+static void no_match(cs_store *s, int64_t run, uint32_t device, const char *which,
+		     const char *spec, size_t matched, char *err, size_t errlen)
 {
-	size_t n = (size_t)snprintf(err, errlen, "--%s '%s' matches no range of run %lld (KIND:GLOB or "
-				    "GLOB over range names); its ranges:", which, spec, (long long)run);
+	size_t n = matched ? (size_t)snprintf(err, errlen, "--%s '%s' matches %zu range(s) of run %lld, "
+					      "all of no length; its ranges:", which, spec, matched,
+					      (long long)run)
+			   : (size_t)snprintf(err, errlen, "--%s '%s' matches no range of run %lld "
+					      "on device %u (KIND:GLOB or GLOB over range names); its "
+					      "ranges:", which, spec, (long long)run, device);
 	sqlite3_stmt *st = NULL;
 	sqlite3_prepare_v2(cs_store_db(s),
 			   "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM (SELECT DISTINCT "
@@ -214,16 +221,19 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 			hi = mid;
 	}
 	double part[NBUCKET] = {0};
-	for (size_t i = lo; i < j->nseg && j->seg[i].t0 < s1; i++) {
+	if (!(len > 0) && lo < j->nseg && j->seg[lo].t0 <= s0) { /* an instant: where it is */
+		part[j->seg[lo].phase] = 1;
+		if (j->seg[lo].phase == P_B)
+			part[j->seg[lo].tail ? P_TAIL : P_BREST] = 1;
+	}
+	for (size_t i = lo; len > 0 && i < j->nseg && j->seg[i].t0 < s1; i++) {
 		double a = s0 > j->seg[i].t0 ? s0 : j->seg[i].t0, b = s1 < j->seg[i].t1 ? s1 : j->seg[i].t1;
 		if (b > a) {
-			double f = len > 0 ? (b - a) / len : 1;
+			double f = (b - a) / len;
 			part[j->seg[i].phase] += f;
 			if (j->seg[i].phase == P_B)
 				part[j->seg[i].tail ? P_TAIL : P_BREST] += f;
 		}
-		if (len <= 0)
-			break;
 	}
 	for (size_t k = 0; k < j->nm; k++) {
 		double v = values[k];
@@ -487,11 +497,11 @@ int cs_phases_out(cs_store *s, const cs_phases_request *rq, cs_buf *out, char *e
 	size_t na = 0, nb = 0, ra = 0, rb = 0;
 	uint32_t *ids = NULL;
 	job j = {0};
-	int rc = union_of(s, run, rq->a, &a, &na, &ra);
+	int rc = union_of(s, run, rq->device, rq->a, &a, &na, &ra);
 	if (rc == 0)
-		rc = union_of(s, run, rq->b, &b, &nb, &rb);
+		rc = union_of(s, run, rq->device, rq->b, &b, &nb, &rb);
 	if (rc == 0 && (!na || !nb)) {
-		no_match(s, run, !na ? "a" : "b", !na ? rq->a : rq->b, err, errlen);
+		no_match(s, run, rq->device, !na ? "a" : "b", !na ? rq->a : rq->b, !na ? ra : rb, err, errlen);
 		rc = -ENOENT;
 	}
 	if (rc == 0)

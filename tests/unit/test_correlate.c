@@ -199,7 +199,8 @@ static void test_match(void **state)
 	int64_t hu[] = {7, 2, 3, 9};
 	char *sn[] = {"_Z5scaleifPf", "_Z5saxpyifPfS_", "_Z5scaleifPf", "_Z6unseenv"};
 	int64_t su[] = {3, 1, 2, 4};
-	cs_cjob_kernels hw = {.n = 4, .names = hn, .uid = hu}, sim = {.n = 4, .names = sn, .uid = su};
+	cs_cjob_kernels hw = {.n = 4, .names = hn, .uid = hu, .sim = 1},
+			sim = {.n = 4, .names = sn, .uid = su, .sim = 1};
 	cs_cjob_pair p[4];
 	size_t n = cs_cjob_match(&hw, &sim, p);
 	assert_int_equal(n, 3);
@@ -217,7 +218,7 @@ static void test_match(void **state)
 	/* a uid that matches with another kernel's name is not a match */
 	int64_t hu2[] = {3, 1, 2, 4};
 	char *hn2[] = {"_Z6unseenv", "x", "y", "z"};
-	cs_cjob_kernels hw2 = {.n = 4, .names = hn2, .uid = hu2};
+	cs_cjob_kernels hw2 = {.n = 4, .names = hn2, .uid = hu2, .sim = 1};
 	n = cs_cjob_match(&hw2, &sim, p);
 	assert_int_equal(n, 1);
 	assert_int_equal(p[0].sim, 3);
@@ -232,6 +233,14 @@ static void test_match(void **state)
 	assert_int_equal(p[1].hw, 1);
 	assert_int_equal(p[1].how, CS_MATCH_POSITION);
 	assert_string_equal(cs_cjob_how_name(CS_MATCH_DEMANGLED), "demangled name");
+	/* a hardware side's correlation ids are another numbering: names only */
+	hw.sim = 0;
+	n = cs_cjob_match(&hw, &sim, p);
+	assert_int_equal(n, 3);
+	assert_int_equal(p[0].hw, 1); /* sim 0 takes the first scale by name */
+	assert_int_equal(p[0].how, CS_MATCH_NAME);
+	assert_int_equal(p[2].hw, 2);
+	assert_int_equal(p[2].how, CS_MATCH_NAME);
 }
 
 int main(void)
