@@ -52,21 +52,24 @@ int cs_totals_add(cs_totals *t, const char *name)
 
 void cs_totals_rows(cs_totals *t, double *v, size_t rows, size_t stride)
 {
-	for (size_t k = 0; k < t->n; k++) {
-		cs_total *m = &t->m[k];
-		for (size_t i = 0; i < rows; i++) {
-			double *c = &v[i * stride + k];
-			double x = *c;
-			if (isnan(x))
+	/* Row by row: the values in memory order, the state of every metric
+	 * hot in cache. */
+	size_t n = t->n;
+	cs_total *m = t->m;
+	for (size_t i = 0; i < rows; i++) {
+		double *row = v + i * stride;
+		for (size_t k = 0; k < n; k++) {
+			double x = row[k];
+			if (x != x) /* NaN: absent */
 				continue;
-			if (m->n) {
-				m->ups += x > m->last;
-				m->downs += x < m->last;
-			}
-			if (m->cum)
-				*c = m->n && x >= m->last ? x - m->last : x;
-			m->last = x;
-			m->n++;
+			cs_total *c = &m[k];
+			double last = c->last;
+			c->ups += x > last;
+			c->downs += x < last; /* false against the first NaN */
+			if (c->cum)
+				row[k] = c->n && x >= last ? x - last : x;
+			c->last = x;
+			c->n++;
 		}
 	}
 }
