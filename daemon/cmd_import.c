@@ -13,6 +13,7 @@
 
 #include "cmds.h"
 #include "log.h"
+#include "ncu_csv.h"
 #include "ranges_csv.h"
 #include "buf.h"
 #include "accelsim_log.h"
@@ -43,7 +44,8 @@ const cs_cmd cs_cmd_import = {
 	"  accelsim-perf  Accel-Sim perf_counter_*.csv.gz\n"
 	"  accelwattch    AccelWattch metric or power trace (*_trace_report__*.log.gz)\n"
 	"  pm-cupti-csv   Accel-Sim pm_cupti_tools CSV (hardware)\n"
-	"  kernbench      KernBench series t_ns,component,stat,value\n\n"
+	"  kernbench      KernBench series t_ns,component,stat,value\n"
+	"  ncu-csv        Nsight Compute 'ncu --csv --page raw' or '--page details'\n\n"
 	"Options:\n"
 	"  --db F          write this database file directly\n"
 	"  --socket PATH   send the run to the daemon listening at PATH\n"
@@ -95,6 +97,17 @@ static int import_csv_any(cs_producer *p, const char *buf, size_t len,
 	return cs_import_csv(p, buf, len, opts, err, errlen);
 }
 
+static int import_ncu(cs_producer *p, const char *buf, size_t len, const cs_import_opts *opts,
+		      char *err, size_t errlen)
+{
+	if (cs_textin_is_gzip(buf, len)) {
+		snprintf(err, errlen, "%s: a gzip file; ncu CSV is read uncompressed (zcat it first)",
+			 opts->label);
+		return -EINVAL;
+	}
+	return cs_import_ncu_csv(p, buf, len, opts, err, errlen);
+}
+
 static const struct {
 	const char *name;
 	import_fn fn;
@@ -106,6 +119,7 @@ static const struct {
 	{"accelwattch", cs_import_accelwattch},
 	{"pm-cupti-csv", cs_import_pm_cupti_csv},
 	{"kernbench", cs_import_kernbench},
+	{"ncu-csv", import_ncu},
 };
 
 /* The format the content looks like, or NULL. */
@@ -113,6 +127,8 @@ static const char *detect(const char *buf, size_t len)
 {
 	static char head[65536];
 	cs_textin_peek(buf, len, head, sizeof head);
+	if (cs_ncu_csv_sniff(head))
+		return "ncu-csv";
 	const char *f = cs_simcsv_sniff(head);
 	if (f)
 		return !strcmp(f, "csv-long") ? "csv" : f;

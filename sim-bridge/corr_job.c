@@ -702,7 +702,7 @@ static void credit(cs_cjob_kernels *k, const size_t *act, size_t na, double t0, 
 				covered += b - a;
 				continue;
 			}
-			double part = v * (b - a) / covered;
+			double part = v * ((b - a) / covered); /* exact when one kernel covers all */
 			if (cover == 1 && !k->shared[who])
 				k->totals[who] += part;
 			else
@@ -836,6 +836,17 @@ void cs_cjob_kernels_free(cs_cjob_kernels *k)
 
 /* The C++ runtime's demangler (libstdc++, Itanium ABI). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+char *cs_cjob_demangle(const char *name, char *out, size_t outlen)
+{
+	char *d = NULL;
+	int status = -1;
+	if (name[0] == '_' && name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
+	snprintf(out, outlen, "%s", d && status == 0 ? d : name);
+	free(d);
+	return out;
+}
 
 char *cs_cjob_base_name(const char *name, char *out, size_t outlen)
 {

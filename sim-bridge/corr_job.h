@@ -132,6 +132,11 @@ typedef struct cs_cjob_pair {
  * order. */
 size_t cs_cjob_match(const cs_cjob_kernels *hw, const cs_cjob_kernels *sim, cs_cjob_pair *out);
 
+/* A kernel name demangled (Itanium C++ ABI): "_Z5saxpyifPfS_" ->
+ * "saxpy(int, float, float*, float*)"; a name that is not mangled as it
+ * is. Into out; returns out. */
+char *cs_cjob_demangle(const char *name, char *out, size_t outlen);
+
 /* A kernel name demangled (Itanium C++ ABI) and cut before its
  * parameter list: "_Z5saxpyifPfS_" -> "saxpy", "void gemm<float>(...)"
  * -> "void gemm<float>". Into out; returns out. */

@@ -62,10 +62,12 @@ static void json_num(cs_buf *b, int *first, const char *k, double v)
 /* "name (uid N)" of kernel j, into out. */
 static const char *kernel_label(const cs_cjob_kernels *k, size_t j, char *out, size_t len)
 {
+	char d[256];
+	cs_cjob_demangle(k->names[j], d, sizeof d);
 	if (k->uid[j] >= 0)
-		snprintf(out, len, "%.80s (uid %lld)", k->names[j], (long long)k->uid[j]);
+		snprintf(out, len, "%.80s (uid %lld)", d, (long long)k->uid[j]);
 	else
-		snprintf(out, len, "%.80s", k->names[j]);
+		snprintf(out, len, "%.80s", d);
 	return out;
 }
 
@@ -148,10 +150,15 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 			size_t jh = pairs[i].hw, js = pairs[i].sim;
 			int f2 = 1;
 			cs_json_raw(b, i ? ",{" : "{");
+			char d[256];
 			cs_json_key(b, &f2, "name");
 			cs_json_str(b, ks->names[js]);
+			cs_json_key(b, &f2, "demangled");
+			cs_json_str(b, cs_cjob_demangle(ks->names[js], d, sizeof d));
 			cs_json_key(b, &f2, "hw_name");
 			cs_json_str(b, kh->names[jh]);
+			cs_json_key(b, &f2, "hw_demangled");
+			cs_json_str(b, cs_cjob_demangle(kh->names[jh], d, sizeof d));
 			cs_json_key(b, &f2, "uid");
 			cs_json_i64(b, ks->uid[js]);
 			cs_json_key(b, &f2, "hw_uid");
@@ -180,9 +187,10 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 			size_t jh = pairs[i].hw, js = pairs[i].sim;
 			csv_field(b, pr->hw);
 			csv_field(b, pr->sim);
-			csv_field(b, ks->names[js]);
+			char d[256];
+			csv_field(b, cs_cjob_demangle(ks->names[js], d, sizeof d));
 			cs_buf_printf(b, "%lld,", (long long)ks->uid[js]);
-			csv_field(b, kh->names[jh]);
+			csv_field(b, cs_cjob_demangle(kh->names[jh], d, sizeof d));
 			csv_field(b, cs_cjob_how_name(pairs[i].how));
 			if (kh->shared[jh] || ks->shared[js])
 				cs_buf_printf(b, ",,1\r\n");
@@ -481,12 +489,19 @@ int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, 
 	if (rq->format == CS_CORR_JSON)
 		cs_json_raw(out, "[");
 	int rc = 0, done = 0;
+	char skipped[700] = "";
+	size_t nskipped = 0, sl = 0;
 	for (size_t i = 0; i < npairs; i++) {
 		char why[1024];
 		int r1 = one_pair(s, &pairs[i], rq, !done, out, why, sizeof why);
 		if (r1 < 0 && rq->map && (r1 == -ENOENT || r1 == -ENODATA)) {
-			/* a map pair missing on either side is skipped */
-			cs_log(CS_LOG_WARN, "correlate: %s skipped: %s", pairs[i].hw, why);
+			/* a map pair missing on either side is skipped, said once */
+			if (sl < sizeof skipped - 2)
+				sl += (size_t)snprintf(skipped + sl, sizeof skipped - sl, "%s%s",
+						       nskipped ? ", " : "", pairs[i].hw);
+			if (!nskipped)
+				cs_log(CS_LOG_INFO, "correlate: %s skipped: %s", pairs[i].hw, why);
+			nskipped++;
 			continue;
 		}
 		if (r1 < 0) {
@@ -496,6 +511,9 @@ int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, 
 		}
 		done++;
 	}
+	if (nskipped)
+		cs_log(CS_LOG_WARN, "correlate: %zu of the map's %zu pairs are not in both runs, "
+		       "skipped: %s", nskipped, npairs, skipped);
 	if (rc == 0 && rq->map && !done) {
 		snprintf(err, errlen, "no pair of the map is in both runs");
 		rc = -ENOENT;

@@ -579,11 +579,11 @@
 		for (const k of r.per_kernel) {
 			const uid = k.uid >= 0 ? String(k.uid) : '';
 			if (k.shared) {
-				t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', {}, k.name), h('td', { class: 'num' }, uid),
+				t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid),
 					h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
 				continue;
 			}
-			t.append(h('tr', {}, h('td', {}, k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw)),
+			t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw)),
 				h('td', { class: 'num' }, fmtNum(k.sim)),
 				h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
 		}
