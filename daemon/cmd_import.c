@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "log.h"
 #include "ncu_csv.h"
+#include "nsys_sqlite.h"
 #include "ranges_csv.h"
 #include "buf.h"
 #include "accelsim_log.h"
@@ -45,7 +46,9 @@ const cs_cmd cs_cmd_import = {
 	"  accelwattch    AccelWattch metric or power trace (*_trace_report__*.log.gz)\n"
 	"  pm-cupti-csv   Accel-Sim pm_cupti_tools CSV (hardware)\n"
 	"  kernbench      KernBench series t_ns,component,stat,value\n"
-	"  ncu-csv        Nsight Compute 'ncu --csv --page raw' or '--page details'\n\n"
+	"  ncu-csv        Nsight Compute 'ncu --csv --page raw' or '--page details'\n"
+	"  nsys-sqlite    Nsight Systems 'nsys export --type sqlite' (kernels, copies,\n"
+	"                 API calls, NVTX as ranges; GPU_METRICS as the series)\n\n"
 	"Options:\n"
 	"  --db F          write this database file directly\n"
 	"  --socket PATH   send the run to the daemon listening at PATH\n"
@@ -120,6 +123,7 @@ static const struct {
 	{"pm-cupti-csv", cs_import_pm_cupti_csv},
 	{"kernbench", cs_import_kernbench},
 	{"ncu-csv", import_ncu},
+	{"nsys-sqlite", NULL}, /* read from the file by SQLite: see run_import */
 };
 
 /* The format the content looks like, or NULL. */
@@ -202,7 +206,8 @@ static int run_import(int argc, char **argv)
 		if (format && !strcmp(formats[i].name, format))
 			fn = formats[i].fn;
 	}
-	if (format && !fn)
+	int nsys = format && !strcmp(format, "nsys-sqlite");
+	if (format && !fn && !nsys)
 		return cs_cli_usage_error(cmd, "unknown format '%s' (known: %s)", format, known);
 	uint64_t sample_cycles = 0;
 	if (cycles && (cs_cli_u64(cmd, "sample-cycles", cycles, &sample_cycles) < 0 || !sample_cycles))
@@ -256,16 +261,25 @@ static int run_import(int argc, char **argv)
 	}
 	/* A SQLite file given as text (a cyclescope database, an nsys export)
 	 * would fail deep in a parser with a line that means nothing. */
-	if (in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16)) {
+	int is_sqlite = in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16);
+	if (is_sqlite && !format && strcmp(file, "-") && cs_nsys_sqlite_sniff(file) == 1) {
+		nsys = 1;
+		fprintf(stderr, "cyclescope import: %s looks like nsys-sqlite\n", file);
+	}
+	if ((is_sqlite && !nsys) || (nsys && !strcmp(file, "-"))) {
 		cs_cli_free_file(&in);
 		cs_mmap_free(map);
 		cs_ranges_csv_free(ranges, nranges);
+		if (nsys)
+			return cs_cli_fail(cmd, "an nsys export is read from a file, not standard input");
 		return cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
-				   "database is read with --db %s; other SQLite exports are not "
-				   "imported", file, format ? "a file of format " : "one of the import formats",
+				   "database is read with --db %s; an Nsight Systems export "
+				   "(nsys-sqlite) has tables this one lacks (StringIds and "
+				   "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS or GPU_METRICS)", file,
+				   format ? "a file of format " : "one of the import formats",
 				   format ? format : "", file);
 	}
-	if (!fn) {
+	if (!fn && !nsys) {
 		const char *d = detect(in.data ? in.data : "", in.len);
 		for (size_t i = 0; d && i < sizeof formats / sizeof *formats; i++)
 			if (!strcmp(formats[i].name, d))
@@ -331,7 +345,8 @@ static int run_import(int argc, char **argv)
 	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
 		cs_log_set_level(CS_LOG_INFO);
 	cs_producer_extra_ranges(p, ranges, nranges);
-	rc = fn(p, in.data, in.len, &io, err, sizeof err);
+	rc = nsys ? cs_import_nsys_sqlite(p, file, &io, err, sizeof err)
+		  : fn(p, in.data, in.len, &io, err, sizeof err);
 	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
 	if (rc) {

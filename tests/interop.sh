@@ -165,4 +165,81 @@ printf '"ID","Process ID","Process Name"\n"","",""\n' >"$T/empty.csv"
 n2=$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = 'bad'" | tail -n 1 | tr -d '\r')
 [ "$n2" = 0 ] && ok "failed ncu imports leave nothing" || no "ncu failures left runs ($n2)"
 
+# --- Nsight Systems SQLite exports ---
+python3 tests/tools/mknsys.py "$T/n25.sqlite"
+python3 tests/tools/mknsys.py "$T/n23.sqlite" --schema 2023 --gpus 1
+python3 tests/tools/mknsys.py "$T/nomet.sqlite" --no-metrics
+"$CS" import "$T/n25.sqlite" --db "$DB" --name nsys >"$T/out" 2>&1 && grep -q "looks like nsys-sqlite" "$T/out" &&
+	ok "an nsys SQLite export is detected by its tables and imported" || no "nsys import" "$T/out"
+python3 - "$DB" "$T/n25.sqlite" nsys >"$T/why" 2>&1 <<'PY' && ok "nsys: kernels (demangled names, device, stream, correlation id), copies with bytes and kind, memsets, runtime calls (pid/tid), NVTX ranges and marks, exactly the export's" || no "nsys ranges" "$T/why"
+import sqlite3, sys
+db, src, run = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2]), sys.argv[3]
+S = dict(src.execute("SELECT id, value FROM StringIds"))
+want = []
+for s, e, d, st, c, n in src.execute("SELECT start, end, deviceId, streamId, correlationId, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL"):
+    want.append(("kernel", S[n], s, e, d, st, c, None, None, None))
+lab = dict(src.execute("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"))
+for s, e, d, st, c, b, k in src.execute("SELECT start, end, deviceId, streamId, correlationId, bytes, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
+    want.append(("memcpy", "memcpy " + lab[k], s, e, d, st, c, None, None, b))
+for s, e, d, st, c, b in src.execute("SELECT start, end, deviceId, streamId, correlationId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"):
+    want.append(("memset", "memset", s, e, d, st, c, None, None, b))
+for s, e, g, c, n in src.execute("SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME"):
+    want.append(("api", S[n], s, e, None, None, c, (g >> 24) & 0xFFFFFF, g & 0xFFFFFF, None))
+cols = [r[1] for r in src.execute("PRAGMA table_info(NVTX_EVENTS)")]
+tid = "textId" if "textId" in cols else "NULL"
+for s, e, t, text, ti, g in src.execute("SELECT start, end, eventType, text, %s, globalTid FROM NVTX_EVENTS" % tid):
+    if t not in (34, 59, 60):
+        continue
+    want.append(("nvtx", text if text is not None else S[ti], s, s if t == 34 else e, None, None, None,
+                 (g >> 24) & 0xFFFFFF, g & 0xFFFFFF, None))
+got = db.execute("SELECT r.kind, r.name, r.t0, r.t1, r.device, r.stream, r.correlation_id, r.pid, r.tid, r.bytes FROM ranges r "
+                 "JOIN runs u ON u.id = r.run WHERE u.name = ?", (run,)).fetchall()
+assert sorted(got, key=repr) == sorted(want, key=repr), (sorted(got, key=repr), sorted(want, key=repr))
+PY
+for d in 0 1; do "$CS" export nsys --db "$DB" --device $d >"$T/nsys$d.csv"; done
+python3 - "$T/n25.sqlite" "$T/nsys0.csv" "$T/nsys1.csv" >"$T/why" 2>&1 <<'PY' && ok "nsys: GPU_METRICS as each GPU's series (typeId's low byte), names from TARGET_INFO_GPU_METRICS, one sample per timestamp covering the time since the previous, values as stored" || no "nsys GPU metrics" "$T/why"
+import csv, sqlite3, sys
+src = sqlite3.connect(sys.argv[1])
+names = {(t, m): n for t, m, n in src.execute("SELECT typeId, metricId, metricName FROM TARGET_INFO_GPU_METRICS")}
+for dev, path in enumerate(sys.argv[2:]):
+    rows = {}
+    for ts, t, m, v in src.execute("SELECT timestamp, typeId, metricId, value FROM GPU_METRICS WHERE typeId & 255 = ?", (dev,)):
+        rows.setdefault(ts, {})[names[(t, m)]] = float(v)
+    got = list(csv.reader(open(path)))
+    if got[0][0] == "device":  # export names the device when it is not 0
+        got = [r[1:] for r in got]
+    head, data = got[0], got[1:]
+    ts = sorted(rows)
+    assert len(data) == len(ts), (len(data), len(ts))
+    for i, (r, t) in enumerate(zip(data, ts)):
+        start = max(0, t - (ts[1] - ts[0])) if i == 0 else ts[i - 1]
+        assert int(r[0]) == start and int(r[1]) == t, (r[:2], start, t)
+        for n, v in rows[t].items():
+            assert float(r[head.index(n)]) == v, (n, r, v)
+PY
+"$CS" query --db "$DB" "SELECT idx, name, chip, sm_count, clock_hz FROM devices WHERE run = (SELECT id FROM runs WHERE name = 'nsys')" | tr -d '\r' | tail -n +2 | tr '\n' ' ' >"$T/devs"
+[ "$(cat "$T/devs")" = "0,NVIDIA H100 80GB HBM3,GH100,132,1980000000 1,NVIDIA H100 80GB HBM3,GH100,132,1980000000 " ] &&
+	ok "nsys: one device per GPU of TARGET_INFO_GPU (name, chip, SMs, clock)" || no "nsys devices" "$T/devs"
+"$CS" import nsys-sqlite "$T/n23.sqlite" --db "$DB" --name nsys23 >"$T/out" 2>&1 && grep -q "schema 3.11.0" "$T/out" &&
+	"$CS" import "$T/nomet.sqlite" --db "$DB" --name nomet >>"$T/out" 2>&1 &&
+	[ "$("$CS" query --db "$DB" "SELECT count(*) FROM ranges WHERE run = (SELECT id FROM runs WHERE name = 'nomet') AND kind = 'kernel'" | tail -n 1 | tr -d '\r')" = 6 ] &&
+	ok "nsys: an older schema (no rawTimestamp, no textId) and an export without GPU_METRICS import" || no "nsys variants" "$T/out"
+
+# --- nsys bad input ---
+python3 tests/tools/mknsys.py "$T/badm.sqlite" --bad-metric
+"$CS" import "$T/badm.sqlite" --db "$DB" --name bad >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "badm.sqlite: GPU_METRICS row [0-9]*: metricId 17 of typeId 256 is not in TARGET_INFO_GPU_METRICS" "$T/out" &&
+	ok "nsys: a GPU_METRICS row with an unknown metric id is named, nothing stored" || no "nsys unknown metric" "$T/out"
+python3 -c "import sqlite3, sys; d = sqlite3.connect(sys.argv[1]); d.execute('CREATE TABLE t (a)'); d.commit()" "$T/other.sqlite"
+"$CS" import "$T/other.sqlite" --db "$DB" --name bad >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "an Nsight Systems export (nsys-sqlite) has tables this one lacks" "$T/out" &&
+	"$CS" import nsys-sqlite "$T/other.sqlite" --db "$DB" --name bad >"$T/out" 2>&1; 
+[ $? -eq 1 ] && grep -q "other.sqlite: not an Nsight Systems SQLite export: no StringIds table; none of its tables" "$T/out" &&
+	ok "an SQLite file that is not an nsys export: which tables are missing" || no "not nsys" "$T/out"
+python3 tests/tools/mknsys.py "$T/nok.sqlite" --no-kernels --no-metrics
+"$CS" import "$T/nok.sqlite" --db "$DB" --name nok >"$T/out" 2>&1 && grep -q "no kernels (CUPTI_ACTIVITY_KIND_KERNEL is empty)" "$T/out" &&
+	ok "nsys: an export with zero kernels imports its copies and NVTX, and says it has no kernels" || no "nsys zero kernels" "$T/out"
+[ "$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = 'bad'" | tail -n 1 | tr -d '\r')" = 0 ] &&
+	ok "failed nsys imports leave nothing" || no "nsys failures left runs"
+
 exit $fails
