@@ -10,13 +10,15 @@
 
 #include "cmds.h"
 #include "series_csv.h"
+#include "trace.h"
 
 static int run_export(int argc, char **argv);
 
 const cs_cmd cs_cmd_export = {
 	"export", run_export, "write a run's series as CSV (raw or bucketed)",
 	"usage: cyclescope export RUN [--db F] [--metric LIST] [--device N]\n"
-	"                         [--from T] [--to T] [--buckets N]\n\n"
+	"                         [--from T] [--to T] [--buckets N]\n"
+	"                         [--format csv|perfetto] [-o FILE] [--raw]\n\n"
 	"Writes RUN (an id, name or uuid) to standard output as RFC 4180 CSV:\n"
 	"  t0,t1,<metric>,...          one row per sample, metrics as columns;\n"
 	"                              an empty field is an absent value\n"
@@ -27,19 +29,30 @@ const cs_cmd cs_cmd_export = {
 	"  --from T       first t0 to include (run's time unit)\n"
 	"  --to T         first t0 to leave out\n"
 	"  --buckets N    N equal buckets over [from, to): columns\n"
-	"                 t0,t1,<m>:min,<m>:max,<m>:mean,<m>:sum,<m>:count per metric\n",
+	"                 t0,t1,<m>:min,<m>:max,<m>:mean,<m>:sum,<m>:count per metric\n"
+	"  --format perfetto  a Trace Event JSON file for ui.perfetto.dev and\n"
+	"                 chrome://tracing: ranges as tracks (kernels and copies per\n"
+	"                 stream, API calls and NVTX per thread), metrics as counter\n"
+	"                 tracks, the mean of each of --buckets buckets (default 2000)\n"
+	"                 or, with --raw, every sample\n"
+	"  -o FILE        write FILE instead of standard output\n",
 };
 
 static int run_export(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_export;
 	const char *db = NULL, *metric = NULL, *device = NULL, *from = NULL, *to = NULL,
-		   *buckets = NULL;
+		   *buckets = NULL, *format = NULL, *outfile = NULL;
+	int raw = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"metric", &metric, NULL}, {"device", &device, NULL},
 		{"from", &from, NULL},	   {"to", &to, NULL},	      {"buckets", &buckets, NULL},
+		{"format", &format, NULL}, {"output", &outfile, NULL}, {"raw", NULL, &raw},
 		{NULL, NULL, NULL},
 	};
+	for (int i = 1; i < argc; i++) /* -o FILE, the usual spelling */
+		if (!strcmp(argv[i], "-o"))
+			argv[i] = (char *)"--output";
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
@@ -67,9 +80,43 @@ static int run_export(int argc, char **argv)
 	req.have_from = from != NULL;
 	req.have_to = to != NULL;
 	req.buckets = (uint32_t)nb;
+	if (format && strcmp(format, "csv") && strcmp(format, "perfetto"))
+		return cs_cli_usage_error(cmd, "--format must be csv or perfetto, not '%s'", format);
+	int perfetto = format && !strcmp(format, "perfetto");
+	if (!perfetto && (outfile || raw))
+		return cs_cli_usage_error(cmd, "-o and --raw go with --format perfetto");
+	if (perfetto && device)
+		return cs_cli_usage_error(cmd, "--format perfetto writes every device");
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
+	if (perfetto) {
+		char err[1200];
+		cs_trace_req tq = {.run = pos[0], .metrics = metric, .from = req.from,
+				   .to = req.to == UINT64_MAX ? 0 : req.to, .buckets = (uint32_t)nb,
+				   .raw = raw};
+		cs_buf tb = CS_BUF_INIT;
+		rc = cs_trace_json(s, &tq, &tb, err, sizeof err);
+		cs_store_close(s);
+		if (rc < 0) {
+			cs_buf_free(&tb);
+			return cs_cli_fail(cmd, "%s", err);
+		}
+		FILE *f = outfile ? fopen(outfile, "wb") : stdout;
+		size_t len = tb.len;
+		int bad = !f || fwrite(tb.data, 1, len, f) != len;
+		if (f && f != stdout && fclose(f))
+			bad = 1;
+		else if (f == stdout && fflush(stdout))
+			bad = 1;
+		cs_buf_free(&tb);
+		if (bad)
+			return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output",
+					   strerror(errno));
+		if (outfile)
+			fprintf(stderr, "wrote %s (%zu bytes)\n", outfile, len);
+		return CS_EXIT_OK;
+	}
 	int status; /* the HTTP status; the CLI only needs the message */
 	char err[600];
 	cs_series_csv *x = cs_series_csv_open(s, &req, &status, err, sizeof err);

@@ -242,4 +242,58 @@ python3 tests/tools/mknsys.py "$T/nok.sqlite" --no-kernels --no-metrics
 [ "$("$CS" query --db "$DB" "SELECT count(*) FROM runs WHERE name = 'bad'" | tail -n 1 | tr -d '\r')" = 0 ] &&
 	ok "failed nsys imports leave nothing" || no "nsys failures left runs"
 
+# --- Perfetto / Chrome trace export ---
+"$CS" import csv docs/examples/nccl-gemm-phases.csv --ranges docs/examples/nccl-gemm-phases.ranges.csv \
+	--db "$DB" --name phases >/dev/null 2>&1
+"$CS" export phases --db "$DB" --format perfetto -o "$T/phases.json" >"$T/out" 2>&1 &&
+	"$CS" export nsys --db "$DB" --format perfetto --buckets 10 -o "$T/nsys.json" >>"$T/out" 2>&1 &&
+	"$CS" export nsys --db "$DB" --format perfetto --raw >"$T/nsys-raw.json" 2>>"$T/out" ||
+	no "export --format perfetto" "$T/out"
+python3 - "$T/phases.json" "$T/nsys.json" "$T/nsys-raw.json" "$DB" >"$T/why" 2>&1 <<'PY' && ok "perfetto export: valid Trace Event JSON (the documented fields of M, X, i and C events), one track per range kind and stream/thread, one counter per metric and device, times in microseconds" || no "perfetto schema" "$T/why"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[4])
+def check(path, run):
+    t = json.load(open(path))
+    assert t["displayTimeUnit"] == "ns" and isinstance(t["traceEvents"], list), t.keys()
+    names, tracks, counters, used = {}, {}, set(), set()
+    for e in t["traceEvents"]:
+        assert isinstance(e["name"], str) and e["ph"] in ("M", "X", "i", "C"), e
+        assert isinstance(e["pid"], int), e
+        if e["ph"] == "M":
+            assert e["name"] in ("process_name", "process_sort_index", "thread_name"), e
+            if e["name"] == "thread_name":
+                tracks[(e["pid"], e["tid"])] = e["args"]["name"]
+            continue
+        assert isinstance(e["ts"], (int, float)) and e["ts"] >= 0, e
+        if e["ph"] == "X":
+            assert isinstance(e["dur"], (int, float)) and e["dur"] > 0 and isinstance(e["tid"], int), e
+            used.add((e["pid"], e["tid"], e["cat"]))
+        elif e["ph"] == "i":
+            assert e["s"] in ("t", "p", "g"), e
+            used.add((e["pid"], e["tid"], e["cat"]))
+        else:
+            assert isinstance(e["args"]["value"], (int, float)), e
+            counters.add((e["pid"], e["name"]))
+    for pid, tid, cat in used:
+        assert (pid, tid) in tracks, (pid, tid)
+    rid = db.execute("SELECT id FROM runs WHERE name = ?", (run,)).fetchone()[0]
+    kinds = {k for (k,) in db.execute("SELECT DISTINCT kind FROM ranges WHERE run = ?", (rid,))}
+    assert {c for _, _, c in used} == kinds, (kinds, used)
+    # one track per kind and stream (device ranges) or thread (host ranges)
+    want_tracks = {r for r in db.execute("SELECT DISTINCT kind, coalesce(device, -1), CASE WHEN kind IN "
+                   "('kernel','memcpy','memset','graph','sim-kernel') THEN stream ELSE tid END FROM ranges WHERE run = ?", (rid,))}
+    assert len({(p, t) for p, t, _ in used}) == len({(k if k not in ("memcpy", "memset") else "copies", d, s) for k, d, s in want_tracks}), (used, want_tracks)
+    metrics = [m for (m,) in db.execute("SELECT name FROM metrics WHERE run = ?", (rid,))]
+    devs = [d for (d,) in db.execute("SELECT DISTINCT device FROM timelines WHERE run = ?", (rid,))] if metrics else []
+    assert counters == {(d + 1, m) for d in devs for m in metrics}, (sorted(counters)[:5], metrics, devs)
+    return t
+t = check(sys.argv[1], "phases")
+x = [e for e in t["traceEvents"] if e["ph"] == "X" and e["name"].startswith("ncclDevKernel")][0]
+assert x["ts"] == 5503.0 and x["dur"] == (10000000 - 5503000) / 1000, x  # ns -> us
+check(sys.argv[2], "nsys")
+raw = check(sys.argv[3], "nsys")
+n = sum(1 for e in raw["traceEvents"] if e["ph"] == "C")
+assert n == 80 * 4, n  # --raw: every value (2 GPUs x 40 samples x 4 metrics)
+PY
+
 exit $fails

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "phases.h"
 #include "series_csv.h"
+#include "trace.h"
 #include "sqlout.h"
 #include "prom.h"
 #include "reader.h"
@@ -742,6 +743,28 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	return r;
 }
 
+/* GET /api/v1/runs/{run}/trace.json?metric=&from=&to=&buckets=&raw=1: the
+ * Trace Event JSON of `cyclescope export --format perfetto`. */
+static enum MHD_Result get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run)
+{
+	uint64_t from = 0, to = 0, nb = 0;
+	int have;
+	if (arg_u64(c, "from", &from, &have) < 0 || arg_u64(c, "to", &to, &have) < 0)
+		return error(c, h, 400, "from, to: expected times in the run's unit");
+	if (arg_u64(c, "buckets", &nb, &have) < 0 || (have && (nb == 0 || nb > 1000000)))
+		return error(c, h, 400, "buckets: expected 1..1000000");
+	const char *raw = arg(c, "raw");
+	cs_trace_req rq = {.run = run, .metrics = arg(c, "metric"), .from = from, .to = to,
+			   .buckets = (uint32_t)nb, .raw = raw && strcmp(raw, "0")};
+	char err[1200];
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_trace_json(s, &rq, &b, err, sizeof err);
+	enum MHD_Result r = rc < 0 ? error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500, "%s", err)
+				   : queue(c, h, 200, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
 /* GET /api/v1/runs/{run}/phases?a=&b=&metric=&device=&format=: what
  * `cyclescope phases` prints (web/phases.c), JSON by default. */
 static enum MHD_Result get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
@@ -889,6 +912,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return get_ranges(c, h, s, run);
 		} else if (!strcmp(sub, "phases")) {
 			r = get_phases(c, h, s, spec);
+		} else if (!strcmp(sub, "trace.json")) {
+			r = get_trace(c, h, s, spec);
 		} else {
 			r = error(c, h, 404, "no such endpoint: %s", url);
 		}

@@ -1,0 +1,30 @@
+/*
+ * trace.h - a run as a Trace Event JSON file, the format ui.perfetto.dev
+ * and chrome://tracing load (cs_trace_json): each device a process, each
+ * range kind a track (kernels and copies per stream, API calls and NVTX
+ * per thread), each metric a counter track, bucketed (the mean of each
+ * bucket) or raw. Shared by `cyclescope export --format perfetto` and GET
+ * /api/v1/runs/{run}/trace.json (docs/http-api.md).
+ */
+#ifndef CS_TRACE_H
+#define CS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "store.h"
+
+typedef struct cs_trace_req {
+	const char *run;      /* id, name or uuid */
+	const char *metrics;  /* comma-separated names; NULL = every metric */
+	uint64_t from, to;    /* window in the run's unit; to 0 = the run's end */
+	uint32_t buckets;     /* counter points per metric and device (0 = 2000) */
+	int raw;              /* every sample instead of buckets */
+} cs_trace_req;
+
+/* Appends the trace to out. 0, or -ENOENT (no run, an unknown metric),
+ * -EINVAL, -ENOMEM with the reason in err. */
+int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, size_t errlen);
+
+#endif
