@@ -44,6 +44,10 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$
 [ "$code" = 404 ] && grep -q "matches no range" "$T/body" && ok "phases: a glob matching nothing is 404 naming it" || no "phases 404 ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/phases?a=x")
 [ "$code" = 400 ] && grep -q "give both A and B" "$T/body" && ok "phases without b is 400" || no "phases 400 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/trace.json?buckets=50")
+"$CS" export phases --db "$DB" --format perfetto --buckets 50 >"$T/cli.json" 2>/dev/null
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.json" && python3 -c 'import json,sys; json.load(open(sys.argv[1]))["traceEvents"]' "$T/body" &&
+	ok "GET /api/v1/runs/{run}/trace.json is the CLI's perfetto export, byte for byte" || no "trace.json ($code)" "$T/body"
 mkdir -p "$B/test-artifacts"
 CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
 	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
