@@ -36,9 +36,11 @@ head -n 1 "$T/c.csv" | tr -d '\r' | grep -q '^hw_metric,sim_metric,bin,cycle,hw,
 "$CS" correlate --db "$DB" --hw simk --sim sim --hw-metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--sim-metric 'Ltworeadmiss + Ltworeadhit' --kernels --csv >"$T/k.csv" 2>&1
 want=$(zcat "$Q/stdout.log.gz" | awk '/L2_cache_stats_breakdown\[GLOBAL_ACC_R\]\[TOTAL_ACCESS\]/ { printf "%s%d", s, $3 - p; p = $3; s = " " }')
-got=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $7; s = " " }')
+# (the CSV's kernel names are demangled and quoted: read it as CSV)
+col() { python3 -c 'import csv, sys; r = list(csv.DictReader(open(sys.argv[1]))); print(" ".join("%d" % (float(x[sys.argv[2]]) + float(sys.argv[3])) for x in r))' "$T/k.csv" "$1" "$2"; }
+got=$(col hw 0)
 [ "$got" = "$want" ] && ok "kernel level: per-kernel hardware-side totals are the stdout's ($want)" || { echo "got $got want $want" >"$T/why"; no "kernel totals" "$T/why"; }
-sim=$(tail -n +2 "$T/k.csv" | tr -d '\r' | awk -F, '{ printf "%s%d", s, $8 + 0.5; s = " " }')
+sim=$(col sim 0.5)
 # Each sample belongs to the kernel its globalcyclecount says (the counts of
 # a kernel's first sample also hold the previous kernel's unsampled tail,
 # which is why these differ from the stdout's by a few reads).
