@@ -13,6 +13,7 @@
 
 #include "cmds.h"
 #include "log.h"
+#include "accelsim_tables.h"
 #include "ncu_csv.h"
 #include "nsys_sqlite.h"
 #include "ranges_csv.h"
@@ -48,7 +49,9 @@ const cs_cmd cs_cmd_import = {
 	"  kernbench      KernBench series t_ns,component,stat,value\n"
 	"  ncu-csv        Nsight Compute 'ncu --csv --page raw' or '--page details'\n"
 	"  nsys-sqlite    Nsight Systems 'nsys export --type sqlite' (kernels, copies,\n"
-	"                 API calls, NVTX as ranges; GPU_METRICS as the series)\n\n"
+	"                 API calls, NVTX as ranges; GPU_METRICS as the series)\n"
+	"  accelsim-stats Accel-Sim get_stats.py CSV (per-kernel statistics)\n"
+	"  accelwattch-hw AccelWattch hardware-profiler CSV (hw_perf.csv, power)\n\n"
 	"Options:\n"
 	"  --db F          write this database file directly\n"
 	"  --socket PATH   send the run to the daemon listening at PATH\n"
@@ -123,6 +126,8 @@ static const struct {
 	{"pm-cupti-csv", cs_import_pm_cupti_csv},
 	{"kernbench", cs_import_kernbench},
 	{"ncu-csv", import_ncu},
+	{"accelsim-stats", cs_import_accelsim_stats},
+	{"accelwattch-hw", cs_import_accelwattch_hw},
 	{"nsys-sqlite", NULL}, /* read from the file by SQLite: see run_import */
 };
 
@@ -133,6 +138,11 @@ static const char *detect(const char *buf, size_t len)
 	cs_textin_peek(buf, len, head, sizeof head);
 	if (cs_ncu_csv_sniff(head))
 		return "ncu-csv";
+	const char *t = cs_accelsim_tables_sniff(head);
+	if (t)
+		return t;
+	if (cs_gpgpusim_config_sniff(head))
+		return "gpgpusim-config";
 	const char *f = cs_simcsv_sniff(head);
 	if (f)
 		return !strcmp(f, "csv-long") ? "csv" : f;
@@ -284,6 +294,14 @@ static int run_import(int argc, char **argv)
 		for (size_t i = 0; d && i < sizeof formats / sizeof *formats; i++)
 			if (!strcmp(formats[i].name, d))
 				fn = formats[i].fn;
+		if (d && !strcmp(d, "gpgpusim-config")) {
+			cs_cli_free_file(&in);
+			cs_mmap_free(map);
+			cs_ranges_csv_free(ranges, nranges);
+			return cs_cli_fail(cmd, "%s is a GPGPU-Sim/Accel-Sim config file (its option lines, "
+					   "-gpgpu_...), not statistics: import what the simulator printed "
+					   "(stdout, the visualizer log) instead", file);
+		}
 		if (!fn) {
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);

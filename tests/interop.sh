@@ -296,4 +296,60 @@ n = sum(1 for e in raw["traceEvents"] if e["ph"] == "C")
 assert n == 80 * 4, n  # --raw: every value (2 GPUs x 40 samples x 4 metrics)
 PY
 
+# --- Accel-Sim's own tables ---
+A=tests/fixtures/accelsim-tables
+for f in get_stats hw_perf hw_power_validation; do
+	"$CS" import "$A/$f.csv" --db "$DB" --name "$f" >"$T/imp.$f" 2>&1 || no "import $f" "$T/imp.$f"
+	"$CS" export "$f" --db "$DB" >"$T/$f.out"
+done
+grep -q "looks like accelsim-stats" "$T/imp.get_stats" && grep -q "looks like accelwattch-hw" "$T/imp.hw_perf" &&
+	grep -q "looks like accelwattch-hw" "$T/imp.hw_power_validation" &&
+	ok "get_stats.py CSV and AccelWattch's hardware CSVs are detected as what they are" || no "tables detection" "$T/imp.get_stats" "$T/imp.hw_perf"
+python3 - "$A" "$T" "$DB" >"$T/why" 2>&1 <<'PY' && ok "get_stats.py CSV: one sim-kernel per app--kernel row, one metric per statistic (its regex undone), NA absent, kernels end to end over their gpu_sim_cycle; AccelWattch CSVs: one kernel per row, every column a metric" || no "tables values" "$T/why"
+import csv, re, sqlite3, sys
+A, T, db = sys.argv[1], sys.argv[2], sqlite3.connect(sys.argv[3])
+# get_stats: blocks of dashes, stat, header, rows
+stats, cur, state = {}, None, 0
+for row in csv.reader(open(A + "/get_stats.csv")):
+    if not row:
+        continue
+    if row[0].startswith("-----"):
+        state = 1
+    elif state == 1:
+        cur = re.sub(r"\\(.)", r"\1", row[0].split("\\s")[0]); state = 2
+    elif state == 2:
+        state = 3
+    elif "build" not in cur:
+        stats.setdefault(row[0], {})[cur] = None if row[1] == "NA" else float(row[1])
+got = list(csv.reader(open(T + "/get_stats.out")))
+head = got[0]
+t = 0
+for (label, vals), g in zip(stats.items(), got[1:]):
+    d = int(vals["gpu_sim_cycle"])
+    assert int(g[0]) == t and int(g[1]) == t + d, (g, t, d)
+    t += d
+    for k, v in vals.items():
+        assert (g[head.index(k)] == "") if v is None else float(g[head.index(k)]) == v, (label, k, g)
+names = [n for (n,) in db.execute("SELECT r.name FROM ranges r JOIN runs u ON u.id = r.run WHERE u.name = 'get_stats' AND r.kind = 'sim-kernel' ORDER BY r.t0")]
+assert names == [l.split("--")[1] for l in stats], names
+meta = db.execute("SELECT meta FROM runs WHERE name = 'get_stats'").fetchone()[0]
+assert "accelsim-commit-4a8f1b2" in meta, meta
+for f, first in (("hw_perf", 2), ("hw_power_validation", 1)):
+    rows = list(csv.reader(open(A + "/" + f + ".csv")))
+    got = list(csv.reader(open(T + "/" + f + ".out")))
+    assert len(got) - 1 == len(rows) - 1
+    for r, g in zip(rows[1:], got[1:]):
+        for k in range(first, len(rows[0])):
+            assert float(g[got[0].index(rows[0][k])]) == float(r[k]), (f, rows[0][k], g, r)
+PY
+printf '%s\n' '# functional simulator specification' '-gpgpu_ptx_instruction_classification 0' \
+	'-gpgpu_ptx_sim_mode 0' '-gpgpu_ptx_force_max_capability 70' '-gpgpu_n_clusters 80' \
+	'-gpgpu_clock_domains 1132.0:1132.0:1132.0:850.0' '-visualizer_enabled 0' >"$T/gpgpusim.config"
+"$CS" import "$T/gpgpusim.config" --db "$DB" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "is a GPGPU-Sim/Accel-Sim config file" "$T/out" && ! grep -q "accelsim-log" "$T/out" &&
+	ok "a gpgpusim.config is named as what it is, never announced as accelsim-log" || no "config file" "$T/out"
+sed '3d' "$A/get_stats.csv" >"$T/nohead.csv"
+"$CS" import accelsim-stats "$T/nohead.csv" --db "$DB" --name bad >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "nohead.csv:3: expected the header APPS,<config>" "$T/out" && ok "get_stats CSV without its header row: file:line" || no "get_stats bad" "$T/out"
+
 exit $fails

@@ -1,0 +1,367 @@
+/*
+ * accelsim_tables.c - Accel-Sim's own tabular outputs (accelsim_tables.h):
+ * get_stats.py's CSV and AccelWattch's hardware-profiler CSVs, each one
+ * kernel per row.
+ *
+ * get_stats.py writes, per statistic: a line of dashes (then commas), the
+ * statistic (its regex, e.g. "gpu_tot_sim_cycle\s*=\s*(.*)", then
+ * commas), a header "APPS,<config>,..." and one row per "app--kernel",
+ * "NA" where there is no value; a blank line ends the block. The rows of
+ * all blocks are joined by their label: one kernel each, with one metric
+ * per statistic (and per config, "CONFIG:stat", when there are several).
+ * The build blocks (values are build names) go to the run's meta.
+ */
+#include "accelsim_tables.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv_reader.h"
+#include "log.h"
+#include "simrun.h"
+
+typedef struct krow {
+	char *label;   /* "app--kernel" */
+	double *v;     /* per metric */
+} krow;
+
+typedef struct tab {
+	cs_imp im;
+	char **mnames;
+	size_t nm;
+	krow *rows;
+	size_t nr;
+	char builds[600];
+} tab;
+
+#define fail(t, ...) cs_imp_fail(&(t)->im, __VA_ARGS__)
+
+static int metric_of(tab *t, const char *name)
+{
+	for (size_t i = 0; i < t->nm; i++)
+		if (!strcmp(t->mnames[i], name))
+			return (int)i;
+	char **g = realloc(t->mnames, (t->nm + 1) * sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	t->mnames = g;
+	if (!(t->mnames[t->nm] = strdup(name)))
+		return -ENOMEM;
+	for (size_t r = 0; r < t->nr; r++) {
+		double *v = realloc(t->rows[r].v, (t->nm + 1) * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		v[t->nm] = NAN;
+		t->rows[r].v = v;
+	}
+	return (int)t->nm++;
+}
+
+static krow *row_of(tab *t, const char *label)
+{
+	for (size_t r = 0; r < t->nr; r++)
+		if (!strcmp(t->rows[r].label, label))
+			return &t->rows[r];
+	krow *g = realloc(t->rows, (t->nr + 1) * sizeof *g);
+	if (!g)
+		return NULL;
+	t->rows = g;
+	krow *k = &t->rows[t->nr];
+	k->label = strdup(label);
+	k->v = malloc((t->nm + 1) * sizeof *k->v);
+	if (!k->label || !k->v) {
+		free(k->label);
+		free(k->v);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nm; i++)
+		k->v[i] = NAN;
+	t->nr++;
+	return k;
+}
+
+/* A statistic's name from its regex: "gpu_tot_sim_cycle\s*=\s*(.*)" ->
+ * "gpu_tot_sim_cycle"; escapes dropped ("\[" -> "["). */
+static void stat_name(const char *re, char *out, size_t len)
+{
+	size_t o = 0;
+	for (const char *c = re; *c && o + 1 < len; c++) {
+		if (c[0] == '\\' && c[1] == 's')
+			break;
+		if (*c == '=' || *c == '(' || *c == ' ')
+			break;
+		if (*c == '\\' && c[1]) {
+			c++;
+		}
+		out[o++] = *c;
+	}
+	while (o && out[o - 1] == ',')
+		o--;
+	out[o] = '\0';
+}
+
+/* The fields of one CSV record, copied (at most max). Returns the count,
+ * -1 at the end, -2 on a malformed record. */
+static int record(cs_csvr *rd, char **f, int max, char *err, size_t errlen)
+{
+	const char *p;
+	size_t n;
+	int k = 0, res;
+	do {
+		res = cs_csvr_field(rd, &p, &n, err, errlen);
+		if (res == CS_CSVR_EOF)
+			return -1;
+		if (res == CS_CSVR_ERROR)
+			return -2;
+		if (k < max)
+			f[k++] = strndup(p, n);
+	} while (res == CS_CSVR_FIELD);
+	return k;
+}
+
+static void free_fields(char **f, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(f[i]);
+}
+
+#define MAXF 512
+
+/* get_stats.py's CSV into t. */
+static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t errlen)
+{
+	/* The blocks are separated by blank lines, which the CSV reader
+	 * skips: a block starts at a line of dashes. */
+	cs_csvr rd;
+	cs_csvr_init(&rd, buf, len);
+	char *f[MAXF];
+	int n, rc = 0, state = 0; /* 0: dashes next, 1: stat, 2: header, 3: rows */
+	char stat[256] = "";
+	char *cfg[MAXF];
+	int ncfg = 0;
+	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
+		t->im.line = rd.line;
+		if (n == -2) {
+			rc = fail(t, "%s", err);
+			break;
+		}
+		int dashes = n >= 1 && !strncmp(f[0], "-----", 5);
+		if (dashes) {
+			state = 1;
+		} else if (state == 1) {
+			stat_name(f[0], stat, sizeof stat);
+			if (!stat[0])
+				rc = fail(t, "expected a statistic after the dashes");
+			state = 2;
+		} else if (state == 2) {
+			if (n < 2 || (strcmp(f[0], "APPS") && strcmp(f[0], "CFG")))
+				rc = fail(t, "expected the header APPS,<config>,... after the statistic");
+			free_fields(cfg, ncfg);
+			ncfg = 0;
+			for (int i = 1; i < n; i++)
+				if (strcmp(f[i], "AVG"))
+					cfg[ncfg++] = strdup(f[i]);
+			state = 3;
+		} else if (state == 3) {
+			int build = strstr(stat, "-build") != NULL;
+			if (build) {
+				size_t l = strlen(t->builds);
+				if (l < sizeof t->builds - 100 && n >= 2)
+					snprintf(t->builds + l, sizeof t->builds - l, "%s%s=%.60s",
+						 l ? "; " : "", stat, f[1]);
+			} else {
+				krow *k = row_of(t, f[0]);
+				if (!k)
+					rc = -ENOMEM;
+				for (int i = 0; rc == 0 && i < ncfg && i + 1 < n; i++) {
+					char name[400];
+					if (ncfg > 1)
+						snprintf(name, sizeof name, "%s:%s", cfg[i], stat);
+					else
+						snprintf(name, sizeof name, "%s", stat);
+					int m = metric_of(t, name);
+					if (m < 0) {
+						rc = m;
+						break;
+					}
+					k = row_of(t, f[0]); /* the rows may have moved */
+					char *end;
+					double v = strtod(f[i + 1], &end);
+					k->v[m] = end != f[i + 1] && !*end? v : (double)NAN; /* NA: absent */
+				}
+			}
+		} else {
+			rc = fail(t, "expected a line of dashes starting a statistic");
+		}
+		free_fields(f, n > 0 ? n : 0);
+	}
+	free_fields(cfg, ncfg);
+	cs_csvr_free(&rd);
+	if (rc == 0 && !t->nr)
+		rc = fail(t, "no kernel rows in any statistic");
+	return rc;
+}
+
+/* An AccelWattch hardware CSV (hw_perf.csv: Benchmark,Kernel,...; the power
+ * validation CSV: ,mean HW_power,...) into t. */
+static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen)
+{
+	cs_csvr rd;
+	cs_csvr_init(&rd, buf, len);
+	char *h[MAXF], *f[MAXF];
+	int nh = record(&rd, h, MAXF, err, errlen), rc = 0;
+	if (nh < 2) {
+		cs_csvr_free(&rd);
+		return fail(t, "expected a header");
+	}
+	int perf = !strcmp(h[0], "Benchmark") && !strcmp(h[1], "Kernel");
+	int first = perf ? 2 : 1;
+	int *col = calloc((size_t)nh + 1, sizeof *col);
+	if (!col)
+		rc = -ENOMEM;
+	for (int i = first; rc == 0 && i < nh; i++)
+		if ((col[i] = metric_of(t, h[i])) < 0)
+			rc = col[i];
+	int n;
+	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
+		t->im.line = rd.line;
+		if (n == -2) {
+			rc = fail(t, "%s", err);
+			break;
+		}
+		if (n != nh)
+			rc = fail(t, "expected %d fields as in the header, found %d", nh, n);
+		char label[600];
+		if (rc == 0) {
+			if (perf)
+				snprintf(label, sizeof label, "%.200s--%.380s", f[0], f[1]);
+			else
+				snprintf(label, sizeof label, "%.590s", f[0]);
+		}
+		krow *k = rc == 0 ? row_of(t, label) : NULL;
+		if (rc == 0 && !k)
+			rc = -ENOMEM;
+		for (int i = first; rc == 0 && i < nh; i++) {
+			char *end;
+			double v = strtod(f[i], &end);
+			k->v[col[i]] = end != f[i] && !*end ? v : (double)NAN;
+		}
+		free_fields(f, n);
+	}
+	free(col);
+	free_fields(h, nh);
+	cs_csvr_free(&rd);
+	if (rc == 0 && !t->nr)
+		rc = fail(t, "no kernel rows");
+	return rc;
+}
+
+/* The kernel rows as a run: one sample and one range per kernel, end to
+ * end on a cycle axis (the kernel's cycles when a statistic gives them). */
+static int write_run(tab *t, cs_producer *p, const char *source, const char *kind, char *err,
+		     size_t errlen)
+{
+	const cs_import_opts *o = t->im.o;
+	char extra[800], esc[700];
+	snprintf(extra, sizeof extra, "\"builds\":\"%s\"", cs_simrun_json_escape(t->builds, esc, sizeof esc));
+	cs_simrun *r = cs_simrun_open(p, o, source, kind, "cycle", 0, t->builds[0] ? extra : NULL, err,
+				      errlen);
+	if (!r)
+		return -EIO;
+	int rc = 0, cyc = -1;
+	static const char *const cycles[] = {"gpu_sim_cycle", "gpu_tot_sim_cycle", "Elapsed_Cycles", NULL};
+	for (const char *const *c = cycles; *c && cyc < 0; c++)
+		for (size_t i = 0; i < t->nm; i++)
+			if (!strcmp(t->mnames[i], *c) || (strchr(t->mnames[i], ':') &&
+							  !strcmp(strchr(t->mnames[i], ':') + 1, *c)))
+				cyc = (int)i;
+	int *ids = calloc(t->nm + 1, sizeof *ids);
+	if (!ids)
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < t->nm; i++)
+		if ((ids[i] = cs_simrun_metric(r, t->mnames[i], NULL, NULL)) < 0)
+			rc = cs_imp_fail(&t->im, "%s", cs_simrun_errmsg(r));
+	uint64_t at = 0;
+	for (size_t k = 0; rc == 0 && k < t->nr; k++) {
+		double c = cyc >= 0 ? t->rows[k].v[cyc] : (double)NAN;
+		uint64_t d = c >= 1 && c < 9e15 ? (uint64_t)c : 1000;
+		if ((rc = cs_simrun_row(r, at, at + d)) < 0) {
+			rc = cs_imp_fail(&t->im, "%s", cs_simrun_errmsg(r));
+			break;
+		}
+		for (size_t i = 0; i < t->nm; i++)
+			cs_simrun_set(r, ids[i], t->rows[k].v[i]);
+		/* the kernel's name: after "app--" (the app when it is final_kernel) */
+		const char *label = t->rows[k].label, *dd = strstr(label, "--");
+		const char *name = dd && strcmp(dd + 2, "final_kernel") && strcmp(dd + 2, "all_kernels")
+					   ? dd + 2 : label;
+		cs_range rg;
+		cs_range_init(&rg, !strcmp(kind, "sim") ? "sim-kernel" : "kernel", name, at, at + d);
+		rg.device = 0;
+		rg.correlation_id = (int64_t)k;
+		if (cs_simrun_range(r, &rg) < 0)
+			rc = cs_imp_fail(&t->im, "%s", cs_simrun_errmsg(r));
+		at += d;
+	}
+	free(ids);
+	cs_log(CS_LOG_INFO, "%s: %zu kernels x %zu statistics", t->im.label, t->nr, t->nm);
+	return cs_simrun_finish(r, p, rc, t->im.label, err, errlen);
+}
+
+static void tab_free(tab *t)
+{
+	for (size_t i = 0; i < t->nm; i++)
+		free(t->mnames[i]);
+	for (size_t r = 0; r < t->nr; r++) {
+		free(t->rows[r].label);
+		free(t->rows[r].v);
+	}
+	free(t->mnames);
+	free(t->rows);
+}
+
+int cs_import_accelsim_stats(cs_producer *p, const char *buf, size_t len,
+			     const cs_import_opts *o, char *err, size_t errlen)
+{
+	tab t = {0};
+	cs_imp_init(&t.im, o, err, errlen);
+	int rc = read_get_stats(&t, buf, len, err, errlen);
+	if (rc == 0)
+		rc = write_run(&t, p, "accelsim-stats", "sim", err, errlen);
+	tab_free(&t);
+	return rc;
+}
+
+int cs_import_accelwattch_hw(cs_producer *p, const char *buf, size_t len,
+			     const cs_import_opts *o, char *err, size_t errlen)
+{
+	tab t = {0};
+	cs_imp_init(&t.im, o, err, errlen);
+	int rc = read_hw(&t, buf, len, err, errlen);
+	if (rc == 0)
+		rc = write_run(&t, p, "accelwattch-hw", "hw", err, errlen);
+	tab_free(&t);
+	return rc;
+}
+
+const char *cs_accelsim_tables_sniff(const char *text)
+{
+	if (!strncmp(text, "-----", 5) && strstr(text, "\nAPPS,"))
+		return "accelsim-stats";
+	if (!strncmp(text, "Benchmark,Kernel,", 17) || !strncmp(text, ",mean HW_power", 14))
+		return "accelwattch-hw";
+	return NULL;
+}
+
+int cs_gpgpusim_config_sniff(const char *text)
+{
+	/* option lines "-gpgpu_... value" at line starts */
+	int opts = 0;
+	for (const char *l = text; l && *l && opts < 3; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		opts += !strncmp(l, "-gpgpu_", 7) || !strncmp(l, "-accel", 6) || !strncmp(l, "-visualizer_", 12);
+	return opts >= 3;
+}
