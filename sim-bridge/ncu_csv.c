@@ -555,7 +555,11 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 			}
 		}
 		rc = u->details ? details_row(u, cells, lens) : raw_row(u, cells, lens);
+		if (o->progress && !(row & 1023))
+			o->progress(o->progress_ctx, (size_t)(rd.p - buf), len);
 	}
+	if (rc == 0 && o->progress)
+		o->progress(o->progress_ctx, len, len);
 	if (rc == 0 && u->details)
 		rc = details_flush(u);
 	if (rc == 0 && !u->kernels)

@@ -45,6 +45,8 @@ typedef struct gpu_rows {
 
 typedef struct nsys {
 	sqlite3 *db;
+	const cs_import_opts *o;
+	size_t size; /* the file's bytes (page_count x page_size), for progress */
 	cs_producer *p;
 	const char *label;
 	char *err;
@@ -437,9 +439,19 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 		 "AND %s >= 0 ORDER BY typeId & 255, %s", ts, mid, ts, ts, ts);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return sql_fail(x, "GPU_METRICS");
+	/* progress: GPU_METRICS is nearly all of a large export */
+	int64_t total = 0;
+	sqlite3_stmt *cnt = NULL;
+	if (x->o->progress && sqlite3_prepare_v2(db, "SELECT count(*) FROM GPU_METRICS", -1, &cnt,
+						 NULL) == SQLITE_OK && sqlite3_step(cnt) == SQLITE_ROW)
+		total = sqlite3_column_int64(cnt, 0);
+	sqlite3_finalize(cnt);
 	int src;
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
 		(*rows)++;
+		if (total > 0 && !(*rows & 65535)) /* rows read as a share of the file */
+			x->o->progress(x->o->progress_ctx,
+				       (size_t)((double)*rows / (double)total * (double)x->size), x->size);
 		int64_t t = sqlite3_column_int64(st, 0), type = sqlite3_column_int64(st, 1),
 			id = sqlite3_column_int64(st, 2);
 		gmet key = {type, id, 0};
@@ -553,6 +565,7 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 		return -ENOMEM;
 	}
 	x->p = p;
+	x->o = o;
 	x->label = o->label ? o->label : path;
 	x->err = err;
 	x->errlen = errlen;
@@ -570,6 +583,14 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 				   !has_table(x->db, "StringIds") && !any ? "; " : "",
 				   any ? "" : "none of its tables (CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, "
 					      "_MEMSET, _RUNTIME, NVTX_EVENTS, GPU_METRICS) is there");
+	}
+	if (rc == 0) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(x->db, "SELECT page_count * page_size FROM pragma_page_count, "
+				       "pragma_page_size", -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			x->size = (size_t)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
 	}
 	/* the session: its wall-clock start and the export's schema version */
 	int64_t start_utc = 0;
@@ -620,6 +641,8 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 		rc = gpu_metrics(x, &mrows);
 	if (rc == 0)
 		rc = all_ranges(x, &kernels);
+	if (rc == 0 && o->progress)
+		o->progress(o->progress_ctx, x->size, x->size);
 	if (rc == 0 && !x->ranges && !mrows)
 		rc = nfail(x, -ENODATA, "nothing to import: no kernels, copies, API calls, NVTX ranges "
 			   "or GPU metrics in any table");
