@@ -141,8 +141,6 @@ static const char *detect(const char *buf, size_t len)
 	const char *t = cs_accelsim_tables_sniff(head);
 	if (t)
 		return t;
-	if (cs_gpgpusim_config_sniff(head))
-		return "gpgpusim-config";
 	const char *f = cs_simcsv_sniff(head);
 	if (f)
 		return !strcmp(f, "csv-long") ? "csv" : f;
@@ -150,6 +148,10 @@ static const char *detect(const char *buf, size_t len)
 		return "aerialvision";
 	if (cs_accelsim_log_sniff(head))
 		return "accelsim-log";
+	/* a simulator's stdout starts with its option dump: only without the
+	 * simulator's own lines is it a config file */
+	if (cs_gpgpusim_config_sniff(head))
+		return "gpgpusim-config";
 	return NULL;
 }
 
