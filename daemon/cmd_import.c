@@ -103,15 +103,36 @@ static int import_csv_any(cs_producer *p, const char *buf, size_t len,
 	return cs_import_csv(p, buf, len, opts, err, errlen);
 }
 
+/* The tabular formats read the bytes as CSV: a gzip file is refused. */
+static int plain_csv(const char *buf, size_t len, const cs_import_opts *o, char *err,
+		     size_t errlen)
+{
+	if (!cs_textin_is_gzip(buf, len))
+		return 0;
+	snprintf(err, errlen, "%s: a gzip file; this format is read uncompressed (zcat it first)",
+		 o->label);
+	return -EINVAL;
+}
+
 static int import_ncu(cs_producer *p, const char *buf, size_t len, const cs_import_opts *opts,
 		      char *err, size_t errlen)
 {
-	if (cs_textin_is_gzip(buf, len)) {
-		snprintf(err, errlen, "%s: a gzip file; ncu CSV is read uncompressed (zcat it first)",
-			 opts->label);
-		return -EINVAL;
-	}
-	return cs_import_ncu_csv(p, buf, len, opts, err, errlen);
+	int rc = plain_csv(buf, len, opts, err, errlen);
+	return rc ? rc : cs_import_ncu_csv(p, buf, len, opts, err, errlen);
+}
+
+static int import_stats(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
+			char *err, size_t errlen)
+{
+	int rc = plain_csv(buf, len, o, err, errlen);
+	return rc ? rc : cs_import_accelsim_stats(p, buf, len, o, err, errlen);
+}
+
+static int import_awhw(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
+		       char *err, size_t errlen)
+{
+	int rc = plain_csv(buf, len, o, err, errlen);
+	return rc ? rc : cs_import_accelwattch_hw(p, buf, len, o, err, errlen);
 }
 
 static const struct {
@@ -126,8 +147,8 @@ static const struct {
 	{"pm-cupti-csv", cs_import_pm_cupti_csv},
 	{"kernbench", cs_import_kernbench},
 	{"ncu-csv", import_ncu},
-	{"accelsim-stats", cs_import_accelsim_stats},
-	{"accelwattch-hw", cs_import_accelwattch_hw},
+	{"accelsim-stats", import_stats},
+	{"accelwattch-hw", import_awhw},
 	{"nsys-sqlite", NULL}, /* read from the file by SQLite: see run_import */
 };
 

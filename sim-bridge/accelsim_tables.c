@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,18 @@ typedef struct tab {
 	size_t nm;
 	krow *rows;
 	size_t nr;
+	size_t *hash; /* row index + 1 by label, open addressing */
+	size_t hcap;
 	char builds[600];
 } tab;
+
+static size_t label_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
 
 #define fail(t, ...) cs_imp_fail(&(t)->im, __VA_ARGS__)
 
@@ -63,9 +74,25 @@ static int metric_of(tab *t, const char *name)
 
 static krow *row_of(tab *t, const char *label)
 {
-	for (size_t r = 0; r < t->nr; r++)
-		if (!strcmp(t->rows[r].label, label))
-			return &t->rows[r];
+	if (t->hcap)
+		for (size_t i = label_hash(label) & (t->hcap - 1); t->hash[i]; i = (i + 1) & (t->hcap - 1))
+			if (!strcmp(t->rows[t->hash[i] - 1].label, label))
+				return &t->rows[t->hash[i] - 1];
+	if ((t->nr + 1) * 2 > t->hcap) {
+		size_t cap = t->hcap ? t->hcap * 2 : 256;
+		size_t *h = calloc(cap, sizeof *h);
+		if (!h)
+			return NULL;
+		for (size_t r = 0; r < t->nr; r++) {
+			size_t i = label_hash(t->rows[r].label) & (cap - 1);
+			while (h[i])
+				i = (i + 1) & (cap - 1);
+			h[i] = r + 1;
+		}
+		free(t->hash);
+		t->hash = h;
+		t->hcap = cap;
+	}
 	krow *g = realloc(t->rows, (t->nr + 1) * sizeof *g);
 	if (!g)
 		return NULL;
@@ -80,7 +107,10 @@ static krow *row_of(tab *t, const char *label)
 	}
 	for (size_t i = 0; i < t->nm; i++)
 		k->v[i] = NAN;
-	t->nr++;
+	size_t i = label_hash(label) & (t->hcap - 1);
+	while (t->hash[i])
+		i = (i + 1) & (t->hcap - 1);
+	t->hash[i] = ++t->nr;
 	return k;
 }
 
@@ -113,12 +143,20 @@ static int record(cs_csvr *rd, char **f, int max, char *err, size_t errlen)
 	int k = 0, res;
 	do {
 		res = cs_csvr_field(rd, &p, &n, err, errlen);
-		if (res == CS_CSVR_EOF)
+		if (res == CS_CSVR_EOF && !k)
 			return -1;
-		if (res == CS_CSVR_ERROR)
+		if (res == CS_CSVR_ERROR || res == CS_CSVR_EOF) {
+			for (int i = 0; i < k; i++)
+				free(f[i]);
 			return -2;
-		if (k < max)
-			f[k++] = strndup(p, n);
+		}
+		if (k == max || !(f[k] = strndup(p, n))) {
+			for (int i = 0; i < k; i++)
+				free(f[i]);
+			snprintf(err, errlen, "more than %d fields, or out of memory", max);
+			return -2;
+		}
+		k++;
 	} while (res == CS_CSVR_FIELD);
 	return k;
 }
@@ -142,11 +180,14 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 	int n, rc = 0, state = 0; /* 0: dashes next, 1: stat, 2: header, 3: rows */
 	char stat[256] = "";
 	char *cfg[MAXF];
+	int cfgcol[MAXF];
 	int ncfg = 0;
 	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
 		t->im.line = rd.line;
 		if (n == -2) {
-			rc = fail(t, "%s", err);
+			char why[512];
+			snprintf(why, sizeof why, "%s", err);
+			rc = fail(t, "%s", why);
 			break;
 		}
 		int dashes = n >= 1 && !strncmp(f[0], "-----", 5);
@@ -163,8 +204,10 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 			free_fields(cfg, ncfg);
 			ncfg = 0;
 			for (int i = 1; i < n; i++)
-				if (strcmp(f[i], "AVG"))
-					cfg[ncfg++] = strdup(f[i]);
+				if (strcmp(f[i], "AVG") && (cfg[ncfg] = strdup(f[i]))) {
+					cfgcol[ncfg] = i;
+					ncfg++;
+				}
 			state = 3;
 		} else if (state == 3) {
 			int build = strstr(stat, "-build") != NULL;
@@ -177,7 +220,7 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 				krow *k = row_of(t, f[0]);
 				if (!k)
 					rc = -ENOMEM;
-				for (int i = 0; rc == 0 && i < ncfg && i + 1 < n; i++) {
+				for (int i = 0; rc == 0 && i < ncfg && cfgcol[i] < n; i++) {
 					char name[400];
 					if (ncfg > 1)
 						snprintf(name, sizeof name, "%s:%s", cfg[i], stat);
@@ -188,10 +231,10 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 						rc = m;
 						break;
 					}
-					k = row_of(t, f[0]); /* the rows may have moved */
 					char *end;
-					double v = strtod(f[i + 1], &end);
-					k->v[m] = end != f[i + 1] && !*end? v : (double)NAN; /* NA: absent */
+					const char *cell = f[cfgcol[i]];
+					double v = strtod(cell, &end);
+					k->v[m] = end != cell && !*end ? v : (double)NAN; /* NA: absent */
 				}
 			}
 		} else {
@@ -215,8 +258,11 @@ static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen
 	char *h[MAXF], *f[MAXF];
 	int nh = record(&rd, h, MAXF, err, errlen), rc = 0;
 	if (nh < 2) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", nh == -2 ? err : "expected a header of two or more columns");
+		free_fields(h, nh > 0 ? nh : 0);
 		cs_csvr_free(&rd);
-		return fail(t, "expected a header");
+		return fail(t, "%s", why);
 	}
 	int perf = !strcmp(h[0], "Benchmark") && !strcmp(h[1], "Kernel");
 	int first = perf ? 2 : 1;
@@ -230,7 +276,9 @@ static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen
 	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
 		t->im.line = rd.line;
 		if (n == -2) {
-			rc = fail(t, "%s", err);
+			char why[512];
+			snprintf(why, sizeof why, "%s", err);
+			rc = fail(t, "%s", why);
 			break;
 		}
 		if (n != nh)
@@ -322,6 +370,7 @@ static void tab_free(tab *t)
 	}
 	free(t->mnames);
 	free(t->rows);
+	free(t->hash);
 }
 
 int cs_import_accelsim_stats(cs_producer *p, const char *buf, size_t len,

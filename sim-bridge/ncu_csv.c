@@ -71,7 +71,7 @@ typedef struct ncu {
 	kernel cur;
 	int have_cur;
 	dmet *dm;
-	size_t ndm, capdm;
+	size_t ndm, capdm, hint;
 	uint64_t text_cells, text_line;
 	char text_metric[160];
 	uint64_t text_first;
@@ -184,6 +184,8 @@ static int emit_kernel(ncu *u, const kernel *k, double dur_ns)
 {
 	if (!(dur_ns > 0) || !isfinite(dur_ns))
 		dur_ns = 1000; /* no duration: 1 us per kernel */
+	if (u->t + dur_ns >= 9e18)
+		return fail(u, "kernel %s: a duration of %.6g ns does not fit the time axis", k->id, dur_ns);
 	uint64_t t0 = (uint64_t)u->t, t1 = (uint64_t)(u->t + dur_ns);
 	if (t1 <= t0)
 		t1 = t0 + 1;
@@ -292,7 +294,10 @@ static int details_row(ncu *u, const char *const *cells, const size_t *lens)
 	double v = cell_number(cells[av], lens[av], &text);
 	if (text)
 		text_seen(u, name, cells[av], lens[av]);
+	/* kernels print their metrics in the same order: try the next first */
 	dmet *d = NULL;
+	if (u->hint < u->ndm && !strcmp(u->dm[u->hint].name, name))
+		d = &u->dm[u->hint];
 	for (size_t i = 0; i < u->ndm && !d; i++)
 		if (!strcmp(u->dm[i].name, name))
 			d = &u->dm[i];
@@ -315,6 +320,7 @@ static int details_row(ncu *u, const char *const *cells, const size_t *lens)
 	}
 	if (isnan(d->v)) /* a name in two sections: the first */
 		d->v = v * f;
+	u->hint = (size_t)(d - u->dm) + 1;
 	return 0;
 }
 
@@ -325,7 +331,8 @@ static const char *csv_start(const char *buf, size_t len, uint64_t *skipped)
 	const char *p = buf, *end = buf + len;
 	*skipped = 0;
 	while (p < end) {
-		if (!strncmp(p, "\"ID\",", 5) || !strncmp(p, "ID,", 3))
+		size_t room = (size_t)(end - p);
+		if ((room >= 5 && !memcmp(p, "\"ID\",", 5)) || (room >= 3 && !memcmp(p, "ID,", 3)))
 			return p;
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
@@ -376,7 +383,10 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 	do {
 		res = cs_csvr_field(&rd, &f, &fl, err, errlen);
 		if (res == CS_CSVR_ERROR || res == CS_CSVR_EOF) {
-			rc = -EINVAL;
+			char why[512];
+			snprintf(why, sizeof why, "%s", res == CS_CSVR_EOF ? "no header" : err);
+			u->im.line = u->line0 + 1;
+			rc = fail(u, "%s", why);
 			break;
 		}
 		if (u->nc == MAX_COLS) {
@@ -528,14 +538,20 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 							    "\"page\":\"raw\",\"device_attributes\":{");
 				int first = 1;
 				double clock = 0;
-				for (size_t k = 0; k < u->nc && m < sizeof meta - 300; k++) {
+				/* the first attributes that fit the run's metadata (the
+				 * rest stay in the file) */
+				for (size_t k = 0; k < u->nc; k++) {
 					if (!u->c[k].attr || !lens[k])
 						continue;
-					char val[200], esc[420];
+					char val[120], esc[260], nesc[260], one[560];
 					copy_cell(val, sizeof val, cells[k], lens[k]);
-					m += (size_t)snprintf(meta + m, sizeof meta - m, "%s\"%s\":\"%s\"",
-							      first ? "" : ",", u->c[k].name + 18,
-							      cs_simrun_json_escape(val, esc, sizeof esc));
+					int l = snprintf(one, sizeof one, "%s\"%.100s\":\"%s\"", first ? "" : ",",
+							 cs_simrun_json_escape(u->c[k].name + 18, nesc, sizeof nesc),
+							 cs_simrun_json_escape(val, esc, sizeof esc));
+					if (l < 0 || m + (size_t)l + 2 > 1400)
+						continue;
+					memcpy(meta + m, one, (size_t)l + 1);
+					m += (size_t)l;
 					first = 0;
 					if (!strcmp(u->c[k].name, "device__attribute_clock_rate")) {
 						int t;

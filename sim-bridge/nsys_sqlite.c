@@ -393,8 +393,11 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 	char **names = NULL;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		const char *name = (const char *)sqlite3_column_text(st, 2);
-		if (!name)
-			continue;
+		char unnamed[64];
+		if (!name) { /* a metric without a name keeps its id */
+			snprintf(unnamed, sizeof unnamed, "metric %lld", (long long)sqlite3_column_int64(st, 1));
+			name = unnamed;
+		}
 		gmet *g = realloc(x->gm, (x->ngm + 1) * sizeof *g);
 		if (!g) {
 			rc = -ENOMEM;
@@ -420,11 +423,12 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 				break;
 			}
 			cs_metric_info mi = {.name = name, .kind = "gauge"};
-			if ((rc = cs_producer_add_metric(x->p, &mi, &x->ids[x->m])) < 0) {
-				rc = nfail(x, rc, "%s", cs_producer_errmsg(x->p));
+			int r2 = cs_producer_add_metric(x->p, &mi, &x->ids[x->m]);
+			e->col = (int)x->m++; /* counted, so its name is freed */
+			if (r2 < 0) {
+				rc = nfail(x, r2, "%s", cs_producer_errmsg(x->p));
 				break;
 			}
-			e->col = (int)x->m++;
 		}
 	}
 	sqlite3_finalize(st);
@@ -449,6 +453,9 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 	int src;
 	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
 		(*rows)++;
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 3) == SQLITE_NULL)
+			continue; /* no metric or no value: nothing to store */
 		if (total > 0 && !(*rows & 65535)) /* rows read as a share of the file */
 			x->o->progress(x->o->progress_ctx,
 				       (size_t)((double)*rows / (double)total * (double)x->size), x->size);
@@ -529,8 +536,8 @@ static int devices(nsys *x, char *chip, size_t chiplen, double *clock)
 	int rc = 0;
 	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		int64_t idx = sqlite3_column_int64(st, 0);
-		if (idx < 0 || idx >= MAX_GPUS)
-			continue;
+		if (idx < 0 || idx >= MAX_GPUS || (x->g[idx] && x->g[idx]->present))
+			continue; /* out of range, or listed twice (one row per VM) */
 		double hz = sqlite3_column_double(st, 4);
 		/* TARGET_INFO_GPU says Hz; the older table kHz */
 		if (!strcmp(t, "TARGET_INFO_CUDA_GPU"))

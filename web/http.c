@@ -759,7 +759,7 @@ static enum MHD_Result get_trace(struct MHD_Connection *c, cs_http *h, cs_store 
 	char err[1200];
 	cs_buf b = CS_BUF_INIT;
 	int rc = cs_trace_json(s, &rq, &b, err, sizeof err);
-	enum MHD_Result r = rc < 0 ? error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500, "%s", err)
+	enum MHD_Result r = rc < 0 ? error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -E2BIG ? 413 : 500, "%s", err)
 				   : queue(c, h, 200, "application/json", &b);
 	cs_buf_free(&b);
 	return r;

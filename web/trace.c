@@ -17,6 +17,8 @@
 #include "json.h"
 #include "reader.h"
 
+#define TRACE_MAX_BYTES (512u << 20) /* a trace bigger than this is refused */
+
 typedef struct track {
 	int pid;
 	char label[96];
@@ -102,8 +104,12 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
 	sqlite3_bind_int64(st, 3, to > INT64_MAX ? INT64_MAX : (sqlite3_int64)to);
-	int rc = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = 0, src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (w->b->len > TRACE_MAX_BYTES) {
+			rc = -E2BIG;
+			break;
+		}
 		const char *kind = (const char *)sqlite3_column_text(st, 0);
 		const char *name = (const char *)sqlite3_column_text(st, 1);
 		double t0 = (double)sqlite3_column_int64(st, 2), t1 = (double)sqlite3_column_int64(st, 3);
@@ -164,6 +170,8 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 				      (long long)sqlite3_column_int64(st, 8));
 		cs_json_raw(w->b, "}}");
 	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = -EIO;
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -183,6 +191,8 @@ static void counter(tw *w, uint32_t k, double t, double v)
 static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *aggs)
 {
 	tw *w = ctx;
+	if (w->b->len > TRACE_MAX_BYTES)
+		return -E2BIG;
 	(void)i;
 	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
@@ -194,6 +204,8 @@ static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_a
 static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *values)
 {
 	tw *w = ctx;
+	if (w->b->len > TRACE_MAX_BYTES)
+		return -E2BIG;
 	(void)seq;
 	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
@@ -289,16 +301,21 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	if (rc == 0 && w.m && have_samples)
 		rc = cs_read_devices(s, run, &devs, &ndev);
 	for (uint32_t d = 0; rc == 0 && d < ndev; d++) {
-		w.pid = devs[d] < 256 ? (int)devs[d] + 1 : 257;
+		if (devs[d] >= 256)
+			continue; /* the format's processes here: the host and 256 devices */
+		w.pid = (int)devs[d] + 1;
 		char pname[64];
 		snprintf(pname, sizeof pname, "device %u", devs[d]);
 		process(&w, w.pid, pname);
 		cs_scan q = {.run = run, .device = devs[d], .m = w.m, .metrics = ids, .from = from, .to = to};
 		rc = rq->raw ? cs_read_raw(s, &q, on_row, &w)
 			     : cs_read_buckets(s, &q, rq->buckets ? rq->buckets : 2000, on_bucket, &w, NULL);
-		if (rc < 0)
+		if (rc < 0 && rc != -E2BIG)
 			snprintf(err, errlen, "reading run %s: %s", name, cs_store_errmsg(s));
 	}
+	if (rc == -E2BIG)
+		snprintf(err, errlen, "the trace would be over %u MB: fewer --buckets, a window "
+			 "(--from/--to) or fewer metrics", TRACE_MAX_BYTES >> 20);
 	if (rc == 0)
 		cs_json_raw(out, "\n]}\n");
 	if (rc == -ENOMEM)
