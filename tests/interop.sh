@@ -352,4 +352,18 @@ sed '3d' "$A/get_stats.csv" >"$T/nohead.csv"
 "$CS" import accelsim-stats "$T/nohead.csv" --db "$DB" --name bad >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "nohead.csv:3: expected the header APPS,<config>" "$T/out" && ok "get_stats CSV without its header row: file:line" || no "get_stats bad" "$T/out"
 
+# --- the same through a running daemon's socket ---
+"$CS" serve --db "$T/d.db" --socket "$T/s.sock" --listen 127.0.0.1:0 2>"$T/serve.err" &
+DPID=$!
+i=0
+while [ $i -lt 100 ] && [ ! -S "$T/s.sock" ]; do sleep 0.05; i=$((i + 1)); done
+"$CS" import "$T/n25.sqlite" --socket "$T/s.sock" --name viansys >"$T/out" 2>&1 &&
+	"$CS" import "$N/raw.csv" --socket "$T/s.sock" --name viancu >>"$T/out" 2>&1 &&
+	"$CS" import "$A/get_stats.csv" --socket "$T/s.sock" --name viastats >>"$T/out" 2>&1
+rc=$?
+kill "$DPID"; wait "$DPID" 2>/dev/null
+got=$("$CS" query --db "$T/d.db" "SELECT group_concat(name || ':' || status || ':' || samples || ':' || (SELECT count(*) FROM ranges r WHERE r.run = runs.id), ' ') FROM runs" | tail -n 1 | tr -d '\r')
+[ $rc -eq 0 ] && [ "$got" = "viansys:complete:80:19 viancu:complete:3:3 viastats:complete:3:3" ] &&
+	ok "nsys, ncu and get_stats imports through the daemon's socket ($got)" || { echo "$got" >>"$T/out"; no "imports through the daemon" "$T/out" "$T/serve.err"; }
+
 exit $fails
