@@ -25,6 +25,7 @@
 #include "report.h"
 #include "json.h"
 #include "log.h"
+#include "corr_job.h"
 #include "phases.h"
 #include "series_csv.h"
 #include "trace.h"
@@ -386,6 +387,20 @@ static enum MHD_Result get_series(struct MHD_Connection *c, cs_http *h, cs_store
  * inside it included); kind a
  * comma-separated list of kinds; limit caps the rows (the longest first
  * when capped, so a zoomed-out view keeps what is visible). */
+/* SQL demangle(name): a kernel name demangled (as it is when it is not
+ * mangled), for ranges.csv's last column. */
+static void sql_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const char *name = (const char *)sqlite3_value_text(argv[0]);
+	if (!name) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	char out[1024];
+	sqlite3_result_text(ctx, cs_cjob_demangle(name, out, sizeof out), -1, SQLITE_TRANSIENT);
+}
+
 static enum MHD_Result get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
 {
 	uint64_t from = 0, to = INT64_MAX, limit = 0;
@@ -402,8 +417,11 @@ static enum MHD_Result get_ranges(struct MHD_Connection *c, cs_http *h, cs_store
 	stream *st = calloc(1, sizeof *st);
 	if (!st)
 		return owned_error(c, h, s, 500, "out of memory");
+	sqlite3_create_function(cs_store_db(s), "demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				sql_demangle, NULL, NULL);
 	if (sqlite3_prepare_v2(cs_store_db(s),
-			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
+			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes,"
+			       " demangle(name) AS demangled"
 			       " FROM (SELECT * FROM ranges WHERE run = ?1 AND t0 < ?3"
 			       " AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))"
 			       " AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"

@@ -325,7 +325,7 @@
 			});
 			applying = false;
 			const rt = parseCSV(rtext);
-			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[1], t0: num(r[2]), t1: num(r[3]) }));
+			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], stored: r[1], t0: num(r[2]), t1: num(r[3]) }));
 			drawLanes();
 			seen.loads++;
 			const per = (to - from) / buckets();
@@ -404,7 +404,7 @@
 		lanes.addEventListener('mousemove', (e) => {
 			const q = hitAt(e);
 			const span = q ? q.r.t1 - q.r.t0 : 0;
-			lanes.title = q ? q.r.kind + ' ' + q.r.name + '\n' + fmtTime(q.r.t0, unit, span) + ' to ' + fmtTime(q.r.t1, unit, span) +
+			lanes.title = q ? q.r.kind + ' ' + q.r.name + (q.r.stored && q.r.stored !== q.r.name ? '\n' + q.r.stored : '') + '\n' + fmtTime(q.r.t0, unit, span) + ' to ' + fmtTime(q.r.t1, unit, span) +
 				' (' + fmtTime(span, unit, span) + ')' : '';
 			lanes.style.cursor = q ? 'zoom-in' : 'default';
 		});
