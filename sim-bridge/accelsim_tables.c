@@ -373,28 +373,30 @@ static void tab_free(tab *t)
 	free(t->hash);
 }
 
-int cs_import_accelsim_stats(cs_producer *p, const char *buf, size_t len,
-			     const cs_import_opts *o, char *err, size_t errlen)
+/* Reads one table format into a run of source/kind. */
+static int import_table(int (*read)(tab *, const char *, size_t, char *, size_t), cs_producer *p,
+			const char *buf, size_t len, const cs_import_opts *o, const char *source,
+			const char *kind, char *err, size_t errlen)
 {
 	tab t = {0};
 	cs_imp_init(&t.im, o, err, errlen);
-	int rc = read_get_stats(&t, buf, len, err, errlen);
+	int rc = read(&t, buf, len, err, errlen);
 	if (rc == 0)
-		rc = write_run(&t, p, "accelsim-stats", "sim", err, errlen);
+		rc = write_run(&t, p, source, kind, err, errlen);
 	tab_free(&t);
 	return rc;
+}
+
+int cs_import_accelsim_stats(cs_producer *p, const char *buf, size_t len,
+			     const cs_import_opts *o, char *err, size_t errlen)
+{
+	return import_table(read_get_stats, p, buf, len, o, "accelsim-stats", "sim", err, errlen);
 }
 
 int cs_import_accelwattch_hw(cs_producer *p, const char *buf, size_t len,
 			     const cs_import_opts *o, char *err, size_t errlen)
 {
-	tab t = {0};
-	cs_imp_init(&t.im, o, err, errlen);
-	int rc = read_hw(&t, buf, len, err, errlen);
-	if (rc == 0)
-		rc = write_run(&t, p, "accelwattch-hw", "hw", err, errlen);
-	tab_free(&t);
-	return rc;
+	return import_table(read_hw, p, buf, len, o, "accelwattch-hw", "hw", err, errlen);
 }
 
 const char *cs_accelsim_tables_sniff(const char *text)
