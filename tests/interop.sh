@@ -356,14 +356,24 @@ sed '3d' "$A/get_stats.csv" >"$T/nohead.csv"
 "$CS" serve --db "$T/d.db" --socket "$T/s.sock" --listen 127.0.0.1:0 2>"$T/serve.err" &
 DPID=$!
 i=0
-while [ $i -lt 100 ] && [ ! -S "$T/s.sock" ]; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 100 ] && ! grep -q 'http://' "$T/serve.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/serve.err" | head -n 1)
 "$CS" import "$T/n25.sqlite" --socket "$T/s.sock" --name viansys >"$T/out" 2>&1 &&
 	"$CS" import "$N/raw.csv" --socket "$T/s.sock" --name viancu >>"$T/out" 2>&1 &&
 	"$CS" import "$A/get_stats.csv" --socket "$T/s.sock" --name viastats >>"$T/out" 2>&1
 rc=$?
+"$CS" import accelsim-log "$Q/stdout.log.gz" --socket "$T/s.sock" --name viasim >/dev/null 2>&1
+sleep 0.3
+curl -sS --noproxy '*' "http://127.0.0.1:$PORT/api/v1/runs/viasim/ranges.csv" >"$T/ranges.csv" 2>&1
 kill "$DPID"; wait "$DPID" 2>/dev/null
+python3 - "$T/ranges.csv" >"$T/why" 2>&1 <<'PY' && ok "ranges.csv's demangled column: _Z6vecAddPfS_S_i is vecAdd(float*, float*, float*, int)" || no "ranges.csv demangled" "$T/why" "$T/ranges.csv"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+assert [(x["name"], x["demangled"]) for x in r] == [("_Z6vecAddPfS_S_i", "vecAdd(float*, float*, float*, int)"),
+    ("_Z5saxpyifPfS_", "saxpy(int, float, float*, float*)"), ("_Z7stencilPKfPfi", "stencil(float const*, float*, int)")], r
+PY
 got=$("$CS" query --db "$T/d.db" "SELECT group_concat(name || ':' || status || ':' || samples || ':' || (SELECT count(*) FROM ranges r WHERE r.run = runs.id), ' ') FROM runs" | tail -n 1 | tr -d '\r')
-[ $rc -eq 0 ] && [ "$got" = "viansys:complete:80:19 viancu:complete:3:3 viastats:complete:3:3" ] &&
+[ $rc -eq 0 ] && [ "$got" = "viansys:complete:80:19 viancu:complete:3:3 viastats:complete:3:3 viasim:complete:3:3" ] &&
 	ok "nsys, ncu and get_stats imports through the daemon's socket ($got)" || { echo "$got" >>"$T/out"; no "imports through the daemon" "$T/out" "$T/serve.err"; }
 
 exit $fails
