@@ -105,9 +105,7 @@ static int run_export(int argc, char **argv)
 		FILE *f = outfile ? fopen(outfile, "wb") : stdout;
 		size_t len = tb.len;
 		int bad = !f || fwrite(tb.data, 1, len, f) != len;
-		if (f && f != stdout && fclose(f))
-			bad = 1;
-		else if (f == stdout && fflush(stdout))
+		if (f && (f == stdout ? fflush(stdout) : fclose(f)))
 			bad = 1;
 		cs_buf_free(&tb);
 		if (bad)

@@ -281,8 +281,11 @@ static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen
 			rc = fail(t, "%s", why);
 			break;
 		}
-		if (n != nh)
+		if (n != nh) {
 			rc = fail(t, "expected %d fields as in the header, found %d", nh, n);
+			free_fields(f, n);
+			break;
+		}
 		char label[600];
 		if (rc == 0) {
 			if (perf)

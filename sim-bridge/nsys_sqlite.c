@@ -408,14 +408,16 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 		e->type = sqlite3_column_int64(st, 0);
 		e->id = sqlite3_column_int64(st, 1);
 		e->col = -1;
-		for (uint32_t k = 0; k < x->m; k++)
+		for (uint32_t k = 0; names && k < x->m; k++)
 			if (!strcmp(names[k], name))
 				e->col = (int)k;
 		if (e->col < 0) {
 			char **gn = realloc(names, (x->m + 1) * sizeof *gn);
 			uint32_t *gi = realloc(x->ids, (x->m + 1) * sizeof *gi);
-			if (gn)
+			if (gn) {
 				names = gn;
+				names[x->m] = NULL;
+			}
 			if (gi)
 				x->ids = gi;
 			if (!gn || !gi || !(names[x->m] = strdup(name))) {
@@ -475,8 +477,8 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 			break;
 		}
 		if (!g->cur) {
-			if (!(g->cur = malloc(x->m * sizeof *g->cur)) ||
-			    !(g->vals = malloc((size_t)BATCH * x->m * sizeof *g->vals))) {
+			if (!(g->cur = malloc((x->m ? x->m : 1) * sizeof *g->cur)) ||
+			    !(g->vals = malloc((size_t)BATCH * (x->m ? x->m : 1) * sizeof *g->vals))) {
 				rc = nfail(x, -ENOMEM, "out of memory");
 				break;
 			}
