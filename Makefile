@@ -205,6 +205,32 @@ demo: setup
 gpu-bundle: all
 	@sh tests/gpu/bundle.sh $(BUILD)
 
+# An installed copy finds what it needs beside itself: the collector in
+# PREFIX/lib/cyclescope, uPlot and the metric sets in PREFIX/share/cyclescope.
+# `make install DESTDIR=/tmp/root PREFIX=/usr` for a package's tree.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+IDIR     = $(DESTDIR)$(PREFIX)
+install: all
+	install -d $(IDIR)/bin $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope/metric-sets \
+		$(IDIR)/share/cyclescope/metric-maps $(IDIR)/lib/systemd/system $(IDIR)/lib/sysusers.d
+	install -m 755 $(BUILD)/cyclescope $(IDIR)/bin/cyclescope
+	install -m 644 $(BUILD)/cyclescope_series.so $(IDIR)/lib/cyclescope/cyclescope_series.so
+	$(if $(COLLECTOR),install -m 644 $(COLLECTOR) $(IDIR)/lib/cyclescope/libcyclescope_collector.so)
+	install -m 644 configs/metric-sets/*.txt $(IDIR)/share/cyclescope/metric-sets/
+	install -m 644 configs/metric-maps/*.map $(IDIR)/share/cyclescope/metric-maps/
+	install -m 644 configs/cyclescope.conf $(IDIR)/share/cyclescope/cyclescope.conf
+	sed 's|/usr/local|$(PREFIX)|g' configs/cyclescope.service >$(IDIR)/lib/systemd/system/cyclescope.service
+	install -m 644 configs/cyclescope.sysusers $(IDIR)/lib/sysusers.d/cyclescope.conf
+	$(if $(WEB_ASSETS),install -d $(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist && \
+		install -m 644 $(dir $(UPLOT))uPlot.iife.min.js $(dir $(UPLOT))uPlot.min.css \
+		$(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist/)
+
+uninstall:
+	rm -f $(IDIR)/bin/cyclescope $(IDIR)/lib/systemd/system/cyclescope.service \
+		$(IDIR)/lib/sysusers.d/cyclescope.conf
+	rm -rf $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope
+
 # Only where a GPU is. OUT: where the table, logs and databases go.
 OUT ?= $(BUILD)/gpu-check
 gpu-check: gpu-bundle
@@ -239,5 +265,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check gpu-bundle web-assets
+.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall
 .SECONDARY:

@@ -194,7 +194,13 @@ int cs_report_assets(char **js, char **css, char *err, size_t errlen)
 		char *slash = strrchr(exe, '/');
 		if (slash)
 			*slash = '\0';
+		/* the build tree (beside the binary), else an installed copy's
+		 * PREFIX/share/cyclescope */
 		snprintf(dir, sizeof dir, "%.4000s/web-assets", exe);
+		char probe[4200];
+		snprintf(probe, sizeof probe, "%s/node_modules/uplot/dist/uPlot.iife.min.js", dir);
+		if (access(probe, R_OK) != 0)
+			snprintf(dir, sizeof dir, "%.4000s/../share/cyclescope/web-assets", exe);
 	}
 	char path[4200];
 	snprintf(path, sizeof path, "%s/node_modules/uplot/dist/uPlot.iife.min.js", dir);
