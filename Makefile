@@ -213,7 +213,8 @@ DESTDIR ?=
 IDIR     = $(DESTDIR)$(PREFIX)
 install: all
 	install -d $(IDIR)/bin $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope/metric-sets \
-		$(IDIR)/share/cyclescope/metric-maps $(IDIR)/lib/systemd/system $(IDIR)/lib/sysusers.d
+		$(IDIR)/share/cyclescope/metric-maps $(IDIR)/lib/systemd/system $(IDIR)/lib/sysusers.d \
+		$(IDIR)/share/bash-completion/completions
 	install -m 755 $(BUILD)/cyclescope $(IDIR)/bin/cyclescope
 	install -m 644 $(BUILD)/cyclescope_series.so $(IDIR)/lib/cyclescope/cyclescope_series.so
 	$(if $(COLLECTOR),install -m 644 $(COLLECTOR) $(IDIR)/lib/cyclescope/libcyclescope_collector.so)
@@ -222,13 +223,14 @@ install: all
 	install -m 644 configs/cyclescope.conf $(IDIR)/share/cyclescope/cyclescope.conf
 	sed 's|/usr/local|$(PREFIX)|g' configs/cyclescope.service >$(IDIR)/lib/systemd/system/cyclescope.service
 	install -m 644 configs/cyclescope.sysusers $(IDIR)/lib/sysusers.d/cyclescope.conf
+	$(BUILD)/cyclescope completion bash >$(IDIR)/share/bash-completion/completions/cyclescope
 	$(if $(WEB_ASSETS),install -d $(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist && \
 		install -m 644 $(dir $(UPLOT))uPlot.iife.min.js $(dir $(UPLOT))uPlot.min.css \
 		$(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist/)
 
 uninstall:
 	rm -f $(IDIR)/bin/cyclescope $(IDIR)/lib/systemd/system/cyclescope.service \
-		$(IDIR)/lib/sysusers.d/cyclescope.conf
+		$(IDIR)/lib/sysusers.d/cyclescope.conf $(IDIR)/share/bash-completion/completions/cyclescope
 	rm -rf $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope
 
 # Only where a GPU is. OUT: where the table, logs and databases go.
