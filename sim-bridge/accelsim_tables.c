@@ -185,9 +185,7 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
 		t->im.line = rd.line;
 		if (n == -2) {
-			char why[512];
-			snprintf(why, sizeof why, "%s", err);
-			rc = fail(t, "%s", why);
+			rc = fail(t, "%s", err);
 			break;
 		}
 		int dashes = n >= 1 && !strncmp(f[0], "-----", 5);
@@ -258,11 +256,9 @@ static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen
 	char *h[MAXF], *f[MAXF];
 	int nh = record(&rd, h, MAXF, err, errlen), rc = 0;
 	if (nh < 2) {
-		char why[512];
-		snprintf(why, sizeof why, "%s", nh == -2 ? err : "expected a header of two or more columns");
 		free_fields(h, nh > 0 ? nh : 0);
 		cs_csvr_free(&rd);
-		return fail(t, "%s", why);
+		return fail(t, "%s", nh == -2 ? err : "expected a header of two or more columns");
 	}
 	int perf = !strcmp(h[0], "Benchmark") && !strcmp(h[1], "Kernel");
 	int first = perf ? 2 : 1;
@@ -276,9 +272,7 @@ static int read_hw(tab *t, const char *buf, size_t len, char *err, size_t errlen
 	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
 		t->im.line = rd.line;
 		if (n == -2) {
-			char why[512];
-			snprintf(why, sizeof why, "%s", err);
-			rc = fail(t, "%s", why);
+			rc = fail(t, "%s", err);
 			break;
 		}
 		if (n != nh) {

@@ -383,10 +383,8 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 	do {
 		res = cs_csvr_field(&rd, &f, &fl, err, errlen);
 		if (res == CS_CSVR_ERROR || res == CS_CSVR_EOF) {
-			char why[512];
-			snprintf(why, sizeof why, "%s", res == CS_CSVR_EOF ? "no header" : err);
 			u->im.line = u->line0 + 1;
-			rc = fail(u, "%s", why);
+			rc = fail(u, "%s", res == CS_CSVR_EOF ? "no header" : err);
 			break;
 		}
 		if (u->nc == MAX_COLS) {

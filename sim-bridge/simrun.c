@@ -446,10 +446,14 @@ char *cs_simrun_json_escape(const char *s, char *out, size_t outlen)
 int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
 		    const char *fmt, va_list ap)
 {
-	int n = line ? snprintf(err, errlen, "%s:%llu: ", label, (unsigned long long)line)
-		     : snprintf(err, errlen, "%s: ", label);
-	if (n > 0 && (size_t)n < errlen)
-		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	/* Formatted apart first: an argument may be err itself (a reader's
+	 * message being given its file and line). */
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (line)
+		snprintf(err, errlen, "%s:%llu: %s", label, (unsigned long long)line, msg);
+	else
+		snprintf(err, errlen, "%s: %s", label, msg);
 	return -EINVAL;
 }
 

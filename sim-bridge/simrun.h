@@ -98,7 +98,8 @@ void cs_imp_init(cs_imp *im, const cs_import_opts *o, char *err, size_t errlen);
 int cs_imp_fail(cs_imp *im, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Formats "LABEL:LINE: message" into err (LINE 0: "LABEL: message");
- * returns -EINVAL, so an importer can `return cs_simrun_verrf(...)`. */
+ * returns -EINVAL, so an importer can `return cs_simrun_verrf(...)`. The
+ * arguments may include err itself (a reader's message put in place). */
 int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
 		    const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 
