@@ -136,25 +136,16 @@ static int cmp_double(const void *a, const void *b)
 /* Resolves the window spec into [w0, w1). */
 static int window(cs_store *s, cs_cjob_side *side, const char *spec, char *err, size_t errlen)
 {
-	uint64_t lo, hi;
-	int rc = cs_read_run_span(s, side->run, &lo, &hi);
+	uint64_t lo, run_end;
+	int rc = cs_read_run_extent(s, side->run, &lo, &run_end);
 	if (rc < 0) {
 		snprintf(err, errlen, "run %s has no samples", side->run_name);
 		return rc;
 	}
 	if (!spec || !*spec) {
-		/* From the first sample's start to the last one's end (the
-		 * run's t_max), so the last sample counts whole. */
-		sqlite3_stmt *st = NULL;
-		sqlite3_prepare_v2(cs_store_db(s), "SELECT t_max FROM runs WHERE id = ?1", -1, &st, NULL);
-		sqlite3_bind_int64(st, 1, side->run);
-		uint64_t end = hi + 1;
-		if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-		    (uint64_t)sqlite3_column_int64(st, 0) > end)
-			end = (uint64_t)sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
+		/* From the first sample's start to the last one's end. */
 		side->w0 = lo;
-		side->w1 = end;
+		side->w1 = run_end;
 		snprintf(side->window, sizeof side->window, "the whole run");
 		return 0;
 	}

@@ -690,6 +690,24 @@ int cs_read_run_span(cs_store *s, int64_t run, uint64_t *t_min, uint64_t *t_max)
 	return rc;
 }
 
+int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end)
+{
+	uint64_t hi;
+	int rc = cs_read_run_span(s, run, start, &hi);
+	if (rc < 0)
+		return rc;
+	*end = hi + 1;
+	sqlite3_stmt *st = NULL;
+	if (prepare1(s, "SELECT t_max FROM runs WHERE id = ?1", &st))
+		return 0; /* the samples' span is still an answer */
+	sqlite3_bind_int64(st, 1, run);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+	    (uint64_t)sqlite3_column_int64(st, 0) > *end)
+		*end = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return 0;
+}
+
 int cs_read_find_run(cs_store *s, const char *spec, int64_t *run)
 {
 	sqlite3_stmt *st = NULL;

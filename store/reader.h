@@ -92,6 +92,12 @@ int cs_read_devices(cs_store *s, int64_t run, uint32_t **devs,
 int cs_read_run_span(cs_store *s, int64_t run, uint64_t *t_min,
 		     uint64_t *t_max);
 
+/* The run's whole extent: the first sample's t0 and an end past every
+ * sample (the run's recorded t_max, the last sample's end, when it is
+ * beyond the last t0 + 1), so the last sample counts whole. The errors of
+ * cs_read_run_span. */
+int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end);
+
 /* Resolves a run given by id or by exact name (the newest of that name).
  * Returns 0 or -ENOENT. */
 int cs_read_find_run(cs_store *s, const char *spec, int64_t *run);

@@ -507,24 +507,15 @@ int cs_phases_out(cs_store *s, const cs_phases_request *rq, cs_buf *out, char *e
 	if (rc == 0)
 		rc = pick_metrics(s, run, rq->metrics, &ids, &j, err, errlen);
 	/* The span: the samples' and the ranges'. */
-	uint64_t lo = 0, hi = 0;
+	uint64_t lo = 0, end = 0;
 	if (rc == 0) {
 		j.span0 = a[0].t0 < b[0].t0 ? a[0].t0 : b[0].t0;
 		j.span1 = a[na - 1].t1 > b[nb - 1].t1 ? a[na - 1].t1 : b[nb - 1].t1;
-		if (cs_read_run_span(s, run, &lo, &hi) == 0) {
-			double end = (double)hi + 1;
-			sqlite3_prepare_v2(cs_store_db(s), "SELECT t_max FROM runs WHERE id = ?1", -1, &st,
-					   NULL);
-			sqlite3_bind_int64(st, 1, run);
-			if (st && sqlite3_step(st) == SQLITE_ROW &&
-			    sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
-			    (double)sqlite3_column_int64(st, 0) > end)
-				end = (double)sqlite3_column_int64(st, 0);
-			sqlite3_finalize(st);
+		if (cs_read_run_extent(s, run, &lo, &end) == 0) {
 			if ((double)lo < j.span0)
 				j.span0 = (double)lo;
-			if (end > j.span1)
-				j.span1 = end;
+			if ((double)end > j.span1)
+				j.span1 = (double)end;
 		}
 		rc = segments(a, na, b, nb, j.span0, j.span1, &j.seg, &j.nseg);
 	}

@@ -16,6 +16,7 @@
 
 #include "json.h"
 #include "reader.h"
+#include "totals.h"
 
 #define TRACE_MAX_BYTES (512u << 20) /* a trace bigger than this is refused */
 
@@ -245,13 +246,7 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		char nm[256];
 		if (cs_read_metric_name(s, run, all[i], nm, sizeof nm) < 0)
 			continue;
-		int keep = !rq->metrics || !*rq->metrics;
-		for (const char *p = rq->metrics; p && *p && !keep;) {
-			size_t l = strcspn(p, ",");
-			keep = l == strlen(nm) && !memcmp(p, nm, l);
-			p += l + (p[l] == ',');
-		}
-		if (keep) {
+		if (!rq->metrics || !*rq->metrics || cs_totals_in_list(rq->metrics, nm)) {
 			snprintf(w.names[w.m], sizeof w.names[w.m], "%s", nm);
 			ids[w.m++] = all[i];
 		}
