@@ -176,7 +176,9 @@ def main():
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + ("\n" if shape != "cut" else ""))
     # The truth.
-    finished = set()
+    # A cut log: the kernels whose block came before the fourth (finished),
+    # and those launched by then that did not (unfinished).
+    finished, launched = set(), []
     if shape == "cut":
         nb = 0
         for ev, x in events:
@@ -185,6 +187,8 @@ def main():
                 if nb == 4:
                     break
                 finished.add(x["fin"]["uid"])
+            elif ev == "launch":
+                launched.append(x["uid"])
     kernels = []
     for k in ks:
         if shape == "cut" and k["uid"] not in finished:
@@ -195,16 +199,7 @@ def main():
                             insn=k["insn"]))
     for k in kernels:
         k["alone"] = not any(o is not k and o["t0"] < k["t1"] and k["t0"] < o["t1"] for o in kernels)
-    unfinished = []
-    if shape == "cut":
-        nb = 0
-        for ev, x in events:
-            if ev == "block":
-                nb += 1
-                if nb == 4:
-                    break
-            elif ev == "launch" and x["uid"] not in finished:
-                unfinished.append(x["uid"])
+    unfinished = [u for u in launched if u not in finished]
     truth = dict(shape=shape, kernels=kernels, total_insn=sum(k["insn"] for k in ks), unfinished=unfinished)
     with open(truth_path, "w") as f:
         json.dump(truth, f, indent=1)
