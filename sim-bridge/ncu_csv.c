@@ -42,12 +42,10 @@ typedef struct col {
 	char unit[64];
 	double factor;
 	int metric;   /* simrun index, -1 until declared */
-	uint64_t text;  /* text cells seen */
-	uint64_t text_row;
 } col;
 
 typedef struct kernel {
-	char id[32], name[1024], stream[32], dev[32], grid[64], block[64];
+	char id[32], name[1024], stream[32], dev[32];
 } kernel;
 
 /* A details-page metric seen so far: name -> simrun index. */
@@ -74,7 +72,6 @@ typedef struct ncu {
 	size_t ndm, capdm, hint;
 	uint64_t text_cells, text_line;
 	char text_metric[160];
-	uint64_t text_first;
 	const char *base; /* the CSV (after any ==PROF== lines) */
 	uint64_t line0;   /* lines skipped before it */
 } ncu;
@@ -217,8 +214,7 @@ static void kernel_cells(ncu *u, kernel *k, const char *const *cells, const size
 		char *out;
 		size_t len;
 	} m[] = {{C_ID, k->id, sizeof k->id},	      {C_KNAME, k->name, sizeof k->name},
-		 {C_STREAM, k->stream, sizeof k->stream}, {C_DEV, k->dev, sizeof k->dev},
-		 {C_GRID, k->grid, sizeof k->grid},	      {C_BLOCK, k->block, sizeof k->block}};
+		 {C_STREAM, k->stream, sizeof k->stream}, {C_DEV, k->dev, sizeof k->dev}};
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++) {
 		int at = u->known_at[m[i].role];
 		if (at >= 0)

@@ -37,7 +37,6 @@ typedef struct tw {
 	int pid;
 	char (*names)[256];
 	uint32_t m;
-	uint64_t from;
 } tw;
 
 static void event_start(tw *w)
