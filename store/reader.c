@@ -692,7 +692,7 @@ int cs_read_run_span(cs_store *s, int64_t run, uint64_t *t_min, uint64_t *t_max)
 
 int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end)
 {
-	uint64_t hi;
+	uint64_t hi = 0;
 	int rc = cs_read_run_span(s, run, start, &hi);
 	if (rc < 0)
 		return rc;
