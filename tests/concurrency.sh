@@ -229,6 +229,10 @@ PY
 "$CS" phases phases --db "$DB" --a 'kernel:nccl*' --b '*gemm*' --metric sm__inst_executed.sum >"$T/ph.txt" 2>&1
 grep -q "tail: B runs on alone for 2.995 ms after its last overlap with A" "$T/ph.txt" && grep -q "tail / B alone: 0.6" "$T/ph.txt" &&
 	ok "phases text: the tail and its rate against B alone" || no "phases text" "$T/ph.txt"
+"$CS" phases newer --db "$DB" --a 'sim-kernel:_Z9allgather*' --b '*gemm*' \
+	--metric 'L2_cache_stats_breakdown[GLOBAL_ACC_R][HIT],gpu_sim_*' --csv >"$T/out" 2>&1 &&
+	[ "$(tail -n +2 "$T/out" | tr -d '\r' | cut -d, -f2 | sort -u | tr '\n' ' ')" = '"L2_cache_stats_breakdown[GLOBAL_ACC_R][HIT]" "gpu_sim_cycle" "gpu_sim_insn" ' ] &&
+	ok "phases --metric: a name with brackets is itself, a glob matches by pattern" || no "phases metric names" "$T/out"
 "$CS" phases phases --db "$DB" --a 'kernel:allreduce*' --b '*gemm*' >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "\-\-a 'kernel:allreduce\*' matches no range of run" "$T/out" && grep -q "kernel x4 (ncclDevKernel_AllGather_RING_LL" "$T/out" &&
 	ok "phases: a glob matching nothing is named, with the run's range kinds and names" || no "phases no match" "$T/out"

@@ -277,7 +277,7 @@ static int pick_metrics(cs_store *s, int64_t run, const char *want, uint32_t **i
 			size_t l = strcspn(p, ",");
 			char one[256];
 			snprintf(one, sizeof one, "%.*s", (int)l, p);
-			keep = !fnmatch(one, m->name, 0);
+			keep = !strcmp(one, m->name) || !fnmatch(one, m->name, 0); /* "x[A][B]" is a name too */
 			p += l + (p[l] == ',');
 		}
 		if (!keep)
