@@ -15,5 +15,6 @@ extern const cs_cmd cs_cmd_correlate;
 extern const cs_cmd cs_cmd_report;
 extern const cs_cmd cs_cmd_phases;
 extern const cs_cmd cs_cmd_ship;
+extern const cs_cmd cs_cmd_check;
 
 #endif

@@ -36,6 +36,7 @@ static const cs_cmd *const commands[] = {
 	&cs_cmd_export,
 	&cs_cmd_query,
 	&cs_cmd_ship,
+	&cs_cmd_check,
 	&cmd_completion,
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -7,13 +7,22 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+/* xxHash as Debian ships it (libxxhash-dev), inlined: the collector library
+ * loaded into applications needs no libxxhash.so where it runs. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 #include <zstd.h>
 
-#define VALUES_FORMAT 1
-#define TIMELINE_FORMAT 1
+/* Format 1 blobs (written before checksums) are still read, unchecked;
+ * format 2 adds a checksum per block payload and one over header and
+ * directory (values), or one over the whole blob (timelines). */
+#define FORMAT_UNCHECKED 1
+#define FORMAT_CHECKED 2
 #define FLAG_ZSTD 0x01
 #define HEADER_LEN 16
-#define DIR_ENTRY_LEN 28
+#define DIR_ENTRY_LEN_V1 28
+#define DIR_ENTRY_LEN 32
+#define CHECK_LEN 4
 #define ZSTD_LEVEL 1
 
 enum block_type { BLOCK_EMPTY = 0, BLOCK_INT = 1, BLOCK_F64 = 2 };
@@ -73,6 +82,18 @@ static int seterr(char *err, size_t errlen, const char *what)
 	if (err && errlen)
 		snprintf(err, errlen, "%s", what);
 	return -EBADMSG;
+}
+
+/* The 32-bit checksum stored in format 2 blobs: the low half of XXH3. */
+static uint32_t check32(const void *p, size_t len)
+{
+	return (uint32_t)XXH3_64bits(p, len);
+}
+
+static void put_check(uint8_t *dst, const void *p, size_t len)
+{
+	uint32_t h = check32(p, len);
+	memcpy(dst, &h, 4);
 }
 
 /* An exact integer that fits the packed form (|v| <= 2^53, not -0.0). */
@@ -215,6 +236,7 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 	*agg = a;
 	if (!count) {
 		put_dir(dir, BLOCK_EMPTY, 0, 0, &a);
+		put_check(dir + DIR_ENTRY_LEN_V1, "", 0);
 		return 0;
 	}
 	uint8_t type = all_int ? BLOCK_INT : BLOCK_F64;
@@ -249,14 +271,17 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 				p[(size_t)j * count + i] = bytes[j];
 		}
 	}
-	c->raw.len += need;
 	put_dir(dir, type, (uint8_t)bw, (uint16_t)count, &a);
+	put_check(dir + DIR_ENTRY_LEN_V1, c->raw.data + c->raw.len, need);
+	c->raw.len += need;
 	return 0;
 }
 
-/* Appends header + dir + payload, compressing the payload when it pays. */
-static int finish_blob(cs_codec *c, uint8_t format, uint32_t n,
-		       const uint8_t *dir, size_t dirlen, cs_buf *out)
+/* Appends a format 2 blob: header, directory and its checksum (values), or
+ * header, payload and a checksum of both (timelines, dir == NULL); the
+ * payload compressed when that pays. */
+static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirlen,
+		       cs_buf *out)
 {
 	const uint8_t *payload = c->raw.data;
 	size_t raw_len = c->raw.len;
@@ -276,19 +301,27 @@ static int finish_blob(cs_codec *c, uint8_t format, uint32_t n,
 			flags |= FLAG_ZSTD;
 		}
 	}
-	int rc = cs_buf_reserve(out, HEADER_LEN + dirlen + stored_len);
+	int rc = cs_buf_reserve(out, HEADER_LEN + dirlen + CHECK_LEN + stored_len);
 	if (rc)
 		return rc;
-	uint8_t h[HEADER_LEN] = {format, flags, 0, 0};
-	uint16_t bs = CS_BLOCK_SAMPLES;
+	size_t start = out->len;
+	uint8_t h[HEADER_LEN] = {FORMAT_CHECKED, flags, 0, 0};
+	uint16_t bs = dir ? CS_BLOCK_SAMPLES : 0;
 	uint32_t rl = (uint32_t)raw_len, sl = (uint32_t)stored_len;
 	memcpy(h + 2, &bs, 2);
 	memcpy(h + 4, &n, 4);
 	memcpy(h + 8, &rl, 4);
 	memcpy(h + 12, &sl, 4);
 	cs_buf_append(out, h, HEADER_LEN);
-	cs_buf_append(out, dir, dirlen);
-	cs_buf_append(out, payload, stored_len);
+	if (dir)
+		cs_buf_append(out, dir, dirlen);
+	else
+		cs_buf_append(out, payload, stored_len);
+	uint8_t check[CHECK_LEN];
+	put_check(check, out->data + start, out->len - start);
+	cs_buf_append(out, check, CHECK_LEN);
+	if (dir)
+		cs_buf_append(out, payload, stored_len);
 	return 0;
 }
 
@@ -313,19 +346,33 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		cs_agg_merge(&total, &a);
 	}
 	*agg = total;
-	return finish_blob(c, VALUES_FORMAT, n, dir,
-			   (size_t)nblocks * DIR_ENTRY_LEN, out);
+	return finish_blob(c, n, dir, (size_t)nblocks * DIR_ENTRY_LEN, out);
 }
 
-/* Validates the common header and yields the (decompressed) payload. */
-static int open_blob(cs_codec *c, const uint8_t *blob, size_t len,
-		     uint8_t format, size_t dirlen_per_block, uint32_t *n_out,
-		     const uint8_t **dir, const uint8_t **payload,
+/* Directory and checksum bytes before the payload of a value chunk of n
+ * samples in the given format; 0 for an unknown format or n. */
+static size_t values_dir_len(uint8_t format, uint32_t n)
+{
+	size_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	if (n == 0 || n > CS_CHUNK_MAX)
+		return 0;
+	if (format == FORMAT_CHECKED)
+		return DIR_ENTRY_LEN * nblocks + CHECK_LEN;
+	return format == FORMAT_UNCHECKED ? DIR_ENTRY_LEN_V1 * nblocks : 0;
+}
+
+/* Validates the common header (and, for a checked blob, the checksum of
+ * header + before: the value directory, or the whole timeline) and yields
+ * the (decompressed) payload. before is the length of what follows the
+ * header ahead of the payload, checksum included. */
+static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
+		     uint32_t *n_out, size_t *before_out, const uint8_t **payload,
 		     size_t *payload_len, char *err, size_t errlen)
 {
 	if (len < HEADER_LEN)
 		return seterr(err, errlen, "chunk shorter than its header");
-	if (blob[0] != format)
+	uint8_t format = blob[0];
+	if (format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
@@ -334,17 +381,23 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len,
 	uint32_t stored_len = cs_get_u32(blob + 12);
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return seterr(err, errlen, "chunk sample count out of range");
-	if (dirlen_per_block && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
+	if (values && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
-	size_t dirlen = dirlen_per_block *
-			((n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES);
-	if (len != HEADER_LEN + dirlen + stored_len)
+	size_t before = values ? values_dir_len(format, n) : 0;
+	size_t after = !values && format == FORMAT_CHECKED ? CHECK_LEN : 0;
+	if (len != HEADER_LEN + before + stored_len + after)
 		return seterr(err, errlen, "chunk length does not match header");
+	if (format == FORMAT_CHECKED) {
+		size_t covered = values ? HEADER_LEN + before - CHECK_LEN : len - CHECK_LEN;
+		if (check32(blob, covered) != cs_get_u32(blob + covered))
+			return seterr(err, errlen, values ? "checksum mismatch in chunk header"
+							  : "timeline checksum mismatch");
+	}
 	/* No chunk of n samples needs more than 8 bytes a value plus 16 of
 	 * bitmap a block, or 20 bytes of varints a sample. */
 	if (raw_len > (size_t)n * 24 + 64)
 		return seterr(err, errlen, "chunk payload size out of range");
-	const uint8_t *p = blob + HEADER_LEN + dirlen;
+	const uint8_t *p = blob + HEADER_LEN + before;
 	if (blob[1] & FLAG_ZSTD) {
 		int rc = cs_buf_reserve(&c->scratch, (size_t)raw_len + 1); /* never NULL, even for 0 */
 		if (rc)
@@ -358,10 +411,15 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len,
 		return seterr(err, errlen, "uncompressed payload length mismatch");
 	}
 	*n_out = n;
-	*dir = blob + HEADER_LEN;
+	*before_out = before;
 	*payload = p;
 	*payload_len = raw_len;
 	return 0;
+}
+
+static const uint8_t *dir_entry(const cs_values_view *view, uint32_t b)
+{
+	return view->dir + (size_t)b * (view->checked ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1);
 }
 
 /* Validates the block directory and computes every block's offset. */
@@ -370,7 +428,7 @@ static int parse_dir(cs_values_view *view, char *err, size_t errlen)
 	view->nblocks = (view->n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	size_t off = 0;
 	for (uint32_t b = 0; b < view->nblocks; b++) {
-		const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
+		const uint8_t *d = dir_entry(view, b);
 		uint8_t type = d[0];
 		unsigned bw = d[1];
 		uint32_t count = cs_get_u16(d + 2);
@@ -398,16 +456,19 @@ static int parse_dir(cs_values_view *view, char *err, size_t errlen)
 
 int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, size_t errlen)
 {
-	const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
+	const uint8_t *d = dir_entry(view, b);
 	uint32_t count = cs_get_u16(d + 2);
 	uint32_t blen = cs_values_block_len(view, b);
+	const uint8_t *p = view->payload + view->offset[b];
+	if (view->checked &&
+	    check32(p, view->offset[b + 1] - view->offset[b]) != cs_get_u32(d + DIR_ENTRY_LEN_V1))
+		return seterr(err, errlen, "block checksum mismatch");
 	if (!count || count == blen)
 		return 0;
-	const uint8_t *bm = view->payload + view->offset[b];
 	uint32_t bits = 0;
 	for (uint32_t i = 0; i < (blen + 7) / 8; i++)
-		bits += (uint32_t)__builtin_popcount(bm[i]);
-	if (bits != count || (blen % 8 && bm[blen / 8] >> (blen % 8)))
+		bits += (uint32_t)__builtin_popcount(p[i]);
+	if (bits != count || (blen % 8 && p[blen / 8] >> (blen % 8)))
 		return seterr(err, errlen, "presence bitmap mismatch");
 	return 0;
 }
@@ -415,11 +476,14 @@ int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, siz
 int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 		   size_t len, char *err, size_t errlen)
 {
-	int rc = open_blob(c, blob, len, VALUES_FORMAT, DIR_ENTRY_LEN,
-			   &view->n, &view->dir, &view->payload,
+	size_t before;
+	int rc = open_blob(c, blob, len, 1, &view->n, &before, &view->payload,
 			   &view->payload_len, err, errlen);
-	if (!rc)
-		rc = parse_dir(view, err, errlen);
+	if (rc)
+		return rc;
+	view->dir = blob + HEADER_LEN;
+	view->checked = blob[0] == FORMAT_CHECKED;
+	rc = parse_dir(view, err, errlen);
 	for (uint32_t b = 0; !rc && b < view->nblocks; b++)
 		rc = cs_values_check_block(view, b, err, errlen);
 	return rc;
@@ -427,16 +491,15 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 
 size_t cs_values_head_len(const uint8_t head[CS_VALUES_HEADER_LEN])
 {
-	uint32_t n = cs_get_u32(head + 4);
-	if (n == 0 || n > CS_CHUNK_MAX)
-		return 0;
-	return HEADER_LEN + (size_t)DIR_ENTRY_LEN * ((n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES);
+	size_t dirlen = values_dir_len(head[0], cs_get_u32(head + 4));
+	return dirlen ? HEADER_LEN + dirlen : 0;
 }
 
 int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_len,
 		       size_t blob_len, char *err, size_t errlen)
 {
-	if (head_len < HEADER_LEN || head[0] != VALUES_FORMAT)
+	if (head_len < HEADER_LEN ||
+	    (head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
 		return seterr(err, errlen, "unknown chunk format");
 	if (head[1] & FLAG_ZSTD)
 		return -ENOTSUP;
@@ -448,9 +511,13 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 		return seterr(err, errlen, "chunk sample count out of range");
 	uint32_t raw_len = cs_get_u32(head + 8), stored_len = cs_get_u32(head + 12);
 	view->n = cs_get_u32(head + 4);
+	view->checked = head[0] == FORMAT_CHECKED;
 	if (raw_len != stored_len || blob_len != head_len + stored_len ||
 	    raw_len > (size_t)view->n * 24 + 64)
 		return seterr(err, errlen, "chunk length does not match header");
+	if (view->checked &&
+	    check32(head, head_len - CHECK_LEN) != cs_get_u32(head + head_len - CHECK_LEN))
+		return seterr(err, errlen, "checksum mismatch in chunk header");
 	view->dir = head + HEADER_LEN;
 	view->payload = NULL;
 	view->payload_len = raw_len;
@@ -466,7 +533,7 @@ uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
 
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 {
-	const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
+	const uint8_t *d = dir_entry(view, b);
 	agg->count = cs_get_u16(d + 2);
 	agg->min = cs_get_f64(d + 4);
 	agg->max = cs_get_f64(d + 12);
@@ -476,7 +543,7 @@ void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			    double *out)
 {
-	const uint8_t *d = view->dir + (size_t)b * DIR_ENTRY_LEN;
+	const uint8_t *d = dir_entry(view, b);
 	uint8_t type = d[0];
 	unsigned bw = d[1];
 	uint32_t count = cs_get_u16(d + 2);
@@ -552,7 +619,7 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 		cs_buf_put_varint(&c->raw, cs_zigzag(dur - prev_dur));
 		prev_dur = dur;
 	}
-	return finish_blob(c, TIMELINE_FORMAT, n, NULL, 0, out);
+	return finish_blob(c, n, NULL, 0, out);
 }
 
 int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
@@ -560,10 +627,9 @@ int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
 		       size_t errlen)
 {
 	uint32_t bn;
-	const uint8_t *dir, *p;
-	size_t plen;
-	int rc = open_blob(c, blob, len, TIMELINE_FORMAT, 0, &bn, &dir, &p,
-			   &plen, err, errlen);
+	const uint8_t *p;
+	size_t before, plen;
+	int rc = open_blob(c, blob, len, 0, &bn, &before, &p, &plen, err, errlen);
 	if (rc)
 		return rc;
 	if (bn != n)

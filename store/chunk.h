@@ -67,11 +67,13 @@ typedef struct cs_values_view {
 	const uint8_t *dir;
 	const uint8_t *payload;
 	size_t payload_len;
+	int checked; /* format 2: every block checked against its checksum */
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
 } cs_values_view;
 
-/* Parses and validates a value chunk blob. Returns 0, or -EBADMSG with a
- * reason in err. */
+/* Parses and validates a value chunk blob, checksums included (blobs
+ * written before checksums are validated without: view->checked is 0).
+ * Returns 0, or -EBADMSG with a reason in err. */
 int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 		   size_t len, char *err, size_t errlen);
 
@@ -83,7 +85,7 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
  * and leaves view->payload NULL: the caller points it at a buffer of
  * payload_len bytes and fills, for each block b it decodes, the bytes
  * [offset[b], offset[b+1]) from the blob at head_len + offset[b], then
- * checks them with cs_values_check_block(). Returns -ENOTSUP for a
+ * checks them (checksum and bitmap) with cs_values_check_block(). Returns -ENOTSUP for a
  * compressed chunk (read it whole), -EBADMSG for a corrupt one. */
 #define CS_VALUES_HEADER_LEN 16u
 size_t cs_values_head_len(const uint8_t head[CS_VALUES_HEADER_LEN]);

@@ -184,6 +184,42 @@ kill -9 $PP 2>/dev/null; wait $PP 2>/dev/null
 	ok "a run a live producer writes is not deleted" || no "delete a live run (exit $rc)" "$T/out"
 "$CS" runs delete live --db "$T/del.db" >"$T/out" 2>&1 && ok "once its producer is gone it can be" || no "delete after the producer died" "$T/out"
 
+# Checksums: every chunk and timeline carries one (docs/schema.md); a
+# flipped bit is an error naming where it is, never different values with
+# exit status 0; `check` verifies a whole file; files from before checksums
+# read as they are.
+CK="$T/ck.db"
+python3 -c '
+import random
+r = random.Random(3)
+print("t0,t1,a,b,c")
+for i in range(12000):
+    print(f"{i*10},{i*10+10},{r.randint(0, 1 << 40)},{r.random()*1000:.6f},{i % 7}")' >"$T/ck.csv"
+"$CS" import csv "$T/ck.csv" --db "$CK" --name ck >/dev/null 2>&1
+"$CS" export ck --db "$CK" >"$T/ck.clean" 2>&1
+want=$(python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print("%d timelines and %d chunks, 0 problems" % (c.execute("SELECT count(*) FROM timelines").fetchone()[0], c.execute("SELECT count(*) FROM chunks").fetchone()[0]))' "$CK")
+fails "check: a sound file has no problems ($want)" "$want" 0 "$CS" check --db "$CK"
+cp "$CK" "$T/ck1.db"
+python3 tests/tools/chunkfmt.py flip "$T/ck1.db" >"$T/where"
+fails "check: one flipped payload bit is named ($(tr '\n' ' ' <"$T/where"))" "$(head -n 1 "$T/where") device 0 $(tail -n 1 "$T/where"): corrupt chunk: block checksum mismatch" 1 "$CS" check --db "$T/ck1.db"
+fails "export of the damaged run fails, saying where" "corrupt chunk: block checksum mismatch" 1 "$CS" export ck --db "$T/ck1.db"
+silent=0 caught=0
+for seed in 1 2 3 4 5 6 7 8; do
+	cp "$CK" "$T/ckr.db"
+	python3 tests/tools/chunkfmt.py random "$T/ckr.db" 16 "$seed"
+	"$CS" export ck --db "$T/ckr.db" >"$T/ckr.csv" 2>/dev/null; erc=$?
+	"$CS" check --db "$T/ckr.db" >/dev/null 2>&1; crc=$?
+	[ $erc -eq 0 ] && ! cmp -s "$T/ckr.csv" "$T/ck.clean" && silent=$((silent + 1))
+	[ $crc -ne 0 ] && caught=$((caught + 1))
+	rm -f "$T"/ckr.db*
+done
+[ $silent -eq 0 ] && [ $caught -ge 7 ] && ok "8 copies with 16 random bit flips: none exports different values with exit 0; check finds $caught" ||
+	no "random bit flips: $silent exported different values silently, check found $caught of 8"
+cp "$CK" "$T/ck0.db"
+python3 tests/tools/chunkfmt.py format1 "$T/ck0.db"
+fails "check: a file from before checksums is validated, and says so" "were written before checksums and are validated, not verified" 0 "$CS" check --db "$T/ck0.db"
+"$CS" export ck --db "$T/ck0.db" | cmp -s - "$T/ck.clean" && ok "a file from before checksums exports the same values" || no "format 1 export"
+
 # Archived files on read-only media: a WAL database whose file and
 # directory are read-only (it failed with "attempt to write a readonly
 # database"). Needs another user than root, who may write anything.

@@ -193,6 +193,68 @@ static void test_timeline(void **state)
 
 /* Every single-byte corruption and truncation of a blob either decodes or
  * fails cleanly; never reads out of bounds (ASan checks that). */
+/* Rewrites a format 2 value chunk as format 1 (docs/schema.md: 28-byte
+ * directory entries, no checksums), as files written before checksums hold. */
+static size_t to_format1(const uint8_t *v2, size_t len, uint8_t *v1)
+{
+	uint32_t n;
+	memcpy(&n, v2 + 4, 4);
+	size_t nb = (n + 127) / 128, o = 16;
+	memcpy(v1, v2, 16);
+	v1[0] = 1;
+	for (size_t b = 0; b < nb; b++, o += 28)
+		memcpy(v1 + o, v2 + 16 + 32 * b, 28);
+	size_t payload = 16 + 32 * nb + 4;
+	memcpy(v1 + o, v2 + payload, len - payload);
+	return o + len - payload;
+}
+
+static void test_unchecked_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	double v[1000], out[1000];
+	for (int i = 0; i < 1000; i++)
+		v[i] = i % 7 ? (double)(i * i) : (double)NAN;
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 1000, &b, &agg), 0);
+	assert_int_equal(b.data[0], 2);
+	assert_int_equal(b.data[1], 0); /* these values stay uncompressed */
+	uint8_t *v1 = malloc(b.len);
+	size_t len1 = to_format1(b.data, b.len, v1);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open(c, &view, v1, len1, err, sizeof err), 0);
+	assert_int_equal(view.checked, 0);
+	cs_values_decode(&view, out);
+	for (int i = 0; i < 1000; i++)
+		assert_true(isnan(v[i]) ? isnan(out[i]) : v[i] == out[i]);
+	/* The partial path reads it too. */
+	size_t head = cs_values_head_len(v1);
+	assert_int_equal(head, 16 + 28 * 8);
+	assert_int_equal(cs_values_open_dir(&view, v1, head, len1, err, sizeof err), 0);
+	view.payload = v1 + head;
+	assert_int_equal(cs_values_check_block(&view, 3, err, sizeof err), 0);
+	/* A checked blob read partially: a flipped payload byte fails its
+	 * block, the other blocks still check. */
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), 0);
+	assert_int_equal(view.checked, 1);
+	head = cs_values_head_len(b.data);
+	assert_int_equal(head, 16 + 32 * 8 + 4);
+	b.data[head + view.offset[2] + 5] ^= 0x10;
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
+	view.payload = b.data + head;
+	assert_int_equal(cs_values_check_block(&view, 2, err, sizeof err), -EBADMSG);
+	assert_string_equal(err, "block checksum mismatch");
+	assert_int_equal(cs_values_check_block(&view, 1, err, sizeof err), 0);
+	b.data[20] ^= 1; /* the directory */
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), -EBADMSG);
+	free(v1);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
 static void test_corruption(void **state)
 {
 	(void)state;
@@ -216,22 +278,37 @@ static void test_corruption(void **state)
 		cs_values_view view;
 		assert_int_equal(cs_values_open(c, &view, b.data, len, err, sizeof err), -EBADMSG);
 	}
+	/* Every flipped bit is caught, by a checksum if nothing else, unless
+	 * it changes nothing decoded (a few bits of the zstd frame). */
+	double clean[300];
+	cs_values_view view0;
+	assert_int_equal(cs_values_open(c, &view0, b.data, b.len, err, sizeof err), 0);
+	cs_values_decode(&view0, clean);
+	int harmless = 0;
 	for (size_t pos = 0; pos < b.len; pos++) {
 		for (int flip = 1; flip < 256; flip <<= 2) {
 			memcpy(copy, b.data, b.len);
 			copy[pos] ^= (uint8_t)flip;
 			cs_values_view view;
-			if (cs_values_open(c, &view, copy, b.len, err, sizeof err) == 0)
+			if (cs_values_open(c, &view, copy, b.len, err, sizeof err) == 0) {
 				cs_values_decode(&view, out);
-			else
+				assert_int_equal(view.n, 300);
+				for (int i = 0; i < 300; i++)
+					assert_true(isnan(clean[i]) ? isnan(out[i])
+								    : tu_same_bits(clean[i], out[i]));
+				harmless++;
+			} else {
 				rejected++;
+			}
 		}
 	}
 	assert_true(rejected > 0);
+	assert_true(harmless < rejected / 100);
 	for (size_t pos = 0; pos < tb.len; pos++) {
 		memcpy(copy, tb.data, tb.len);
 		copy[pos] ^= 0x41;
-		(void)cs_timeline_decode(c, copy, tb.len, 300, t0, t1, err, sizeof err);
+		assert_int_equal(cs_timeline_decode(c, copy, tb.len, 300, t0, t1, err, sizeof err),
+				 -EBADMSG);
 	}
 	free(copy);
 	cs_buf_free(&b);
@@ -249,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_compression_ratio),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_corruption),
+		cmocka_unit_test(test_unchecked_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
