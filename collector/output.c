@@ -46,6 +46,9 @@ static int out_open(cs_out *out)
 		out->p = cs_producer_socket(sock, err, sizeof err);
 		if (out->p) {
 			cs_producer_set_send_timeout(out->p, out->o.send_timeout_ms);
+			/* the run's end waits for the daemon's commit no longer
+			 * than a stalled send would */
+			cs_producer_set_ack_timeout(out->p, out->o.send_timeout_ms);
 			snprintf(out->where, sizeof out->where, "the daemon at %.500s", sock);
 			return 0;
 		}

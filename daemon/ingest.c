@@ -40,6 +40,7 @@ typedef struct conn_state {
 	int fd;
 	int reader_done;
 	char *host, *cmdline; /* from HELLO */
+	char *uuid;           /* the open (or last) run's, for its ACK */
 	int64_t pid;
 	cs_writer *w; /* the open run, or NULL */
 	int failed;   /* the run hit a store error: drop the rest of it */
@@ -182,13 +183,33 @@ static void conn_fail(cs_ingest *in, conn_state *c, const char *what, const char
 	pthread_mutex_unlock(&c->fd_mu);
 }
 
-static void end_run(cs_ingest *in, conn_state *c, const char *status,
-		    const cs_run_counters *counters)
+/* Tells the producer what became of the run it just ended (the ACK frame).
+ * Never blocks: a producer that does not read gets what fits in its
+ * socket buffer, and a connection already gone gets nothing. */
+static void send_ack(conn_state *c, uint8_t status, uint64_t samples, const char *message)
+{
+	cs_buf b = CS_BUF_INIT;
+	cs_wire_msg m = {.type = CS_WIRE_ACK};
+	m.u.ack = (cs_wire_ack){status, samples, c->uuid, (char *)message};
+	if (cs_wire_encode(&b, &m) == 0) {
+		pthread_mutex_lock(&c->fd_mu);
+		if (!c->reader_done && send(c->fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			cs_log(CS_LOG_DEBUG, "ingest: connection %llu: ACK not sent: %s",
+			       (unsigned long long)c->id, strerror(errno));
+		pthread_mutex_unlock(&c->fd_mu);
+	}
+	cs_buf_free(&b);
+}
+
+/* Ends the open run (committed when this returns 0) and forgets it. */
+static int end_run(cs_ingest *in, conn_state *c, const char *status,
+		   const cs_run_counters *counters)
 {
 	if (!c->w)
-		return;
+		return 0;
 	int incomplete = strcmp(status, "complete") != 0 || c->failed;
-	if (cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters))
+	int rc = cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters);
+	if (rc)
 		cs_log(CS_LOG_ERROR, "ingest: ending a run: %s", cs_store_errmsg(in->s));
 	if (incomplete)
 		atomic_fetch_add(&in->st.runs_incomplete, 1);
@@ -196,6 +217,7 @@ static void end_run(cs_ingest *in, conn_state *c, const char *status,
 	c->failed = 0;
 	c->nmap = 0;
 	c->ndevs = 0;
+	return rc;
 }
 
 /* Notes device idx of the open run; -1 past INGEST_MAX_DEVICES. */
@@ -277,12 +299,20 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 	case CS_WIRE_RUN_BEGIN: {
 		cs_wire_run_begin *b = &m->u.run_begin;
 		end_run(in, c, "incomplete", NULL);
+		free(c->uuid);
+		c->uuid = *b->uuid ? strdup(b->uuid) : malloc(37);
+		if (!c->uuid) {
+			conn_fail(in, c, "RUN_BEGIN", "out of memory");
+			break;
+		}
+		if (!*b->uuid)
+			cs_store_uuid(c->uuid);
 		cs_run_info info = {
 			.kind = b->kind == CS_WIRE_KIND_SIM ? "sim" : "hw",
 			.source = *b->source ? b->source : "producer",
 			.name = *b->name ? b->name : NULL,
 			.time_unit = b->time_unit == CS_WIRE_UNIT_CYCLE ? "cycle" : "ns",
-			.uuid = *b->uuid ? b->uuid : NULL,
+			.uuid = c->uuid,
 			.host = c->host && *c->host ? c->host : NULL,
 			.cmdline = c->cmdline && *c->cmdline ? c->cmdline : NULL,
 			.meta = *b->meta ? b->meta : NULL,
@@ -388,11 +418,18 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			c->failed = 0;
 			c->nmap = 0;
 			c->ndevs = 0;
+			send_ack(c, CS_WIRE_ACK_DISCARDED, 0, "");
 			break;
 		}
 		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,
 					   e->empty_samples};
-		end_run(in, c, e->status == CS_WIRE_COMPLETE ? "complete" : "incomplete", &counters);
+		uint64_t samples = cs_writer_samples(c->w);
+		int complete = e->status == CS_WIRE_COMPLETE && !c->failed;
+		if (end_run(in, c, complete ? "complete" : "incomplete", &counters))
+			send_ack(c, CS_WIRE_ACK_FAILED, 0, cs_store_errmsg(s));
+		else
+			send_ack(c, complete ? CS_WIRE_ACK_COMPLETE : CS_WIRE_ACK_INCOMPLETE,
+				 samples, "");
 		break;
 	}
 	default:
@@ -406,6 +443,7 @@ static void conn_state_free(conn_state *c)
 	pthread_mutex_destroy(&c->fd_mu);
 	free(c->host);
 	free(c->cmdline);
+	free(c->uuid);
 	free(c->map_from);
 	free(c->map_to);
 	free(c->ids);

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -31,6 +32,9 @@ struct cs_producer {
 	int64_t run;
 	cs_buf out;
 	char label[64];
+	char uuid[37];     /* socket: the open (or last) run's uuid */
+	unsigned ack_ms;   /* socket: how long a RUN_END waits for its ACK */
+	uint64_t acked_samples;
 	char errmsg[512];
 	const cs_range *extra; /* added before a complete end */
 	size_t nextra;
@@ -130,6 +134,7 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	p->fd = fd;
+	p->ack_ms = CS_PRODUCER_ACK_MS;
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	cs_wire_msg m = {.type = CS_WIRE_HELLO};
@@ -171,7 +176,8 @@ int cs_producer_begin(cs_producer *p, const cs_run_info *info)
 		.name = (char *)info->name,
 		.meta = (char *)info->meta,
 	};
-	snprintf(p->label, sizeof p->label, "run %s", info->uuid ? info->uuid : uuid);
+	snprintf(p->uuid, sizeof p->uuid, "%s", info->uuid ? info->uuid : uuid);
+	snprintf(p->label, sizeof p->label, "run %s", p->uuid);
 	p->run = 0;
 	int rc = send_msg(p, &m);
 	if (!rc)
@@ -259,13 +265,73 @@ int cs_producer_add_range(cs_producer *p, const cs_range *r)
 	return send_msg(p, &m);
 }
 
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits up to p->ack_ms for the daemon's ACK of the run just ended: the
+ * run is committed when it comes. Frames of other types are skipped. */
+static int wait_ack(cs_producer *p)
+{
+	uint8_t buf[4096];
+	size_t len = 0;
+	int64_t deadline = mono_ms() + p->ack_ms;
+	for (;;) {
+		cs_wire_msg m;
+		size_t used;
+		char err[256];
+		int rc = cs_wire_decode(buf, len, &m, &used, err, sizeof err);
+		if (rc == 0) {
+			memmove(buf, buf + used, len - used);
+			len -= used;
+			if (m.type != CS_WIRE_ACK) {
+				cs_wire_msg_free(&m);
+				continue;
+			}
+			cs_wire_ack a = m.u.ack;
+			if (strcmp(a.uuid, p->uuid))
+				rc = perr(p, -EPROTO, "the daemon acknowledged run %s, not %s", a.uuid, p->uuid);
+			else if (a.status == CS_WIRE_ACK_FAILED)
+				rc = perr(p, -EIO, "the daemon could not store %s: %s", p->label, a.message);
+			else
+				p->acked_samples = a.samples;
+			cs_wire_msg_free(&m);
+			return rc;
+		}
+		if (rc != -EAGAIN || used > sizeof buf)
+			return perr(p, -EPROTO, "reading the daemon's answer: %s",
+				    rc == -EAGAIN ? "frame too long" : err);
+		int64_t left = deadline - mono_ms();
+		struct pollfd pf = {p->fd, POLLIN, 0};
+		int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0)
+			return perr(p, -ETIMEDOUT, "the daemon did not acknowledge %s within %u ms: "
+				    "it may not have stored it (the daemon's log says why)",
+				    p->label, p->ack_ms);
+		ssize_t n = r < 0 ? -1 : recv(p->fd, buf + len, sizeof buf - len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return perr(p, -ECONNRESET, "the daemon closed the connection before "
+				    "acknowledging %s: it was not stored, or not all of it (the "
+				    "daemon's log says why)", p->label);
+		len += (size_t)n;
+	}
+}
+
 static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
 {
 	cs_wire_msg m = {.type = CS_WIRE_RUN_END};
 	m.u.run_end = (cs_wire_run_end){status, 0, 0, c ? c->dropped : 0, c ? c->overflows : 0,
 					c ? c->bad_records : 0, c ? c->empty_samples : 0};
 	int rc = send_msg(p, &m);
-	return rc ? rc : flush_out(p);
+	rc = rc ? rc : flush_out(p);
+	return rc || !p->ack_ms ? rc : wait_ack(p);
 }
 
 void cs_producer_extra_ranges(cs_producer *p, const cs_range *r, size_t n)
@@ -304,6 +370,10 @@ int cs_producer_set_send_timeout(cs_producer *p, unsigned ms)
 }
 
 int cs_producer_flush(cs_producer *p) { return p->fd < 0 ? 0 : flush_out(p); }
+
+void cs_producer_set_ack_timeout(cs_producer *p, unsigned ms) { p->ack_ms = ms; }
+
+uint64_t cs_producer_acked_samples(const cs_producer *p) { return p->acked_samples; }
 
 void cs_producer_discard(cs_producer *p)
 {

@@ -37,6 +37,11 @@ int cs_producer_add_device(cs_producer *p, const cs_device_info *d);
 int cs_producer_add_metric(cs_producer *p, const cs_metric_info *m, uint32_t *id);
 int cs_producer_append(cs_producer *p, const cs_batch *b);
 int cs_producer_add_range(cs_producer *p, const cs_range *r);
+/* Over a socket, ending a run (not discarding it) waits for the daemon's
+ * acknowledgement that it committed the run (the ACK frame,
+ * docs/protocol.md), at most the ack timeout: no acknowledgement in time,
+ * a closed connection or a daemon that could not store the run is an
+ * error (-ETIMEDOUT, -ECONNRESET, -EIO) saying the run may be missing. */
 int cs_producer_end(cs_producer *p, const char *status, const cs_run_counters *c);
 /* Ranges (borrowed until the run ends) added to the open run just before
  * it ends complete: ranges a user gives beside an imported file. */
@@ -46,6 +51,14 @@ void cs_producer_extra_ranges(cs_producer *p, const cs_range *r, size_t n);
  * (SO_SNDTIMEO) instead of blocking while the daemon stops reading; 0 =
  * block (the default). A no-op for direct writes. 0 or -errno. */
 int cs_producer_set_send_timeout(cs_producer *p, unsigned ms);
+
+/* How long cs_producer_end waits for the daemon's acknowledgement
+ * (CS_PRODUCER_ACK_MS by default); 0 = do not wait. */
+#define CS_PRODUCER_ACK_MS 30000u
+void cs_producer_set_ack_timeout(cs_producer *p, unsigned ms);
+
+/* Samples the daemon said the last acknowledged run holds (socket). */
+uint64_t cs_producer_acked_samples(const cs_producer *p);
 
 /* Sends whatever is buffered now (socket); a no-op for direct writes. */
 int cs_producer_flush(cs_producer *p);

@@ -764,6 +764,8 @@ cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
 
 int64_t cs_writer_run(const cs_writer *w) { return w->run; }
 
+uint64_t cs_writer_samples(const cs_writer *w) { return w->samples; }
+
 static dev_buf *find_dev(cs_writer *w, uint32_t index)
 {
 	for (uint32_t i = 0; i < w->ndevs; i++)

@@ -166,6 +166,9 @@ cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
 /* The run's id in this database. */
 int64_t cs_writer_run(const cs_writer *w);
 
+/* Samples appended to the run so far (every device). */
+uint64_t cs_writer_samples(const cs_writer *w);
+
 /* Records a device. Samples for an index never described get a bare
  * device row. Returns 0 or a negative errno (-EEXIST when repeated). */
 int cs_writer_add_device(cs_writer *w, const cs_device_info *d);

@@ -15,7 +15,7 @@ static const char *const type_names[] = {
 	[CS_WIRE_DEVICE] = "DEVICE",	   [CS_WIRE_METRICS] = "METRICS",
 	[CS_WIRE_SAMPLES] = "SAMPLES",	   [CS_WIRE_RANGES] = "RANGES",
 	[CS_WIRE_RUN_END] = "RUN_END",	   [CS_WIRE_CONFIG] = "CONFIG",
-	[CS_WIRE_TRIGGER] = "TRIGGER",
+	[CS_WIRE_TRIGGER] = "TRIGGER",	   [CS_WIRE_ACK] = "ACK",
 };
 
 const char *cs_wire_type_name(unsigned type)
@@ -188,6 +188,15 @@ static int encode_payload(cs_buf *b, const cs_wire_msg *msg)
 		rc |= put_zero(b, 7);
 		rc |= cs_buf_put_u64(b, t->duration_ns);
 		rc |= put_str(b, t->reason);
+		break;
+	}
+	case CS_WIRE_ACK: {
+		const cs_wire_ack *a = &msg->u.ack;
+		rc |= cs_buf_put_u8(b, a->status);
+		rc |= put_zero(b, 7);
+		rc |= cs_buf_put_u64(b, a->samples);
+		rc |= put_str(b, a->uuid);
+		rc |= put_str(b, a->message);
 		break;
 	}
 	default:
@@ -524,6 +533,17 @@ static int decode_payload(reader *r, cs_wire_msg *msg)
 		rc = rc ? rc : rd_str(r, "reason", &t->reason);
 		break;
 	}
+	case CS_WIRE_ACK: {
+		cs_wire_ack *a = &msg->u.ack;
+		rc = rc ? rc : rd_u8(r, "status", &a->status);
+		if (!rc && (a->status < CS_WIRE_ACK_COMPLETE || a->status > CS_WIRE_ACK_FAILED))
+			rc = bad(r, "status", "status %u is not 1 to 4", a->status);
+		rc = rc ? rc : rd_zero(r, "reserved", 7);
+		rc = rc ? rc : rd_u64(r, "samples", &a->samples);
+		rc = rc ? rc : rd_str(r, "uuid", &a->uuid);
+		rc = rc ? rc : rd_str(r, "message", &a->message);
+		break;
+	}
 	default:
 		break;
 	}
@@ -625,6 +645,10 @@ void cs_wire_msg_free(cs_wire_msg *msg)
 		break;
 	case CS_WIRE_TRIGGER:
 		free(msg->u.trigger.reason);
+		break;
+	case CS_WIRE_ACK:
+		free(msg->u.ack.uuid);
+		free(msg->u.ack.message);
 		break;
 	default:
 		break;

@@ -39,11 +39,18 @@ enum cs_wire_type {
 	CS_WIRE_RUN_END = 7,
 	CS_WIRE_CONFIG = 16,  /* daemon -> producer */
 	CS_WIRE_TRIGGER = 17, /* daemon -> producer */
+	CS_WIRE_ACK = 18,     /* daemon -> producer: a RUN_END committed */
 };
 
 enum cs_wire_kind { CS_WIRE_KIND_HW = 1, CS_WIRE_KIND_SIM = 2 };
 enum cs_wire_unit { CS_WIRE_UNIT_NS = 1, CS_WIRE_UNIT_CYCLE = 2 };
 enum cs_wire_status { CS_WIRE_COMPLETE = 1, CS_WIRE_INCOMPLETE = 2, CS_WIRE_DISCARD = 3 };
+enum cs_wire_ack_status {
+	CS_WIRE_ACK_COMPLETE = 1,   /* stored and committed, complete */
+	CS_WIRE_ACK_INCOMPLETE = 2, /* stored and committed, incomplete */
+	CS_WIRE_ACK_DISCARDED = 3,  /* deleted, as the producer asked */
+	CS_WIRE_ACK_FAILED = 4,     /* not stored: message says why */
+};
 enum cs_wire_trigger_action { CS_WIRE_TRIGGER_START = 1, CS_WIRE_TRIGGER_STOP = 2 };
 
 /* Strings are NUL-terminated copies owned by the message (decode) or
@@ -145,6 +152,13 @@ typedef struct cs_wire_trigger {
 	char *reason;
 } cs_wire_trigger;
 
+typedef struct cs_wire_ack {
+	uint8_t status;   /* cs_wire_ack_status */
+	uint64_t samples; /* samples the run holds in the store */
+	char *uuid;       /* the run's uuid */
+	char *message;    /* "" or why */
+} cs_wire_ack;
+
 typedef struct cs_wire_msg {
 	uint8_t type; /* cs_wire_type */
 	union {
@@ -157,6 +171,7 @@ typedef struct cs_wire_msg {
 		cs_wire_run_end run_end;
 		cs_wire_config config;
 		cs_wire_trigger trigger;
+		cs_wire_ack ack;
 	} u;
 } cs_wire_msg;
 

@@ -249,6 +249,69 @@ uuid=$(python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); assert j["
 [ -n "$uuid" ] && get "$U/api/v1/runs?name=viajson" | grep -q "\"uuid\":\"$uuid\"" &&
 	ok "import --json through the daemon gives the run's uuid" || no "import --json via daemon" "$T/err"
 
+# --- acknowledgement: import --socket returns once the run is committed ---
+printf 't0,t1,x\n0,10,1\n10,20,2\n20,30,3\n' >"$T/tiny.csv"
+"$CS" import csv "$T/tiny.csv" --socket "$SOCK" --name acked >"$T/out" 2>&1
+rc=$?
+[ $rc -eq 0 ] && get "$U/api/v1/runs?name=acked" | grep -q '"status":"complete".*"samples":3' &&
+	ok "import --socket returns after the daemon committed the run (complete at once)" || no "acknowledged import (exit $rc)" "$T/out"
+# A producer whose daemon reads the run and closes without committing it
+# (killed, say), or says it could not store it, fails: it never exits 0.
+cat >"$T/fake.py" <<'PY'
+import os, socket, struct, sys
+path, mode = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+open(path + ".ready", "w").close()
+c, _ = srv.accept()
+buf, uuid = b"", b""
+while True:
+    d = c.recv(65536)
+    if not d:
+        break
+    buf += d
+    while len(buf) >= 12:
+        magic, ver, typ, flags, ln = struct.unpack("<IBBHI", buf[:12])
+        if len(buf) < 12 + ln:
+            break
+        pay, buf = buf[12:12 + ln], buf[12 + ln:]
+        if typ == 2:
+            n = struct.unpack("<I", pay[20:24])[0]
+            uuid = pay[24:24 + n]
+        if typ == 7:
+            if mode == "fail":
+                msg = b"database or disk is full"
+                body = struct.pack("<B7xQ", 4, 0) + struct.pack("<I", len(uuid)) + uuid + struct.pack("<I", len(msg)) + msg
+                c.sendall(struct.pack("<IBBHI", 0x50435343, 1, 18, 0, len(body)) + body)
+                c.recv(1)
+            c.close(); sys.exit(0)
+PY
+for mode in close fail; do
+	rm -f "$T/fake.sock" "$T/fake.sock.ready"
+	python3 "$T/fake.py" "$T/fake.sock" $mode &
+	FPID=$!
+	i=0; while [ $i -lt 100 ] && [ ! -e "$T/fake.sock.ready" ]; do sleep 0.05; i=$((i + 1)); done
+	"$CS" import csv "$T/tiny.csv" --socket "$T/fake.sock" --name unacked >"$T/out" 2>&1
+	echo "exit $?" >>"$T/out"
+	wait $FPID
+	case $mode in
+	close) want="closed the connection before acknowledging run" ;;
+	fail) want="could not store run .*: database or disk is full" ;;
+	esac
+	grep -q "^exit 1" "$T/out" && grep -q "$want" "$T/out" && ! grep -q "^imported" "$T/out" &&
+		ok "a daemon that $mode""s without committing: import fails and says so" || no "unacknowledged import ($mode)" "$T/out"
+done
+# The real thing: a daemon killed before it read the run.
+kill -STOP "$DPID"
+"$CS" import csv "$T/tiny.csv" --socket "$SOCK" --name killed >"$T/out" 2>&1 &
+IPID=$!
+sleep 0.3
+kill -9 "$DPID"; wait "$DPID" 2>/dev/null
+wait $IPID
+rc=$?
+[ $rc -eq 1 ] && grep -q "before acknowledging run" "$T/out" && ok "daemon SIGKILLed before reading the run: import exits 1, not 0" || no "import to a killed daemon (exit $rc)" "$T/out"
+start
+[ -n "$PORT" ] && ok "the daemon restarts after SIGKILL" || no "restart" "$T/stderr"
+
 # --- graceful shutdown: nothing lost ---
 "$PRODUCE" --socket "$SOCK" --name last --samples 300000 --metrics 8 --batch 4096 >/dev/null 2>&1 || no "producer before SIGTERM"
 kill -TERM "$DPID"

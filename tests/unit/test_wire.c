@@ -80,11 +80,16 @@ static void test_roundtrip_all_types(void **state)
 	m.u.trigger = (cs_wire_trigger){CS_WIRE_TRIGGER_START, 5000000, "api:cudaGraphLaunch"};
 	encode_ok(&b, &m);
 
+	memset(&m, 0, sizeof m);
+	m.type = CS_WIRE_ACK;
+	m.u.ack = (cs_wire_ack){CS_WIRE_ACK_INCOMPLETE, 123456, "0f7e2c1a-uuid", "disk full"};
+	encode_ok(&b, &m);
+
 	/* Decode the stream back frame by frame. */
 	cs_buf view = b;
 	int types[] = {CS_WIRE_HELLO, CS_WIRE_RUN_BEGIN, CS_WIRE_DEVICE, CS_WIRE_METRICS,
 		       CS_WIRE_SAMPLES, CS_WIRE_RANGES, CS_WIRE_RUN_END, CS_WIRE_RUN_END, CS_WIRE_CONFIG,
-		       CS_WIRE_TRIGGER};
+		       CS_WIRE_TRIGGER, CS_WIRE_ACK};
 	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
 		view.data = b.data + off;
 		view.len = b.len - off;
@@ -129,6 +134,12 @@ static void test_roundtrip_all_types(void **state)
 			break;
 		case CS_WIRE_TRIGGER:
 			assert_int_equal(d.u.trigger.duration_ns, 5000000);
+			break;
+		case CS_WIRE_ACK:
+			assert_int_equal(d.u.ack.status, CS_WIRE_ACK_INCOMPLETE);
+			assert_int_equal(d.u.ack.samples, 123456);
+			assert_string_equal(d.u.ack.uuid, "0f7e2c1a-uuid");
+			assert_string_equal(d.u.ack.message, "disk full");
 			break;
 		default:
 			break;
