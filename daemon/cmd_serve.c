@@ -90,6 +90,11 @@ static void metrics_cb(void *ctx, cs_buf *out)
 	cs_ship_metrics_text(p->ship, out);
 }
 
+static const char *degraded_cb(void *ctx)
+{
+	return cs_ingest_degraded(((parts *)ctx)->in);
+}
+
 static int run_serve(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_serve;
@@ -188,7 +193,8 @@ static int run_serve(int argc, char **argv)
 			   c.query_max_rows,
 			   c.query_max_bytes,
 			   metrics_cb,
-			   &p};
+			   &p,
+			   degraded_cb};
 	cs_http *h = cs_http_start(&ho, err, sizeof err);
 	if (!h) {
 		cs_ship_stop(p.ship);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ typedef struct conn_state {
 	char *uuid;           /* the open (or last) run's, for its ACK */
 	int64_t pid;
 	cs_writer *w; /* the open run, or NULL */
+	struct conn_state *next_open, *prev_open; /* in cs_ingest.open while w */
 	int failed;   /* the run hit a store error: drop the rest of it */
 	uint32_t nmap;
 	uint32_t *map_from, *map_to; /* producer metric id -> store id, sorted */
@@ -90,7 +92,18 @@ struct cs_ingest {
 	uint64_t next_id;
 	int stopping;
 	int writer_rc;
+	/* the writer thread's own */
+	conn_state *open;        /* connections with a run open */
+	atomic_int degraded;     /* 0, or ENOSPC / EIO: the store cannot write */
+	int64_t *lost;           /* runs cut by the failure, to mark incomplete */
+	size_t nlost, lost_cap;
+	uint64_t retry_at;       /* when degraded, next attempt to resume */
 };
+
+#define RESUME_RETRY_MS 1000
+/* Free space the database's file system needs before ingest resumes:
+ * this, or an eighth of a smaller file system. */
+#define RESUME_FREE_BYTES (16u << 20)
 
 static uint64_t mono_ms(void)
 {
@@ -183,6 +196,131 @@ static void conn_fail(cs_ingest *in, conn_state *c, const char *what, const char
 	pthread_mutex_unlock(&c->fd_mu);
 }
 
+static void open_link(cs_ingest *in, conn_state *c)
+{
+	c->prev_open = NULL;
+	c->next_open = in->open;
+	if (in->open)
+		in->open->prev_open = c;
+	in->open = c;
+}
+
+static void open_unlink(cs_ingest *in, conn_state *c)
+{
+	if (c->prev_open)
+		c->prev_open->next_open = c->next_open;
+	else if (in->open == c)
+		in->open = c->next_open;
+	if (c->next_open)
+		c->next_open->prev_open = c->prev_open;
+	c->next_open = c->prev_open = NULL;
+}
+
+/* Remembers a run to mark incomplete; without memory the next start's
+ * sweep marks it. */
+static void lost_add(cs_ingest *in, int64_t run)
+{
+	if (in->nlost == in->lost_cap) {
+		size_t cap = in->lost_cap ? in->lost_cap * 2 : 16;
+		int64_t *l = realloc(in->lost, cap * sizeof *l);
+		if (!l)
+			return;
+		in->lost = l;
+		in->lost_cap = cap;
+	}
+	in->lost[in->nlost++] = run;
+}
+
+static const char *degraded_reason(int e)
+{
+	return e == ENOSPC ? "disk full" : "I/O error";
+}
+
+/* A store failure that may have lost written data (the disk is full, an
+ * I/O error) is a state, not a per-connection error: what is uncommitted
+ * is rolled back, every open run is cut (its producer's connection
+ * closed) and remembered to be marked incomplete, and new runs are
+ * refused until the store can write again (try_resume). Returns 1 when
+ * rc (or the store) says so. */
+static int degrade(cs_ingest *in, int rc)
+{
+	if (rc != -ENOSPC && rc != -EIO && !cs_store_tx_lost(in->s))
+		return 0;
+	int e = rc == -ENOSPC ? ENOSPC : EIO;
+	size_t cut = 0;
+	char why[700];
+	snprintf(why, sizeof why, "the daemon's database cannot be written (%s: %s); the run "
+		 "is kept up to its last commit and marked incomplete", degraded_reason(e),
+		 cs_store_errmsg(in->s));
+	for (conn_state *c = in->open; c; c = c->next_open) {
+		lost_add(in, cs_writer_run(c->w));
+		cut++;
+	}
+	cs_store_abort(in->s); /* frees every writer */
+	while (in->open) {
+		conn_state *c = in->open;
+		open_unlink(in, c);
+		c->w = NULL;
+		conn_fail(in, c, "store", why);
+		atomic_fetch_add(&in->st.runs_incomplete, 1);
+	}
+	if (!atomic_load(&in->degraded))
+		cs_log(CS_LOG_ERROR, "ingest: %s: %s; %zu open run(s) cut and to be marked "
+		       "incomplete; new runs are refused until the database can be written "
+		       "(retrying every %u ms)", degraded_reason(e), cs_store_errmsg(in->s), cut,
+		       RESUME_RETRY_MS);
+	atomic_store(&in->degraded, e);
+	in->retry_at = mono_ms() + RESUME_RETRY_MS;
+	return 1;
+}
+
+/* While degraded, once a second: when the file system has room, marks
+ * the cut runs incomplete (a real write) and resumes. */
+static void try_resume(cs_ingest *in)
+{
+	uint64_t now = mono_ms();
+	if (!atomic_load(&in->degraded) || now < in->retry_at)
+		return;
+	in->retry_at = now + RESUME_RETRY_MS;
+	const char *path = sqlite3_db_filename(cs_store_db(in->s), "main");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path && *path ? path : ".");
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		snprintf(dir, sizeof dir, ".");
+	struct statvfs fs;
+	if (statvfs(dir, &fs) == 0) {
+		uint64_t need = (uint64_t)fs.f_blocks * fs.f_frsize / 8;
+		if ((uint64_t)fs.f_bavail * fs.f_frsize < (need < RESUME_FREE_BYTES ? need : RESUME_FREE_BYTES))
+			return;
+	}
+	while (in->nlost) {
+		int64_t run = in->lost[in->nlost - 1];
+		if (cs_store_mark_incomplete(in->s, run))
+			return;
+		cs_log(CS_LOG_INFO, "ingest: run %lld marked incomplete", (long long)run);
+		in->nlost--;
+	}
+	atomic_store(&in->degraded, 0);
+	cs_log(CS_LOG_INFO, "ingest: the database can be written again; accepting runs");
+}
+
+const char *cs_ingest_degraded(cs_ingest *in)
+{
+	int e = atomic_load(&in->degraded);
+	return e ? degraded_reason(e) : NULL;
+}
+
+/* A store call for c's run failed with rc: the whole store degrades, or
+ * only c's run fails. */
+static void store_failed(cs_ingest *in, conn_state *c, const char *what, int rc)
+{
+	if (!degrade(in, rc))
+		conn_fail(in, c, what, cs_store_errmsg(in->s));
+}
+
 /* Tells the producer what became of the run it just ended (the ACK frame).
  * Never blocks: a producer that does not read gets what fits in its
  * socket buffer, and a connection already gone gets nothing. */
@@ -208,12 +346,18 @@ static int end_run(cs_ingest *in, conn_state *c, const char *status,
 	if (!c->w)
 		return 0;
 	int incomplete = strcmp(status, "complete") != 0 || c->failed;
+	int64_t run = cs_writer_run(c->w);
+	open_unlink(in, c);
 	int rc = cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters);
-	if (rc)
-		cs_log(CS_LOG_ERROR, "ingest: ending a run: %s", cs_store_errmsg(in->s));
+	c->w = NULL; /* freed, even on failure */
+	if (rc) {
+		cs_log(CS_LOG_ERROR, "ingest: ending run %lld: %s", (long long)run,
+		       cs_store_errmsg(in->s));
+		if (degrade(in, rc))
+			lost_add(in, run);
+	}
 	if (incomplete)
 		atomic_fetch_add(&in->st.runs_incomplete, 1);
-	c->w = NULL;
 	c->failed = 0;
 	c->nmap = 0;
 	c->ndevs = 0;
@@ -321,11 +465,21 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			.clock_hz = b->clock_hz,
 		};
 		c->failed = 0;
-		c->w = cs_writer_begin(s, &info, err, sizeof err);
-		if (!c->w)
+		if (atomic_load(&in->degraded)) {
+			snprintf(err, sizeof err, "refused: the daemon's database cannot be written "
+				 "(%s); new runs are taken again once it can",
+				 degraded_reason(atomic_load(&in->degraded)));
 			conn_fail(in, c, "RUN_BEGIN", err);
-		else
+			break;
+		}
+		c->w = cs_writer_begin(s, &info, err, sizeof err);
+		if (!c->w) {
+			degrade(in, cs_store_last_rc(s));
+			conn_fail(in, c, "RUN_BEGIN", err);
+		} else {
+			open_link(in, c);
 			atomic_fetch_add(&in->st.runs_begun, 1);
+		}
 		break;
 	}
 	case CS_WIRE_DEVICE: {
@@ -337,8 +491,9 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
 				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
 				     d->mem_clock_hz};
-		if (cs_writer_add_device(c->w, &di))
-			conn_fail(in, c, "DEVICE", cs_store_errmsg(s));
+		int rc = cs_writer_add_device(c->w, &di);
+		if (rc)
+			store_failed(in, c, "DEVICE", rc);
 		break;
 	}
 	case CS_WIRE_METRICS: {
@@ -356,8 +511,13 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			}
 			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL, cs_wire_metric_kind_name(wm->kind),
 					     wm->cumulative};
-			if (cs_writer_add_metric(c->w, &mi, &id) || map_insert(c, wm->id, id)) {
-				conn_fail(in, c, "METRICS", cs_store_errmsg(s));
+			int rc = cs_writer_add_metric(c->w, &mi, &id);
+			if (rc) {
+				store_failed(in, c, "METRICS", rc);
+				return;
+			}
+			if (map_insert(c, wm->id, id)) {
+				conn_fail(in, c, "METRICS", "out of memory");
 				return;
 			}
 		}
@@ -389,9 +549,10 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			}
 		}
 		cs_batch b = {x->device, x->seq0, x->n, x->m, c->ids, x->t0, x->t1, x->values};
-		if (cs_writer_append(c->w, &b)) {
+		int rc = cs_writer_append(c->w, &b);
+		if (rc) {
 			atomic_fetch_add(&in->st.dropped, x->n);
-			conn_fail(in, c, "SAMPLES", cs_store_errmsg(s));
+			store_failed(in, c, "SAMPLES", rc);
 			return;
 		}
 		atomic_fetch_add(&in->st.samples, x->n);
@@ -404,8 +565,9 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
 				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
 				       r->bytes};
-			if (cs_writer_add_range(c->w, &rg)) {
-				conn_fail(in, c, "RANGES", cs_store_errmsg(s));
+			int rc = cs_writer_add_range(c->w, &rg);
+			if (rc) {
+				store_failed(in, c, "RANGES", rc);
 				return;
 			}
 		}
@@ -413,6 +575,7 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 	case CS_WIRE_RUN_END: {
 		cs_wire_run_end *e = &m->u.run_end;
 		if (e->status == CS_WIRE_DISCARD) {
+			open_unlink(in, c);
 			cs_writer_discard(c->w);
 			c->w = NULL;
 			c->failed = 0;
@@ -483,6 +646,7 @@ static void *writer_main(void *arg)
 			cs_wire_msg_free(&it->msg);
 			free(it);
 		}
+		try_resume(in);
 		uint64_t now = mono_ms();
 		if (now - rate_at >= 1000) {
 			uint64_t v = atomic_load(&in->st.values);
@@ -494,8 +658,8 @@ static void *writer_main(void *arg)
 			  cs_store_pending(in->s) >= in->o.commit_values;
 		if (dirty && (due || stop)) {
 			int partial = stop || now - last_partial >= in->o.partial_flush_ms;
-			int rc = cs_store_commit_ex(in->s, partial);
-			if (rc) {
+			int rc = atomic_load(&in->degraded) ? 0 : cs_store_commit_ex(in->s, partial);
+			if (rc && !degrade(in, rc)) {
 				cs_log(CS_LOG_ERROR, "ingest: commit failed: %s", cs_store_errmsg(in->s));
 				if (!in->writer_rc)
 					in->writer_rc = rc;
@@ -779,6 +943,10 @@ int cs_ingest_stop(cs_ingest *in)
 	pthread_cond_destroy(&in->not_empty);
 	pthread_cond_destroy(&in->not_full);
 	pthread_mutex_destroy(&in->conns_mu);
+	if (in->nlost)
+		cs_log(CS_LOG_WARN, "ingest: %zu cut run(s) still 'running' in the file; the next "
+		       "start marks them incomplete", in->nlost);
+	free(in->lost);
 	free(in);
 	return rc;
 }
@@ -812,5 +980,7 @@ void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		cs_prom_metric(out, m[i].name, m[i].type, m[i].help,
 			       atomic_load((atomic_uint_fast64_t *)((char *)&in->st + m[i].off)));
-
+	cs_prom_metric(out, "cyclescope_store_degraded", "gauge",
+		       "1 while the database cannot be written (disk full, I/O error)",
+		       atomic_load(&in->degraded) != 0);
 }

@@ -60,6 +60,10 @@ cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size
  * frees everything. Returns 0 or the first store error. */
 int cs_ingest_stop(cs_ingest *in);
 
+/* NULL while the store takes writes, else why not ("disk full", "I/O
+ * error"): open runs were cut and new ones are refused until it can. */
+const char *cs_ingest_degraded(cs_ingest *in);
+
 /* Appends the counters in Prometheus text format. */
 void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out);
 

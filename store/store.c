@@ -83,6 +83,8 @@ struct cs_store {
 	sqlite3 *db;
 	int readonly;
 	int in_tx;
+	int tx_lost; /* a failure rolled back a transaction (cs_store_abort) */
+	int last_rc; /* of the last failure, with errmsg */
 	uint64_t pending_values;
 	uint64_t commit_values;
 	sqlite3_stmt *st[ST_COUNT];
@@ -141,12 +143,21 @@ int cs_store_fail_(cs_store *s, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
 	va_end(ap);
+	s->last_rc = rc;
 	return rc;
 }
+
+int cs_store_last_rc(const cs_store *s) { return s->last_rc; }
 
 /* Records SQLite's message for a failed call and returns the errno. */
 int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what)
 {
+	/* SQLITE_FULL, IOERR and NOMEM may roll the whole transaction back:
+	 * then there is none to commit, and what it held is lost. */
+	if (s->in_tx && sqlite3_get_autocommit(s->db)) {
+		s->in_tx = 0;
+		s->tx_lost = 1;
+	}
 	return fail(s, cs_store_rc(sqlite_rc) ? cs_store_rc(sqlite_rc) : -EIO,
 		    "%s: %s", what, sqlite3_errmsg(s->db));
 }
@@ -1174,6 +1185,43 @@ int cs_store_run_busy(cs_store *s, int64_t run, char *who, size_t wholen)
 		rc = fail_sql(s, src, "reading a run");
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+void cs_store_abort(cs_store *s)
+{
+	if (s->in_tx || !sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_tx = 0;
+	s->tx_lost = 0;
+	s->pending_values = 0;
+	while (s->writers) {
+		cs_writer *w = s->writers;
+		unlink_writer(w);
+		writer_free(w);
+	}
+}
+
+int cs_store_tx_lost(const cs_store *s) { return s->tx_lost; }
+
+int cs_store_mark_incomplete(cs_store *s, int64_t run)
+{
+	char sql[160];
+	snprintf(sql, sizeof sql,
+		 "UPDATE runs SET status = 'incomplete', end_ns = %lld"
+		 " WHERE id = %lld AND status = 'running'",
+		 (long long)wall_ns(), (long long)run);
+	int rc = begin_tx(s);
+	rc = rc ? rc : exec(s, sql);
+	if (!rc) {
+		rc = exec(s, "COMMIT");
+		if (!rc)
+			s->in_tx = 0;
+	}
+	if (rc && (s->in_tx || !sqlite3_get_autocommit(s->db))) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		s->in_tx = 0;
+	}
 	return rc;
 }
 

@@ -53,6 +53,9 @@ sqlite3 *cs_store_db(cs_store *s);
 /* The message of the last failed call on s or its writers; never NULL. */
 const char *cs_store_errmsg(const cs_store *s);
 
+/* The negative errno of the last failed call on s (with errmsg). */
+int cs_store_last_rc(const cs_store *s);
+
 /* Maps a SQLite result code to 0 or a negative errno. */
 int cs_store_rc(int sqlite_rc);
 
@@ -75,6 +78,18 @@ void cs_store_set_commit_values(cs_store *s, uint64_t values);
 
 /* Writes a random (v4) UUID, 36 characters and a NUL, into out. */
 void cs_store_uuid(char out[37]);
+
+/* After a failure that may have lost written data (SQLITE_FULL, an I/O
+ * error): rolls back what is uncommitted and frees every open writer
+ * without writing (their runs stay 'running' in the file until marked).
+ * cs_store_tx_lost() says whether a failure already rolled a transaction
+ * back, so that the writers' state no longer matches the file. */
+void cs_store_abort(cs_store *s);
+int cs_store_tx_lost(const cs_store *s);
+
+/* Marks a run whose writer is gone 'incomplete' (when still 'running'),
+ * committed. 0 or the error (the store stays usable). */
+int cs_store_mark_incomplete(cs_store *s, int64_t run);
 
 /* Deletes a run and everything that belongs to it, in one transaction. */
 int cs_store_delete_run(cs_store *s, int64_t run);

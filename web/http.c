@@ -861,6 +861,14 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		if (!s)
 			return error(c, h, 503, "database: %s", err);
 		cs_store_close(s);
+		const char *why = h->o.degraded ? h->o.degraded(h->o.metrics_ctx) : NULL;
+		if (why) {
+			char body[160];
+			snprintf(body, sizeof body,
+				 "{\"status\":\"degraded\",\"reason\":\"%s\",\"version\":\"0.1.0\",\"api\":1}",
+				 why);
+			return json_text(c, h, body);
+		}
 		return json_text(c, h, "{\"status\":\"ok\",\"version\":\"0.1.0\",\"api\":1}");
 	}
 	if (!strcmp(path, "query")) {

@@ -29,6 +29,9 @@ typedef struct cs_http_opts {
 	/* appends the daemon's own Prometheus lines to GET /metrics */
 	void (*metrics)(void *ctx, cs_buf *out);
 	void *metrics_ctx;
+	/* NULL while ingest works, else why not ("disk full"): health says
+	 * degraded (same ctx) */
+	const char *(*degraded)(void *ctx);
 } cs_http_opts;
 
 typedef struct cs_http cs_http;

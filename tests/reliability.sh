@@ -1,0 +1,74 @@
+#!/bin/sh
+# The daemon when things go wrong around it: the disk fills up under a
+# live run and frees again. TAP-style output.
+#   sh tests/reliability.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+PRODUCE="$B/tests/produce"
+[ -x "$PRODUCE" ] || { echo "not ok 1 - $PRODUCE is missing (make $PRODUCE)"; exit 1; }
+. tests/lib.sh
+get() { curl -sS --noproxy '*' "$@"; }
+MNT=
+cleanup_mnt() { [ -n "$DPID" ] && kill -9 "$DPID" 2>/dev/null; sleep 0.2; [ -n "$MNT" ] && umount "$MNT" 2>/dev/null; cleanup; }
+trap cleanup_mnt EXIT
+
+# start DB SOCK: a daemon on a free port; sets DPID and U
+start() {
+	printf 'commit_ms = 20\nlog_level = info\n' >"$T/conf"
+	"$CS" serve --db "$1" --socket "$2" --listen 127.0.0.1:0 --config "$T/conf" \
+		--log "$T/log" 2>"$T/stderr" &
+	DPID=$!
+	i=0
+	while [ $i -lt 200 ] && { ! grep -q 'http://' "$T/stderr" 2>/dev/null || [ ! -S "$2" ]; }; do sleep 0.05; i=$((i + 1)); done
+	U="http://127.0.0.1:$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)"
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.1 s until it succeeds
+wait_for() {
+	tries=$(($1 * 10)); shift
+	while [ $tries -gt 0 ]; do "$@" && return 0; sleep 0.1; tries=$((tries - 1)); done
+	return 1
+}
+health_is() { get "$U/api/v1/health" 2>/dev/null | grep -q "$1"; }
+
+# --- disk full: a small tmpfs (needs root to mount) ---
+if [ "$(id -u)" -eq 0 ] && mkdir "$T/m" && mount -t tmpfs -o size=8m tmpfs "$T/m" 2>/dev/null; then
+	MNT="$T/m"
+	DB="$MNT/d.db"
+	SOCK="$T/s.sock"
+	dd if=/dev/zero of="$MNT/ballast" bs=1M count=3 2>/dev/null
+	start "$DB" "$SOCK"
+	"$CS" import csv docs/examples/h100-l2-overlap.csv --socket "$SOCK" --name before >/dev/null 2>&1 &&
+		ok "a run fits before the disk fills" || no "run before the disk fills" "$T/log"
+	"$PRODUCE" --socket "$SOCK" --name big --samples 3000000 --metrics 8 --expect "$T/big.csv" >"$T/prod" 2>&1
+	rc=$?
+	[ $rc -ne 0 ] && ok "the producer of the run that filled the disk fails (exit $rc), it is not told all is well" || no "producer on a full disk exited 0" "$T/prod"
+	wait_for 5 health_is '"status":"degraded","reason":"disk full"' && ok "health: degraded, disk full" || no "health degraded" "$T/log"
+	get "$U/metrics" | grep -q '^cyclescope_store_degraded 1' && ok "metrics: cyclescope_store_degraded 1" || no "degraded gauge"
+	grep -q "disk full: .*1 open run(s) cut" "$T/log" && ok "the log says the disk is full and the run was cut" || no "log line" "$T/log"
+	printf 't0,t1,x\n0,10,1\n10,20,2\n' >"$T/tiny.csv"
+	"$CS" import csv "$T/tiny.csv" --socket "$SOCK" --name refused >"$T/out" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "RUN_BEGIN: refused: the daemon's database cannot be written (disk full)" "$T/log" &&
+		ok "a new run is refused while the disk is full (import exits 1; the log says why)" || no "new run while full (exit $rc)" "$T/out"
+	! grep -q "no transaction is active" "$T/log" && ok "the writer stays in step with SQLite (no 'no transaction is active')" || no "writer out of step" "$T/log"
+	rm -f "$MNT/ballast"
+	wait_for 10 health_is '"status":"ok"' && ok "space freed: health is ok again" || no "health after freeing" "$T/log"
+	get "$U/api/v1/runs?name=big" >"$T/big.json"
+	grep -q '"status":"incomplete"' "$T/big.json" && grep -q "run 2 marked incomplete" "$T/log" &&
+		ok "the cut run is marked incomplete for real (it was left 'running')" || no "cut run status" "$T/big.json"
+	"$CS" import csv "$T/tiny.csv" --socket "$SOCK" --name after >"$T/out" 2>&1 &&
+		get "$U/api/v1/runs?name=after" | grep -q '"status":"complete"' && ok "ingest resumes: a new run is stored complete" || no "ingest after freeing" "$T/out"
+	"$CS" export big --db "$DB" >"$T/big.out" 2>"$T/err"
+	rows=$(($(wc -l <"$T/big.out") - 1))
+	head -n "$((rows + 1))" "$T/big.csv" | cmp -s - "$T/big.out" && [ "$rows" -gt 0 ] &&
+		ok "what was committed of the cut run is a clean prefix of what was sent ($rows samples)" || no "cut run prefix ($rows rows)" "$T/err"
+	"$CS" check --db "$DB" >"$T/check" 2>&1 && ok "check: the file is sound" || no "check after disk full" "$T/check"
+	kill -TERM "$DPID"; wait "$DPID"; rc=$?; DPID=
+	[ $rc -eq 0 ] && ok "SIGTERM after the episode: exit 0" || no "exit after disk full ($rc)" "$T/stderr"
+else
+	echo "# the disk-full checks mount a small tmpfs and need root: skipped"
+fi
+
+echo "reliability: $((n - fails)) of $n checks passed"
+[ "$fails" -eq 0 ]
