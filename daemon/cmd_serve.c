@@ -189,6 +189,8 @@ static int run_serve(int argc, char **argv)
 			   (unsigned)c.http_connections,
 			   (unsigned)c.http_busy,
 			   (unsigned)c.http_timeout_s,
+			   (unsigned)c.http_header_timeout_s,
+			   (unsigned)c.http_per_ip_connections,
 			   c.query_timeout_ms,
 			   c.query_max_rows,
 			   c.query_max_bytes,

@@ -36,6 +36,8 @@ static const key keys[] = {
 	U("http_connections", http_connections, 1, 10000),
 	U("http_busy", http_busy, 1, 1024),
 	U("http_timeout_s", http_timeout_s, 1, 3600),
+	U("http_header_timeout_s", http_header_timeout_s, 1, 3600),
+	U("http_per_ip_connections", http_per_ip_connections, 1, 10000),
 	U("query_timeout_ms", query_timeout_ms, 1, 3600000),
 	U("query_max_rows", query_max_rows, 1, 1000000000),
 	U("query_max_bytes", query_max_bytes, 1024, 1ull << 34),
@@ -66,6 +68,8 @@ void cs_config_defaults(cs_config *c)
 	c->http_connections = 64;
 	c->http_busy = 2;
 	c->http_timeout_s = 60;
+	c->http_header_timeout_s = 10;
+	c->http_per_ip_connections = 32;
 	c->query_timeout_ms = 10000;
 	c->query_max_rows = 1000000;
 	c->query_max_bytes = 64u << 20;

@@ -27,6 +27,8 @@ typedef struct cs_config {
 	uint64_t http_connections;
 	uint64_t http_busy;
 	uint64_t http_timeout_s;
+	uint64_t http_header_timeout_s;
+	uint64_t http_per_ip_connections;
 	uint64_t query_timeout_ms;
 	uint64_t query_max_rows;
 	uint64_t query_max_bytes;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The daemon when things go wrong around it: the disk fills up under a
-# live run and frees again. TAP-style output.
+# live run and frees again; slow clients try to hold every connection.
+# TAP-style output.
 #   sh tests/reliability.sh [BUILD_DIR]
 B=${1:-build}
 CS="$B/cyclescope"
@@ -69,6 +70,60 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$T/m" && mount -t tmpfs -o size=8m tmpfs "$T/m
 else
 	echo "# the disk-full checks mount a small tmpfs and need root: skipped"
 fi
+
+# --- slow clients: 70 connections sending a byte a second (64 slots) ---
+printf 'http_header_timeout_s = 3\n' >"$T/slow.conf"
+"$CS" serve --db "$T/slow.db" --socket "$T/slow.sock" --listen 127.0.0.1:0 --config "$T/slow.conf" \
+	--token tok --log "$T/slow.log" 2>"$T/stderr" &
+DPID=$!
+i=0; while [ $i -lt 200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+cat >"$T/slow.py" <<'PY'
+import socket, sys, threading, time
+port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+closed_after = []
+def client():
+    s = socket.socket(); s.settimeout(secs + 5)
+    try:
+        s.connect(("127.0.0.1", port))
+    except OSError:
+        closed_after.append(0.0); return
+    t0 = time.time()
+    req = b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200
+    for b in req:
+        try:
+            s.send(bytes([b]))
+        except OSError:
+            break
+        time.sleep(1.0)
+        if time.time() - t0 > secs:
+            break
+    closed_after.append(time.time() - t0)
+threads = [threading.Thread(target=client) for _ in range(n)]
+for t in threads: t.start()
+for t in threads: t.join()
+print("max_held %.1f" % max(closed_after))
+PY
+python3 "$T/slow.py" "$PORT" 70 12 >"$T/slow.out" 2>&1 &
+SPID=$!
+sleep 1.5
+worst=0 bad=0
+for k in 1 2 3 4 5 6 7 8 9 10; do
+	tm=$(curl -sS --noproxy '*' -m 5 -o /dev/null -w '%{http_code} %{time_total}' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/api/v1/health")
+	code=${tm% *}; secs=${tm#* }
+	[ "$code" = 200 ] || bad=$((bad + 1))
+	worst=$(python3 -c "print(max($worst, $secs))")
+	sleep 0.5
+done
+wait $SPID
+[ $bad -eq 0 ] && python3 -c "import sys; sys.exit(0 if $worst < 1.0 else 1)" &&
+	ok "70 slow clients: health with the token answers every time, in $worst s at worst" || no "health under slow clients ($bad failed, worst $worst s)" "$T/slow.out"
+held=$(sed -n 's/^max_held //p' "$T/slow.out")
+python3 -c "import sys; sys.exit(0 if float('${held:-99}') < 6 else 1)" &&
+	ok "a client that never finishes its headers is closed after the header timeout (held $held s, limit 3 s)" || no "slow clients closed (held $held s)" "$T/slow.out"
+curl -sS --noproxy '*' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/metrics" | grep -q '^cyclescope_http_slow_closed_total [1-9]' &&
+	ok "metrics count the slow connections closed" || no "slow_closed metric"
+kill -TERM "$DPID"; wait "$DPID"; DPID=
 
 echo "reliability: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -40,6 +42,16 @@
 #define STREAM_BLOCK (64u << 10)
 #define READER_NICE 10
 
+/* One open connection, for the guard against slow clients: how long it
+ * has been waiting for a request's headers, and from where. */
+typedef struct conn_info {
+	struct conn_info *next, *prev;
+	int fd;
+	uint64_t since_ms;   /* accepted, or the last request ended */
+	int waiting;         /* 1 while the next request's headers are awaited */
+	struct sockaddr_storage addr;
+} conn_info;
+
 struct cs_http {
 	struct MHD_Daemon *mhd;
 	char db[512];
@@ -47,7 +59,14 @@ struct cs_http {
 	cs_http_opts o;
 	unsigned port;
 	sem_t busy; /* data work at once: more requests wait their turn */
-	atomic_uint_fast64_t requests, errors, bytes, streams_open;
+	atomic_uint_fast64_t requests, errors, bytes, streams_open, slow_closed;
+	/* the slow-client guard (guard_*) */
+	pthread_mutex_t gmu;
+	pthread_cond_t gcv;
+	conn_info *conns;
+	unsigned nconns;
+	int gstop;
+	pthread_t guard;
 };
 
 /* Per-request state (POST bodies). */
@@ -839,6 +858,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			       "Response body bytes", atomic_load(&h->bytes));
 		cs_prom_metric(&b, "cyclescope_http_streams", "gauge", "Streamed responses in flight",
 			       atomic_load(&h->streams_open));
+		cs_prom_metric(&b, "cyclescope_http_slow_closed_total", "counter",
+			       "Connections closed for sending their headers too slowly, or to make room",
+			       atomic_load(&h->slow_closed));
 		if (h->o.metrics)
 			h->o.metrics(h->o.metrics_ctx, &b);
 		enum MHD_Result r = queue(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
@@ -949,6 +971,175 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 	return error(c, h, 404, "no such endpoint: %s", url);
 }
 
+/* ---- the slow-client guard ----
+ *
+ * libmicrohttpd's connection timeout is an idle timeout: a client sending
+ * a byte a second holds its connection (and, one thread per connection, a
+ * thread) for ever, and 64 of them locked everyone out, token or not (the
+ * token is read with the headers). So:
+ *  - a request's headers must arrive within header_timeout_s of the
+ *    connection's start (or of the previous request's end, keep-alive);
+ *    a watchdog closes connections past it;
+ *  - connections still waiting for headers may hold all but a reserve of
+ *    the connection slots, and one address may hold at most per_ip: a new
+ *    connection past either closes the longest-waiting such connection
+ *    (waiting for over a second), or is itself refused when none is;
+ * so a client whose headers come at once always finds a slot. */
+
+#define GUARD_MIN_WAIT_MS 1000
+
+static uint64_t guard_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return 0;
+}
+
+/* Closes ci's socket (libmicrohttpd then ends the connection). gmu held. */
+static void guard_cut(cs_http *h, conn_info *ci)
+{
+	shutdown(ci->fd, SHUT_RDWR);
+	ci->waiting = 0;
+	atomic_fetch_add(&h->slow_closed, 1);
+}
+
+/* The connection waiting longest for headers, at least GUARD_MIN_WAIT_MS,
+ * from addr's host when addr is given. gmu held. */
+static conn_info *guard_oldest(cs_http *h, const struct sockaddr_storage *addr, uint64_t now)
+{
+	conn_info *best = NULL;
+	for (conn_info *ci = h->conns; ci; ci = ci->next)
+		if (ci->waiting && now - ci->since_ms >= GUARD_MIN_WAIT_MS &&
+		    (!addr || same_host(&ci->addr, addr)) && (!best || ci->since_ms < best->since_ms))
+			best = ci;
+	return best;
+}
+
+static void guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			 enum MHD_ConnectionNotificationCode code)
+{
+	cs_http *h = cls;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conn_info *ci = *socket_context;
+		if (!ci)
+			return;
+		pthread_mutex_lock(&h->gmu);
+		if (ci->prev)
+			ci->prev->next = ci->next;
+		else
+			h->conns = ci->next;
+		if (ci->next)
+			ci->next->prev = ci->prev;
+		h->nconns--;
+		pthread_mutex_unlock(&h->gmu);
+		free(ci);
+		*socket_context = NULL;
+		return;
+	}
+	const union MHD_ConnectionInfo *fdi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	conn_info *ci = calloc(1, sizeof *ci);
+	if (!ci || !fdi) {
+		free(ci);
+		if (fdi)
+			shutdown(fdi->connect_fd, SHUT_RDWR); /* no memory: refuse it */
+		return;
+	}
+	ci->fd = fdi->connect_fd;
+	ci->since_ms = guard_now();
+	ci->waiting = 1;
+	if (ai && ai->client_addr)
+		memcpy(&ci->addr, ai->client_addr,
+		       ai->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							  : sizeof(struct sockaddr_in));
+	pthread_mutex_lock(&h->gmu);
+	unsigned waiting = 0, same = 0;
+	for (conn_info *o = h->conns; o; o = o->next) {
+		waiting += (unsigned)o->waiting;
+		same += (unsigned)same_host(&o->addr, &ci->addr);
+	}
+	unsigned slots = h->o.connections ? h->o.connections : 64;
+	unsigned reserve = slots / 8 < 4 ? 4 : slots / 8;
+	unsigned per_ip = h->o.per_ip ? h->o.per_ip : slots;
+	int over_ip = same + 1 > per_ip;
+	if (over_ip || waiting + 1 + reserve > slots) {
+		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL, ci->since_ms);
+		if (victim)
+			guard_cut(h, victim);
+		else
+			guard_cut(h, ci); /* refused: nobody to make room */
+	}
+	ci->next = h->conns;
+	if (h->conns)
+		h->conns->prev = ci;
+	h->conns = ci;
+	h->nconns++;
+	pthread_mutex_unlock(&h->gmu);
+	*socket_context = ci;
+}
+
+static conn_info *guard_info(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+static void guard_headers_done(cs_http *h, struct MHD_Connection *c)
+{
+	conn_info *ci = guard_info(c);
+	if (!ci)
+		return;
+	pthread_mutex_lock(&h->gmu);
+	ci->waiting = 0;
+	pthread_mutex_unlock(&h->gmu);
+}
+
+/* keep-alive: the next request's headers are timed from now */
+static void guard_request_ended(cs_http *h, struct MHD_Connection *c)
+{
+	conn_info *ci = guard_info(c);
+	if (!ci)
+		return;
+	pthread_mutex_lock(&h->gmu);
+	ci->waiting = 1;
+	ci->since_ms = guard_now();
+	pthread_mutex_unlock(&h->gmu);
+}
+
+static void *guard_main(void *arg)
+{
+	cs_http *h = arg;
+	uint64_t limit = (uint64_t)(h->o.header_timeout_s ? h->o.header_timeout_s : 10) * 1000;
+	pthread_mutex_lock(&h->gmu);
+	while (!h->gstop) {
+		uint64_t now = guard_now();
+		for (conn_info *ci = h->conns; ci; ci = ci->next)
+			if (ci->waiting && now - ci->since_ms >= limit)
+				guard_cut(h, ci);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L)
+			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+		pthread_cond_timedwait(&h->gcv, &h->gmu, &ts);
+	}
+	pthread_mutex_unlock(&h->gmu);
+	return NULL;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **con_cls)
@@ -957,6 +1148,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	req *rq = *con_cls;
 	if (!rq) {
+		guard_headers_done(h, c);
 		rq = calloc(1, sizeof *rq);
 		if (!rq)
 			return MHD_NO;
@@ -977,16 +1169,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	atomic_fetch_add(&h->requests, 1);
-	sem_wait(&h->busy);
+	/* Health and metrics never wait behind data work. */
+	int light = !strcmp(url, "/api/v1/health") || !strcmp(url, "/metrics");
+	if (!light)
+		sem_wait(&h->busy);
 	enum MHD_Result r = route(h, c, url, method, rq);
-	sem_post(&h->busy);
+	if (!light)
+		sem_post(&h->busy);
 	return r;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
-	(void)cls, (void)c, (void)toe;
+	(void)toe;
+	guard_request_ended(cls, c);
 	req *rq = *con_cls;
 	if (rq) {
 		cs_buf_free(&rq->body);
@@ -1092,6 +1289,8 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 	h->o.token = h->token;
 	h->o.listen = NULL;
 	sem_init(&h->busy, 0, o->busy ? o->busy : 2);
+	pthread_mutex_init(&h->gmu, NULL);
+	pthread_cond_init(&h->gcv, NULL);
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int family = parse_listen(o->listen, &ss, &sl, err, errlen);
@@ -1107,7 +1306,12 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 60,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256u << 10),
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+				  MHD_OPTION_NOTIFY_CONNECTION, guard_notify, h,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+	if (h->mhd && pthread_create(&h->guard, NULL, guard_main, h)) {
+		MHD_stop_daemon(h->mhd);
+		h->mhd = NULL;
+	}
 	if (!h->mhd) {
 		snprintf(err, errlen, "cannot listen on %s (address in use, or not an address of "
 				      "this machine?)",
@@ -1132,7 +1336,14 @@ void cs_http_stop(cs_http *h)
 {
 	if (!h)
 		return;
+	pthread_mutex_lock(&h->gmu);
+	h->gstop = 1;
+	pthread_cond_signal(&h->gcv);
+	pthread_mutex_unlock(&h->gmu);
+	pthread_join(h->guard, NULL);
 	MHD_stop_daemon(h->mhd);
 	sem_destroy(&h->busy);
+	pthread_mutex_destroy(&h->gmu);
+	pthread_cond_destroy(&h->gcv);
 	free(h);
 }

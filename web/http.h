@@ -23,6 +23,8 @@ typedef struct cs_http_opts {
 	unsigned connections;
 	unsigned busy; /* requests doing database work at once (0 = 2); the rest wait */
 	unsigned timeout_s;
+	unsigned header_timeout_s; /* a request's headers must arrive within (0 = 10) */
+	unsigned per_ip;           /* connections one address may hold (0 = any) */
 	uint64_t query_timeout_ms;
 	uint64_t query_max_rows;
 	uint64_t query_max_bytes;
