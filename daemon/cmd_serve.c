@@ -78,6 +78,8 @@ static int set_level(const char *name)
 	return -1;
 }
 
+#define SERVE_SQLITE_HEAP_MB 256
+
 typedef struct parts {
 	cs_ingest *in;
 	cs_ship *ship;
@@ -166,6 +168,10 @@ static int run_serve(int argc, char **argv)
 		return cs_cli_fail(cmd, "%s", err);
 	cs_ingest_opts io = {c.socket,	     c.queue_mb << 20,	 c.commit_ms,
 			     c.commit_values, c.partial_flush_ms, c.max_connections};
+	/* SQLite's caches (64 MiB a connection: the writer's and every
+	 * request's) give memory back past this, so many requests at once do
+	 * not add up to many caches. */
+	sqlite3_soft_heap_limit64((sqlite3_int64)SERVE_SQLITE_HEAP_MB << 20);
 	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
 	if (!in) {
 		cs_store_close(s);

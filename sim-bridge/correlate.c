@@ -199,9 +199,10 @@ int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_se
 	double best_r = -2;
 	int max_lag = o->max_lag < 0 ? 0 : o->max_lag;
 	for (int lag = -max_lag; lag <= max_lag; lag++) {
-		if (o->deadline_ms && (lag & 63) == 0 && mono_ms() > o->deadline_ms) {
+		if ((lag & 63) == 0 && ((o->deadline_ms && mono_ms() > o->deadline_ms) ||
+					(o->cancelled && o->cancelled(o->cancel_ctx)))) {
 			free(h), free(s), free(hn), free(sn);
-			return -ETIMEDOUT;
+			return o->deadline_ms && mono_ms() > o->deadline_ms ? -ETIMEDOUT : -ECANCELED;
 		}
 		size_t hoff = lag > 0 ? (size_t)lag : 0, soff = lag < 0 ? (size_t)-lag : 0;
 		if (hoff >= nh || soff >= ns)

@@ -41,6 +41,10 @@ typedef struct cs_corr_opts {
 	/* Bounds for a server (0 = none): bins on either side, lag steps x
 	 * bins of the search, and a CLOCK_MONOTONIC deadline in ms. */
 	uint64_t max_bins, max_work, deadline_ms;
+	/* Asked now and then during the search: non-zero stops it with
+	 * -ECANCELED (a server's client went away). NULL = never. */
+	int (*cancelled)(void *ctx);
+	void *cancel_ctx;
 } cs_corr_opts;
 
 typedef struct cs_corr_result {
@@ -60,7 +64,7 @@ typedef struct cs_corr_result {
 
 /* Compares hw and sim (durations hw_cycles and sim_cycles). 0, or
  * -EINVAL (no bins), -ENOMEM, -E2BIG (over max_bins or max_work: see
- * cs_corr_cost) or -ETIMEDOUT (past the deadline). */
+ * cs_corr_cost), -ETIMEDOUT (past the deadline) or -ECANCELED. */
 int cs_corr_compare(const cs_corr_series *hw, double hw_cycles, const cs_corr_series *sim,
 		    double sim_cycles, const cs_corr_opts *o, cs_corr_result *r);
 

@@ -143,6 +143,14 @@ for stmt in "DELETE FROM runs" "INSERT INTO runs(uuid) VALUES('x')" "UPDATE runs
 done
 code=$(q "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c")
 [ "$code" = 504 ] && grep -q 'ms limit' "$T/body" && ok "a runaway query is cut off (504)" || no "query time limit ($code)" "$T/body"
+# A client that gives up is not worked for: the runaway query stops when
+# its client goes (it ran on to the time limit).
+cpu() { awk '{ print $14 + $15 }' "/proc/$DPID/stat"; }
+get -m 0.5 -o /dev/null --get --data-urlencode "sql=WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c" "$U/api/v1/query" 2>/dev/null
+sleep 0.3
+c0=$(cpu); sleep 1; c1=$(cpu)
+[ $((c1 - c0)) -lt 20 ] && ok "a query whose client went away stops (daemon CPU over the next second: $((c1 - c0)) ticks)" ||
+	no "query after the client left: $((c1 - c0)) ticks of CPU in a second"
 code=$(q "SELECT * FROM series")
 [ "$code" = 413 ] && grep -q 'row limit' "$T/body" && ok "too many rows is 413" || no "query row limit ($code)" "$T/body"
 # A query bomb: two 1 GB blobs. It took 35 s and 5.9 GB before the 413;

@@ -326,7 +326,8 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 	if (!(use_bin > 0))
 		use_bin = 1;
 	cs_corr_opts o = {.bin = use_bin, .max_lag = rq->max_lag, .max_bins = rq->max_bins,
-			  .max_work = rq->max_work, .deadline_ms = rq->deadline_ms};
+			  .max_work = rq->max_work, .deadline_ms = rq->deadline_ms,
+			  .cancelled = rq->cancelled, .cancel_ctx = rq->cancel_ctx};
 	cs_corr_series sh = cs_cjob_series(&h), sm = cs_cjob_series(&m);
 	cs_corr_result r;
 	if ((rc = cs_corr_compare(&sh, h.cycles, &sm, m.cycles, &o, &r)) < 0) {
@@ -341,6 +342,8 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		else if (rc == -ETIMEDOUT)
 			snprintf(err, errlen, "the comparison ran past its time limit: lower max_lag "
 				 "or raise bin_cycles");
+		else if (rc == -ECANCELED)
+			snprintf(err, errlen, "cancelled: the client went away");
 		else
 			snprintf(err, errlen, "nothing to compare (empty windows?)");
 		goto out;

@@ -34,6 +34,8 @@ typedef struct cs_corr_request {
 	uint64_t max_bins, max_work;       /* a server's bounds (0 = none): see
 					      cs_corr_opts */
 	uint64_t deadline_ms;              /* CLOCK_MONOTONIC ms, 0 = none */
+	int (*cancelled)(void *ctx);       /* the client went away: stop (NULL = never) */
+	void *cancel_ctx;
 } cs_corr_request;
 
 /* Appends the answer to out. 0, or a negative errno with the reason in

@@ -463,10 +463,25 @@ static enum MHD_Result get_ranges(struct MHD_Connection *c, cs_http *h, cs_store
 
 /* ---- the query sandbox ---- */
 
+/* 1 when the client of c has gone (closed or reset its connection): work
+ * for it can stop. Cheap: one poll() of the socket, no waiting. */
+static int client_gone(void *ctx)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(ctx, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!i)
+		return 0;
+	struct pollfd pf = {i->connect_fd, POLLRDHUP, 0};
+	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 typedef struct sandbox {
 	char why[256];
 	uint64_t deadline_ms;
 	int timed_out;
+	struct MHD_Connection *conn; /* checked for a client gone */
+	uint64_t next_check_ms;
+	int gone;
 } sandbox;
 
 static uint64_t mono_ms(void)
@@ -539,9 +554,17 @@ static int authorize(void *ctx, int action, const char *a, const char *b, const 
 static int progress(void *ctx)
 {
 	sandbox *sb = ctx;
-	if (mono_ms() >= sb->deadline_ms) {
+	uint64_t now = mono_ms();
+	if (now >= sb->deadline_ms) {
 		sb->timed_out = 1;
 		return 1;
+	}
+	if (sb->conn && now >= sb->next_check_ms) {
+		sb->next_check_ms = now + 50;
+		if (client_gone(sb->conn)) {
+			sb->gone = 1;
+			return 1;
+		}
 	}
 	return 0;
 }
@@ -597,7 +620,7 @@ static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *
 	else if (format && *format && strcmp(format, "csv"))
 		return error(c, h, 400, "format: expected csv or json");
 	sqlite3 *db = cs_store_db(s);
-	sandbox sb = {"", mono_ms() + h->o.query_timeout_ms, 0};
+	sandbox sb = {"", mono_ms() + h->o.query_timeout_ms, 0, c, 0, 0};
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, (int)MAX_BODY);
 	/* No single string or blob bigger than the whole answer may be made
@@ -632,7 +655,9 @@ static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *
 	uint64_t maxb = h->o.query_max_bytes;
 	int64_t n = json ? cs_sqlout_json(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated)
 			 : cs_sqlout_csv(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated);
-	if (sb.timed_out)
+	if (sb.gone)
+		r = MHD_NO; /* nobody to answer */
+	else if (sb.timed_out)
 		r = error(c, h, 504, "query ran past the %llu ms limit",
 			  (unsigned long long)h->o.query_timeout_ms);
 	else if (lim.over || n == -EFBIG || sqlite3_errcode(db) == SQLITE_TOOBIG)
@@ -760,6 +785,8 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	rq.max_bins = CORR_MAX_BINS;
 	rq.max_work = CORR_MAX_WORK;
 	rq.deadline_ms = mono_ms() + h->o.query_timeout_ms;
+	rq.cancelled = client_gone;
+	rq.cancel_ctx = c;
 	cs_buf b = CS_BUF_INIT;
 	int rc = report ? cs_report_html(s, &rq, js, css, &b, err, sizeof err)
 			: cs_corr_out(s, &rq, &b, err, sizeof err);
@@ -767,7 +794,9 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	free(js);
 	free(css);
 	enum MHD_Result r;
-	if (rc < 0)
+	if (rc == -ECANCELED)
+		r = MHD_NO; /* the client went away */
+	else if (rc < 0)
 		r = error(c, h, rc == -ENOENT || rc == -ENODATA ? 404
 				: rc == -EINVAL || rc == -E2BIG ? 400 : rc == -ETIMEDOUT ? 504 : 500,
 			  "%s", err);

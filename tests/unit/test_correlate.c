@@ -114,6 +114,12 @@ static void test_recovers_lag_and_scale(void **state)
 	free(h0), free(h1), free(hv), free(s0), free(s1), free(sv);
 }
 
+/* Says "gone" the second time it is asked. */
+static int gone_after_one(void *ctx)
+{
+	return ++*(int *)ctx > 1;
+}
+
 /* A server's bounds: a search past max_work or max_bins is refused before
  * any work (max_lag=100000 on a 1e8-cycle run took 9 min 36 s), a
  * deadline already past stops it. Costs computed by hand. */
@@ -138,6 +144,13 @@ static void test_bounds(void **state)
 			   .deadline_ms = 1};
 	assert_int_equal(cs_corr_compare(&a, 100, &a, 100, &o, &r), -ETIMEDOUT);
 	o.deadline_ms = 0;
+	/* a client that went away stops the search */
+	o.cancelled = gone_after_one;
+	int asked = 0;
+	o.cancel_ctx = &asked;
+	assert_int_equal(cs_corr_compare(&a, 100, &a, 100, &o, &r), -ECANCELED);
+	assert_int_equal(asked, 2);
+	o.cancelled = NULL;
 	assert_int_equal(cs_corr_compare(&a, 100, &a, 100, &o, &r), 0);
 	cs_corr_result_free(&r);
 }
