@@ -98,6 +98,9 @@ struct cs_ingest {
 	int64_t *lost;           /* runs cut by the failure, to mark incomplete */
 	size_t nlost, lost_cap;
 	uint64_t retry_at;       /* when degraded, next attempt to resume */
+	/* readers' buffers (unfinished frames), bounded */
+	atomic_uint_fast64_t partial_bytes;
+	uint64_t partial_budget;
 };
 
 #define RESUME_RETRY_MS 1000
@@ -688,6 +691,7 @@ static void *conn_main(void *arg)
 	uint64_t stream_off = 0; /* stream offset of buf[start] */
 	char err[512];
 	long long pid = 0;
+	size_t charged = 0; /* buf's bytes counted in in->partial_bytes */
 	for (;;) {
 		if (atomic_load(&cs->abort))
 			break;
@@ -727,14 +731,41 @@ static void *conn_main(void *arg)
 		}
 		if (start == buf.len) {
 			buf.len = start = 0;
+			if (buf.cap > (16u << 20)) { /* done with a frame over 8 MiB: give it back */
+				atomic_fetch_sub(&in->partial_bytes, charged);
+				cs_buf_free(&buf);
+				charged = 0;
+			}
 		} else if (start > (1u << 20)) {
 			memmove(buf.data, buf.data + start, buf.len - start);
 			buf.len -= start;
 			start = 0;
 		}
-		size_t want = need > buf.len - start ? need - (buf.len - start) : 0;
-		if (cs_buf_reserve(&buf, want > (1u << 16) ? want : (1u << 16)))
+		/* Room for the next read: the buffer grows as a frame's bytes
+		 * arrive (at most doubling), not as its header claims, and
+		 * what every connection holds counts against one budget. */
+		size_t have = buf.len - start;
+		size_t want = need > have ? need - have : 0;
+		size_t room = want < have ? want : have;
+		if (room < (1u << 16))
+			room = 1u << 16;
+		if (cs_buf_reserve(&buf, room))
 			break;
+		if (buf.cap > charged) {
+			uint64_t total = atomic_fetch_add(&in->partial_bytes, buf.cap - charged) +
+					 (buf.cap - charged);
+			charged = buf.cap;
+			if (total > in->partial_budget) {
+				cs_log(CS_LOG_WARN,
+				       "ingest: connection %llu (pid %lld): a frame of %zu bytes would "
+				       "take the memory held for unfinished frames past its budget "
+				       "(%llu bytes: queue_mb, at least 128 MiB); closing it",
+				       (unsigned long long)cs->id, pid, need,
+				       (unsigned long long)in->partial_budget);
+				atomic_fetch_add(&in->st.frames_bad, 1);
+				break;
+			}
+		}
 		ssize_t n = read(ct->fd, buf.data + buf.len, buf.cap - buf.len);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -751,6 +782,7 @@ static void *conn_main(void *arg)
 		atomic_fetch_add(&in->st.bytes, (uint64_t)n);
 	}
 out:
+	atomic_fetch_sub(&in->partial_bytes, charged);
 	cs_buf_free(&buf);
 	shutdown(ct->fd, SHUT_RDWR);
 	pthread_mutex_lock(&cs->fd_mu);
@@ -893,6 +925,8 @@ cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size
 	}
 	in->s = s;
 	in->o = *o;
+	in->partial_budget = o->queue_bytes > 2ull * CS_WIRE_MAX_PAYLOAD ? o->queue_bytes
+									  : 2ull * CS_WIRE_MAX_PAYLOAD;
 	in->listen_fd = -1;
 	cs_store_set_commit_values(s, 0); /* the writer thread decides */
 	pthread_mutex_init(&in->mu, NULL);
@@ -980,6 +1014,8 @@ void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		cs_prom_metric(out, m[i].name, m[i].type, m[i].help,
 			       atomic_load((atomic_uint_fast64_t *)((char *)&in->st + m[i].off)));
+	cs_prom_metric(out, "cyclescope_ingest_partial_bytes", "gauge",
+		       "Bytes held for frames not yet complete", atomic_load(&in->partial_bytes));
 	cs_prom_metric(out, "cyclescope_store_degraded", "gauge",
 		       "1 while the database cannot be written (disk full, I/O error)",
 		       atomic_load(&in->degraded) != 0);

@@ -241,6 +241,65 @@ wait_run toomany incomplete && grep -q 'METRICS: more than 4096 metrics in one r
 wait_run manydev incomplete && grep -q 'DEVICE: more than 256 devices in one run; closing it' "$T/log" &&
 	ok "a run with 300 devices is cut at 256, marked incomplete" || no "devices bound" "$T/log"
 
+# Unfinished frames: memory follows the bytes that arrived, not what a
+# header claims (20 connections each announcing 64 MiB and sending 1 MiB
+# added 1.29 GB), and all of them together are held to a budget (128 MiB
+# here): a connection past it is closed with a frame error.
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$DPID/status"; }
+python3 -c '
+import socket, struct, sys, time
+path, conns, send_mb, hold = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+socks = []
+for i in range(conns):
+    s = socket.socket(socket.AF_UNIX); s.connect(path)
+    s.sendall(struct.pack("<IBBHI", 0x50435343, 1, 5, 0, 64 << 20))
+    socks.append(s)
+chunk = b"\0" * (1 << 20)
+for s in socks:
+    left = int(send_mb * (1 << 20))
+    try:
+        while left > 0:
+            s.sendall(chunk[:min(left, len(chunk))]); left -= len(chunk)
+    except OSError:
+        pass
+open(sys.argv[5], "w").close()
+time.sleep(hold)' "$SOCK" 20 1 3 "$T/sent1" &
+PY1=$!
+r0=$(rss)
+i=0; while [ $i -lt 100 ] && [ ! -e "$T/sent1" ]; do sleep 0.05; i=$((i + 1)); done
+sleep 0.3
+r1=$(rss)
+wait $PY1
+[ $((r1 - r0)) -lt 200000 ] && ok "20 connections announcing 64 MiB frames and sending 1 MiB: RSS +$(((r1 - r0) / 1024)) MiB" ||
+	no "partial frames: RSS +$(((r1 - r0) / 1024)) MiB"
+r0=$(rss)
+python3 -c '
+import socket, struct, sys, time
+path = sys.argv[1]
+socks, closed = [], 0
+for i in range(20):
+    s = socket.socket(socket.AF_UNIX); s.connect(path)
+    s.sendall(struct.pack("<IBBHI", 0x50435343, 1, 5, 0, 64 << 20))
+    socks.append(s)
+chunk = b"\0" * (1 << 20)
+for s in socks:
+    try:
+        for k in range(63):
+            s.sendall(chunk)
+    except OSError:
+        closed += 1
+open(sys.argv[2], "w").write(str(closed))
+time.sleep(2)' "$SOCK" "$T/closed" >"$T/out" 2>&1 &
+PY2=$!
+i=0; while [ $i -lt 400 ] && [ ! -s "$T/closed" ]; do sleep 0.05; i=$((i + 1)); done
+r1=$(rss)
+wait $PY2
+[ $((r1 - r0)) -lt 300000 ] && [ "$(cat "$T/closed")" -ge 17 ] &&
+	grep -q "would take the memory held for unfinished frames past its budget (134217728 bytes" "$T/log" &&
+	ok "20 connections each holding 63 MiB of a 64 MiB frame: $(cat "$T/closed") closed at the 128 MiB budget, RSS +$(((r1 - r0) / 1024)) MiB (was 1.29 GB)" ||
+	no "partial frame budget: RSS +$(((r1 - r0) / 1024)) MiB, $(cat "$T/closed") closed" "$T/out"
+get "$U/metrics" | grep -q '^cyclescope_ingest_partial_bytes [0-9]' && ok "metrics: bytes held for unfinished frames" || no "partial bytes metric"
+
 # An error after the 200 is out: a last line says what, and the transfer
 # ends unfinished (it was cut silently). A chunk of the 'ranged' run is
 # corrupted behind the daemon's back.

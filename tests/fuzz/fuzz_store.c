@@ -1,0 +1,847 @@
+/*
+ * fuzz_store.c - libFuzzer target: the store writer driven by decoded wire
+ * frames the way the daemon's ingest writer applies them (apply() in
+ * daemon/ingest.c), then everything written read back through the reader
+ * and checked against what the writer accepted.
+ *
+ * The input is records of one control byte and one wire frame
+ * (docs/protocol.md). Control bit 0 picks one of two connections (the
+ * daemon interleaves the runs of several producers in one store); bits 1-2
+ * commit after the frame (1: whole chunks only, 2: partial chunks too); bit
+ * 3 closes the connection after the frame (its open run ends incomplete).
+ * Decoding stops at the first frame that does not decode. Then every open
+ * run ends incomplete, and every run is read back: raw scans by sample
+ * number and by time (whole and a window), bucketed scans, the run's
+ * extent, metric ids, devices and its row in runs must match what was
+ * appended; a discarded run must leave nothing. Then the runs are deleted
+ * and the database must be empty again.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "log.h"
+#include "reader.h"
+#include "store.h"
+#include "wire.h"
+
+#define NCONN 2
+#define MAX_DEVICES 256u            /* per run, as ingest */
+#define MAX_FRAME_VALUES (1u << 18) /* n * m of one SAMPLES frame applied */
+#define MAX_COLUMNS 2048u           /* sum of m over the SAMPLES of one input */
+#define READ_DEVICES 16u            /* devices of a run scanned */
+#define READ_METRICS 32u            /* metrics of a device scanned */
+#define READ_GROUP 8u               /* metrics per scan */
+#define REOPEN_EVERY 1000u
+
+/* A SAMPLES frame the writer accepted, its arrays taken from the message
+ * and its metric ids turned into store ids. */
+typedef struct batch {
+	uint32_t device, n, m;
+	uint64_t seq0;
+	uint32_t *ids;
+	uint64_t *t0, *t1;
+	double *values;
+} batch;
+
+/* What one run should hold. */
+typedef struct run_rec {
+	int64_t id;
+	int discarded;
+	int ended;     /* cs_writer_end returned 0 */
+	int complete;  /* ... with status complete */
+	int unchecked; /* a store error that may have lost data: not checked */
+	uint32_t nmetrics;
+	uint64_t samples, ranges;
+	uint32_t devs[MAX_DEVICES], ndevs; /* device rows written */
+	batch *b;
+	size_t nb, cap;
+} run_rec;
+
+/* One producer connection, as ingest's conn_state. */
+typedef struct conn {
+	cs_writer *w;
+	run_rec *run;
+	int failed;
+	char *host, *cmdline;
+	int64_t pid;
+	uint32_t nmap;
+	uint32_t map_from[CS_WIRE_MAX_METRICS], map_to[CS_WIRE_MAX_METRICS];
+	uint32_t devs[MAX_DEVICES], ndevs;
+} conn;
+
+/* One sample a device should hold, in sequence order. */
+typedef struct samp {
+	uint64_t seq, t0, t1;
+	uint32_t b, i; /* batch and row in it */
+} samp;
+
+static cs_store *s;
+static conn conns[NCONN];
+static uint32_t ids[CS_WIRE_MAX_METRICS];
+static run_rec **runs;
+static size_t nruns, runs_cap;
+static uint64_t columns;
+static uint64_t rng;
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		abort(); /* the harness's own memory */
+	return p;
+}
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 32);
+}
+
+__attribute__((format(printf, 2, 3), noreturn)) static void bad(const run_rec *r, const char *fmt,
+								 ...)
+{
+	va_list ap;
+	fprintf(stderr, "fuzz_store: run %lld: ", (long long)(r ? r->id : -1));
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (store: %s)\n", cs_store_errmsg(s));
+	abort();
+}
+
+static int has_u32(const uint32_t *v, uint32_t n, uint32_t x)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* ---- the writer side, as ingest applies frames ---- */
+
+/* A failure that may have lost written data (ingest's degrade()): what is
+ * uncommitted is rolled back and every open run cut. */
+static int lost(int rc)
+{
+	if (rc != -ENOSPC && rc != -EIO && !cs_store_tx_lost(s))
+		return 0;
+	cs_store_abort(s);
+	for (int i = 0; i < NCONN; i++) {
+		conn *c = &conns[i];
+		if (c->run)
+			c->run->unchecked = 1;
+		c->w = NULL;
+		c->run = NULL;
+		c->failed = 1;
+		c->nmap = c->ndevs = 0;
+	}
+	for (size_t i = 0; i < nruns; i++)
+		runs[i]->unchecked = 1; /* a failing store is not checked at all */
+	return 1;
+}
+
+/* A store call for c's run failed: the store degrades, or c's run fails.
+ * Anything but a refusal (-EINVAL, -EEXIST) may have left the run part
+ * written: it is not checked then. */
+static void store_failed(conn *c, int rc)
+{
+	if (lost(rc))
+		return;
+	if (rc != -EINVAL && rc != -EEXIST && c->run)
+		c->run->unchecked = 1;
+	c->failed = 1;
+}
+
+static void end_run(conn *c, const char *status, const cs_run_counters *counters)
+{
+	if (!c->w)
+		return;
+	int incomplete = strcmp(status, "complete") != 0 || c->failed;
+	run_rec *r = c->run;
+	int rc = cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters);
+	c->w = NULL; /* freed, even on failure */
+	c->run = NULL;
+	if (rc) {
+		r->unchecked = 1;
+		lost(rc);
+	} else {
+		r->ended = 1;
+		r->complete = !incomplete;
+	}
+	c->failed = 0;
+	c->nmap = 0;
+	c->ndevs = 0;
+}
+
+static void conn_close(conn *c)
+{
+	if (c->w) {
+		c->failed = 1;
+		end_run(c, "incomplete", NULL);
+	}
+	free(c->host);
+	free(c->cmdline);
+	c->host = c->cmdline = NULL;
+	c->pid = 0;
+	c->failed = 0;
+	c->nmap = c->ndevs = 0;
+}
+
+static int note_device(conn *c, uint32_t idx)
+{
+	if (has_u32(c->devs, c->ndevs, idx))
+		return 0;
+	if (c->ndevs == MAX_DEVICES)
+		return -1;
+	c->devs[c->ndevs++] = idx;
+	return 0;
+}
+
+static void note_device_row(run_rec *r, uint32_t idx)
+{
+	if (!has_u32(r->devs, r->ndevs, idx) && r->ndevs < MAX_DEVICES)
+		r->devs[r->ndevs++] = idx;
+}
+
+static int map_lookup(const conn *c, uint32_t from, uint32_t *to)
+{
+	uint32_t lo = 0, hi = c->nmap;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->map_from[mid] < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < c->nmap && c->map_from[lo] == from) {
+		*to = c->map_to[lo];
+		return 1;
+	}
+	return 0;
+}
+
+static void map_insert(conn *c, uint32_t from, uint32_t to)
+{
+	uint32_t i = c->nmap;
+	while (i > 0 && c->map_from[i - 1] > from) {
+		c->map_from[i] = c->map_from[i - 1];
+		c->map_to[i] = c->map_to[i - 1];
+		i--;
+	}
+	c->map_from[i] = from;
+	c->map_to[i] = to;
+	c->nmap++;
+}
+
+static run_rec *new_run(int64_t id)
+{
+	if (nruns == runs_cap) {
+		runs_cap = runs_cap ? runs_cap * 2 : 8;
+		runs = xrealloc(runs, runs_cap * sizeof *runs);
+	}
+	run_rec *r = xrealloc(NULL, sizeof *r);
+	memset(r, 0, sizeof *r);
+	r->id = id;
+	runs[nruns++] = r;
+	return r;
+}
+
+/* Keeps what the writer accepted: the arrays move from the message. */
+static void keep_batch(run_rec *r, cs_wire_samples *x)
+{
+	if (r->nb == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 8;
+		r->b = xrealloc(r->b, r->cap * sizeof *r->b);
+	}
+	batch *b = &r->b[r->nb++];
+	*b = (batch){x->device, x->n, x->m, x->seq0, x->metrics, x->t0, x->t1, x->values};
+	if (x->m)
+		memcpy(b->ids, ids, x->m * sizeof *ids);
+	x->metrics = NULL;
+	x->t0 = x->t1 = NULL;
+	x->values = NULL;
+}
+
+static void apply_samples(conn *c, cs_wire_samples *x)
+{
+	if ((uint64_t)x->n * x->m > MAX_FRAME_VALUES || columns + x->m > MAX_COLUMNS)
+		return; /* too slow to fuzz: as if never sent */
+	if (note_device(c, x->device) < 0) {
+		c->failed = 1; /* more than 256 devices in one run */
+		return;
+	}
+	for (uint32_t k = 0; k < x->m; k++) {
+		if (!map_lookup(c, x->metrics[k], &ids[k])) {
+			c->failed = 1; /* never declared */
+			return;
+		}
+	}
+	columns += x->m;
+	cs_batch b = {x->device, x->seq0, x->n, x->m, ids, x->t0, x->t1, x->values};
+	int rc = cs_writer_append(c->w, &b);
+	if (rc) {
+		store_failed(c, rc);
+		return;
+	}
+	if (x->n) {
+		c->run->samples += x->n;
+		note_device_row(c->run, x->device);
+		keep_batch(c->run, x);
+	}
+}
+
+static void apply(conn *c, cs_wire_msg *m)
+{
+	char err[512];
+	if (m->type != CS_WIRE_HELLO && m->type != CS_WIRE_RUN_BEGIN && !c->w) {
+		c->failed = 1; /* no run is open */
+		return;
+	}
+	if (c->failed && m->type != CS_WIRE_RUN_END && m->type != CS_WIRE_RUN_BEGIN)
+		return;
+	switch (m->type) {
+	case CS_WIRE_HELLO:
+		free(c->host);
+		free(c->cmdline);
+		c->host = m->u.hello.host;
+		c->cmdline = m->u.hello.cmdline;
+		m->u.hello.host = m->u.hello.cmdline = NULL;
+		c->pid = m->u.hello.pid;
+		break;
+	case CS_WIRE_RUN_BEGIN: {
+		cs_wire_run_begin *b = &m->u.run_begin;
+		end_run(c, "incomplete", NULL);
+		cs_run_info info = {
+			.kind = b->kind == CS_WIRE_KIND_SIM ? "sim" : "hw",
+			.source = *b->source ? b->source : "producer",
+			.name = *b->name ? b->name : NULL,
+			.time_unit = b->time_unit == CS_WIRE_UNIT_CYCLE ? "cycle" : "ns",
+			.uuid = *b->uuid ? b->uuid : NULL,
+			.host = c->host && *c->host ? c->host : NULL,
+			.cmdline = c->cmdline && *c->cmdline ? c->cmdline : NULL,
+			.meta = *b->meta ? b->meta : NULL,
+			.pid = c->pid,
+			.start_ns = b->start_ns,
+			.clock_hz = b->clock_hz,
+		};
+		c->failed = 0;
+		c->w = cs_writer_begin(s, &info, err, sizeof err);
+		if (!c->w) {
+			lost(cs_store_last_rc(s));
+			c->failed = 1;
+			break;
+		}
+		c->run = new_run(cs_writer_run(c->w));
+		break;
+	}
+	case CS_WIRE_DEVICE: {
+		cs_wire_device *d = &m->u.device;
+		if (note_device(c, d->index) < 0) {
+			c->failed = 1;
+			return;
+		}
+		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
+				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
+				     d->mem_clock_hz};
+		int rc = cs_writer_add_device(c->w, &di);
+		if (rc)
+			store_failed(c, rc);
+		else
+			note_device_row(c->run, d->index);
+		break;
+	}
+	case CS_WIRE_METRICS:
+		if (c->nmap + m->u.metrics.count > CS_WIRE_MAX_METRICS) {
+			c->failed = 1;
+			return;
+		}
+		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
+			cs_wire_metric *wm = &m->u.metrics.v[i];
+			uint32_t id;
+			if (map_lookup(c, wm->id, &id)) {
+				c->failed = 1; /* declared twice */
+				return;
+			}
+			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL,
+					     cs_wire_metric_kind_name(wm->kind), wm->cumulative};
+			int rc = cs_writer_add_metric(c->w, &mi, &id);
+			if (rc) {
+				store_failed(c, rc);
+				return;
+			}
+			if (id != c->run->nmetrics)
+				bad(c->run, "metric got id %u, expected %u", id, c->run->nmetrics);
+			c->run->nmetrics++;
+			map_insert(c, wm->id, id);
+		}
+		break;
+	case CS_WIRE_SAMPLES:
+		apply_samples(c, &m->u.samples);
+		break;
+	case CS_WIRE_RANGES:
+		for (uint32_t i = 0; i < m->u.ranges.count; i++) {
+			cs_wire_range *r = &m->u.ranges.v[i];
+			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
+				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
+				       r->bytes};
+			int rc = cs_writer_add_range(c->w, &rg);
+			if (rc) {
+				store_failed(c, rc);
+				return;
+			}
+			c->run->ranges++;
+		}
+		break;
+	case CS_WIRE_RUN_END: {
+		cs_wire_run_end *e = &m->u.run_end;
+		if (e->status == CS_WIRE_DISCARD) {
+			cs_writer_discard(c->w);
+			c->run->discarded = 1;
+			c->w = NULL;
+			c->run = NULL;
+			c->failed = 0;
+			c->nmap = 0;
+			c->ndevs = 0;
+			break;
+		}
+		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,
+					   e->empty_samples};
+		uint64_t samples = cs_writer_samples(c->w);
+		if (!c->run->unchecked && samples != c->run->samples)
+			bad(c->run, "writer counts %llu samples, %llu were appended",
+			    (unsigned long long)samples, (unsigned long long)c->run->samples);
+		end_run(c, e->status == CS_WIRE_COMPLETE ? "complete" : "incomplete", &counters);
+		break;
+	}
+	default:
+		c->failed = 1; /* not a producer frame */
+		break;
+	}
+}
+
+/* ---- the reader side ---- */
+
+typedef struct scan_ck {
+	const run_rec *r;
+	const samp *sv;
+	size_t next, hi; /* rows [next, hi) of sv still expected */
+	const uint32_t *mids;
+	uint32_t g;
+	uint32_t cached; /* batch whose columns are in col */
+	int col[READ_GROUP];
+	const char *what;
+} scan_ck;
+
+static int row_fn(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	scan_ck *k = ctx;
+	const run_rec *r = k->r;
+	if (k->next >= k->hi)
+		bad(r, "%s: row seq %llu past the %zu expected", k->what, (unsigned long long)seq,
+		    k->hi);
+	const samp *e = &k->sv[k->next++];
+	if (seq != e->seq || t0 != e->t0 || t1 != e->t1)
+		bad(r, "%s: row seq %llu [%llu, %llu], expected seq %llu [%llu, %llu]", k->what,
+		    (unsigned long long)seq, (unsigned long long)t0, (unsigned long long)t1,
+		    (unsigned long long)e->seq, (unsigned long long)e->t0,
+		    (unsigned long long)e->t1);
+	const batch *b = &r->b[e->b];
+	if (k->cached != e->b) {
+		for (uint32_t j = 0; j < k->g; j++) {
+			k->col[j] = -1;
+			for (uint32_t c = 0; c < b->m; c++)
+				if (b->ids[c] == k->mids[j])
+					k->col[j] = (int)c;
+		}
+		k->cached = e->b;
+	}
+	for (uint32_t j = 0; j < k->g; j++) {
+		double want = k->col[j] < 0 ? NAN : b->values[(size_t)e->i * b->m + (uint32_t)k->col[j]];
+		if (isnan(want) != isnan(v[j]) || (!isnan(want) && memcmp(&want, &v[j], sizeof want)))
+			bad(r, "%s: seq %llu metric %u: read %a, appended %a", k->what,
+			    (unsigned long long)seq, k->mids[j], v[j], want);
+	}
+	return 0;
+}
+
+/* A raw scan of device dev must give exactly rows [lo, hi) of sv. */
+static void check_raw(const run_rec *r, const cs_scan *q, const samp *sv, size_t lo, size_t hi,
+		      const char *what)
+{
+	scan_ck k = {r, sv, lo, hi, q->metrics, q->m, UINT32_MAX, {0}, what};
+	int rc = cs_read_raw(s, q, row_fn, &k);
+	if (rc)
+		bad(r, "%s: device %u: read failed: %d", what, q->device, rc);
+	if (k.next != hi)
+		bad(r, "%s: device %u: %zu rows read, %zu expected", what, q->device, k.next - lo,
+		    hi - lo);
+}
+
+typedef struct bucket_ck {
+	const run_rec *r;
+	uint32_t g, nb;
+	const uint64_t *want; /* nb * g counts */
+	uint32_t seen;
+} bucket_ck;
+
+static int bucket_fn(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *aggs)
+{
+	bucket_ck *k = ctx;
+	if (i != k->seen++ || i >= k->nb)
+		bad(k->r, "bucket %u reported out of order", i);
+	for (uint32_t j = 0; j < k->g; j++)
+		if (aggs[j].count != k->want[(size_t)i * k->g + j])
+			bad(k->r, "bucket %u [%llu, %llu) column %u: count %llu, expected %llu", i,
+			    (unsigned long long)t0, (unsigned long long)t1, j,
+			    (unsigned long long)aggs[j].count,
+			    (unsigned long long)k->want[(size_t)i * k->g + j]);
+	return 0;
+}
+
+static void check_buckets(const run_rec *r, cs_scan *q, uint32_t nb, const samp *sv, size_t n)
+{
+	uint64_t *want = xrealloc(NULL, (size_t)nb * (q->m ? q->m : 1) * sizeof *want);
+	memset(want, 0, (size_t)nb * (q->m ? q->m : 1) * sizeof *want);
+	uint64_t width = q->to - q->from;
+	for (size_t i = 0; i < n; i++) {
+		if (sv[i].t0 < q->from || sv[i].t0 >= q->to)
+			continue;
+		__extension__ unsigned __int128 x = (unsigned __int128)(sv[i].t0 - q->from) * nb;
+		uint32_t bk = (uint32_t)(x / width);
+		const batch *b = &r->b[sv[i].b];
+		for (uint32_t j = 0; j < q->m; j++)
+			for (uint32_t c = 0; c < b->m; c++)
+				if (b->ids[c] == q->metrics[j] &&
+				    !isnan(b->values[(size_t)sv[i].i * b->m + c]))
+					want[(size_t)bk * q->m + j]++;
+	}
+	bucket_ck k = {r, q->m, nb, want, 0};
+	cs_read_stats st;
+	int rc = cs_read_buckets(s, q, nb, bucket_fn, &k, &st);
+	if (rc)
+		bad(r, "buckets [%llu, %llu) x %u: read failed: %d", (unsigned long long)q->from,
+		    (unsigned long long)q->to, nb, rc);
+	if (k.seen != nb)
+		bad(r, "%u of %u buckets reported", k.seen, nb);
+	free(want);
+}
+
+/* First index in sv[0..n) with key >= x (sv is sorted by seq and t0). */
+static size_t lower_seq(const samp *sv, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sv[mid].seq < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t lower_t0(const samp *sv, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sv[mid].t0 < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void check_device(const run_rec *r, uint32_t dev, uint64_t from, uint64_t to)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nb; i++)
+		if (r->b[i].device == dev)
+			n += r->b[i].n;
+	samp *sv = xrealloc(NULL, n * sizeof *sv);
+	uint8_t *used = xrealloc(NULL, r->nmetrics + 1);
+	memset(used, 0, r->nmetrics + 1);
+	size_t j = 0;
+	for (uint32_t i = 0; i < r->nb; i++) {
+		const batch *b = &r->b[i];
+		if (b->device != dev)
+			continue;
+		for (uint32_t c = 0; c < b->m; c++)
+			used[b->ids[c]] = 1;
+		for (uint32_t k = 0; k < b->n; k++)
+			sv[j++] = (samp){b->seq0 + k, b->t0[k], b->t1[k], i, k};
+	}
+	/* The metrics it has values for, and one it never had. */
+	uint32_t mids[READ_METRICS + 1], nm = 0;
+	for (uint32_t k = 0; k < r->nmetrics && nm < READ_METRICS; k++)
+		if (used[k])
+			mids[nm++] = k;
+	for (uint32_t k = 0; k < r->nmetrics; k++) {
+		if (!used[k]) {
+			mids[nm++] = k;
+			break;
+		}
+	}
+	free(used);
+
+	cs_scan q = {.run = r->id, .device = dev, .to = UINT64_MAX};
+	/* Everything by sample number, a group of metrics at a time. */
+	q.seq_from = 0;
+	q.seq_to = UINT64_MAX;
+	for (uint32_t g0 = 0; g0 < (nm ? nm : 1); g0 += READ_GROUP) {
+		q.metrics = mids + g0;
+		q.m = nm - g0 < READ_GROUP ? nm - g0 : READ_GROUP;
+		check_raw(r, &q, sv, 0, n, "raw by seq");
+	}
+	q.metrics = mids;
+	q.m = nm < READ_GROUP ? nm : READ_GROUP;
+	/* A window of sample numbers. */
+	uint64_t a = sv[rnd() % n].seq, b = sv[rnd() % n].seq + (rnd() & 1);
+	if (b < a) {
+		uint64_t x = a;
+		a = b;
+		b = x;
+	}
+	if (b > a) {
+		q.seq_from = a;
+		q.seq_to = b;
+		check_raw(r, &q, sv, lower_seq(sv, n, a), lower_seq(sv, n, b), "raw seq window");
+	}
+	/* Everything by time, then a window of time. */
+	q.seq_from = q.seq_to = 0;
+	q.from = 0;
+	q.to = UINT64_MAX;
+	check_raw(r, &q, sv, 0, n, "raw by time");
+	a = sv[rnd() % n].t0 + (rnd() % 3) - 1;
+	b = sv[rnd() % n].t0 + (rnd() % 3) - 1;
+	if (b < a) {
+		uint64_t x = a;
+		a = b;
+		b = x;
+	}
+	q.from = a;
+	q.to = b;
+	check_raw(r, &q, sv, lower_t0(sv, n, a), lower_t0(sv, n, b), "raw time window");
+	/* Buckets over the run's extent and over the window. */
+	uint32_t nb = 1 + rnd() % 64;
+	q.from = from;
+	q.to = to;
+	check_buckets(r, &q, nb, sv, n);
+	if (b > a && b != UINT64_MAX) {
+		q.from = a;
+		q.to = b;
+		check_buckets(r, &q, nb, sv, n);
+	}
+	free(sv);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int64_t count_rows(const char *table, int64_t run)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE %s = ?1", table,
+		 strcmp(table, "runs") ? "run" : "id");
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	if (sqlite3_prepare_v2(cs_store_db(s), sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void check_run(const run_rec *r)
+{
+	uint32_t *v = NULL, nv = 0;
+	uint64_t t_lo = 0, t_hi = 0;
+	if (r->discarded) {
+		/* A later run may have been given the same id. */
+		for (size_t i = 0; i < nruns; i++)
+			if (runs[i] != r && runs[i]->id == r->id)
+				return;
+		static const char *const tables[] = {"runs", "devices", "metrics", "ranges",
+						     "timelines", "chunks"};
+		for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+			if (count_rows(tables[i], r->id))
+				bad(r, "discarded, but %s still has rows of it", tables[i]);
+		if (cs_read_run_span(s, r->id, &t_lo, &t_hi) != -ENOENT)
+			bad(r, "discarded, but its span reads");
+		return;
+	}
+	if (r->unchecked || !r->ended)
+		return;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(cs_store_db(s), "SELECT status, samples, t_min, t_max FROM runs"
+				 " WHERE id = ?1", -1, &st, NULL) != SQLITE_OK)
+		bad(r, "cannot read runs");
+	sqlite3_bind_int64(st, 1, r->id);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		bad(r, "ended, but not in runs");
+	const char *status = (const char *)sqlite3_column_text(st, 0);
+	const char *want = r->complete ? "complete" : "incomplete";
+	if (!status || strcmp(status, want))
+		bad(r, "status %s, expected %s", status ? status : "NULL", want);
+	if ((uint64_t)sqlite3_column_int64(st, 1) != r->samples)
+		bad(r, "runs.samples %lld, %llu appended", (long long)sqlite3_column_int64(st, 1),
+		    (unsigned long long)r->samples);
+	uint64_t min_t0 = UINT64_MAX, max_t0 = 0, max_t1 = 0;
+	for (size_t i = 0; i < r->nb; i++)
+		for (uint32_t k = 0; k < r->b[i].n; k++) {
+			min_t0 = r->b[i].t0[k] < min_t0 ? r->b[i].t0[k] : min_t0;
+			max_t0 = r->b[i].t0[k] > max_t0 ? r->b[i].t0[k] : max_t0;
+			max_t1 = r->b[i].t1[k] > max_t1 ? r->b[i].t1[k] : max_t1;
+		}
+	if (r->samples && ((uint64_t)sqlite3_column_int64(st, 2) != min_t0 ||
+			   (uint64_t)sqlite3_column_int64(st, 3) != max_t1))
+		bad(r, "runs.t_min/t_max %lld/%lld, appended t0 from %llu, t1 to %llu",
+		    (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
+		    (unsigned long long)min_t0, (unsigned long long)max_t1);
+	sqlite3_finalize(st);
+	if (count_rows("ranges", r->id) != (int64_t)r->ranges)
+		bad(r, "%lld ranges, %llu added", (long long)count_rows("ranges", r->id),
+		    (unsigned long long)r->ranges);
+	if (count_rows("devices", r->id) != (int64_t)r->ndevs)
+		bad(r, "%lld device rows, %u expected", (long long)count_rows("devices", r->id),
+		    r->ndevs);
+
+	if (cs_read_metric_ids(s, r->id, &v, &nv))
+		bad(r, "metric ids do not read");
+	if (nv != r->nmetrics)
+		bad(r, "%u metrics read, %u declared", nv, r->nmetrics);
+	for (uint32_t i = 0; i < nv; i++)
+		if (v[i] != i)
+			bad(r, "metric %u has id %u", i, v[i]);
+	free(v);
+
+	/* Devices with samples, ascending. */
+	uint32_t want_devs[MAX_DEVICES], nd = 0;
+	for (size_t i = 0; i < r->nb; i++)
+		if (!has_u32(want_devs, nd, r->b[i].device) && nd < MAX_DEVICES)
+			want_devs[nd++] = r->b[i].device;
+	qsort(want_devs, nd, sizeof *want_devs, cmp_u32);
+	v = NULL;
+	nv = 0;
+	if (cs_read_devices(s, r->id, &v, &nv))
+		bad(r, "devices do not read");
+	if (nv != nd || (nd && memcmp(v, want_devs, nd * sizeof *v)))
+		bad(r, "%u devices with samples read, %u expected", nv, nd);
+	free(v);
+
+	int rc = cs_read_run_extent(s, r->id, &t_lo, &t_hi);
+	if (!r->samples) {
+		if (rc != -ENODATA)
+			bad(r, "no samples, but its extent reads: %d", rc);
+		return;
+	}
+	uint64_t end = max_t1 > max_t0 + 1 ? max_t1 : max_t0 + 1;
+	if (rc || t_lo != min_t0 || t_hi != end)
+		bad(r, "extent [%llu, %llu) rc %d, expected [%llu, %llu)",
+		    (unsigned long long)t_lo, (unsigned long long)t_hi, rc,
+		    (unsigned long long)min_t0, (unsigned long long)end);
+	for (uint32_t i = 0; i < nd && i < READ_DEVICES; i++)
+		check_device(r, want_devs[i], t_lo, t_hi);
+}
+
+static void check_empty(void)
+{
+	static const char sql[] =
+		"SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM devices) +"
+		" (SELECT count(*) FROM metrics) + (SELECT count(*) FROM ranges) +"
+		" (SELECT count(*) FROM timelines) + (SELECT count(*) FROM chunks)";
+	sqlite3_stmt *st = NULL;
+	int64_t n = -1;
+	if (sqlite3_prepare_v2(cs_store_db(s), sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (n)
+		bad(NULL, "%lld rows left after deleting every run", (long long)n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static unsigned uses;
+	char err[1024];
+	if (!s || ++uses % REOPEN_EVERY == 0) {
+		cs_log_set_level(CS_LOG_ERROR);
+		cs_store_close(s);
+		s = cs_store_open(":memory:", CS_OPEN_CREATE, err, sizeof err);
+		if (!s)
+			abort();
+		cs_store_set_commit_values(s, 0); /* as ingest: commits are ours */
+	}
+	rng = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < size; i++)
+		rng = (rng ^ data[i]) * 0x100000001b3ull;
+	rng |= 1;
+	columns = 0;
+
+	size_t off = 0;
+	while (off < size) {
+		uint8_t ctl = data[off++];
+		cs_wire_msg m;
+		size_t used;
+		if (cs_wire_decode(data + off, size - off, &m, &used, err, sizeof err))
+			break;
+		off += used;
+		conn *c = &conns[ctl & 1];
+		apply(c, &m);
+		cs_wire_msg_free(&m);
+		int commit = (ctl >> 1) & 3;
+		if (commit == 1 || commit == 2) {
+			int rc = cs_store_commit_ex(s, commit == 2);
+			if (rc && !lost(rc))
+				for (int i = 0; i < NCONN; i++)
+					if (conns[i].run)
+						conns[i].run->unchecked = 1;
+		}
+		if (ctl & 8)
+			conn_close(c);
+	}
+	for (int i = 0; i < NCONN; i++)
+		conn_close(&conns[i]);
+	int crc = cs_store_commit(s);
+
+	for (size_t i = 0; !crc && i < nruns; i++)
+		check_run(runs[i]);
+	int drc = crc;
+	for (size_t i = 0; i < nruns; i++) {
+		int rc = cs_store_delete_run(s, runs[i]->id);
+		drc = drc ? drc : rc;
+	}
+	if (!drc)
+		check_empty();
+	else
+		uses = REOPEN_EVERY - 1; /* start the next input on a fresh store */
+	for (size_t i = 0; i < nruns; i++) {
+		run_rec *r = runs[i];
+		for (size_t j = 0; j < r->nb; j++) {
+			free(r->b[j].ids);
+			free(r->b[j].t0);
+			free(r->b[j].t1);
+			free(r->b[j].values);
+		}
+		free(r->b);
+		free(r);
+	}
+	nruns = 0;
+	return 0;
+}
