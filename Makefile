@@ -245,15 +245,23 @@ lint:
 	clang-tidy --quiet $(LIB_SRC) daemon/main.c -- $(STD) $(INC) \
 		$(shell pkg-config --cflags $(PKGS))
 
-# libFuzzer targets (clang). FUZZ_SECONDS per target.
+# libFuzzer targets (clang). FUZZ_SECONDS per target; FUZZ=name runs one.
+# The store, the bridge and the HTTP side (fuzz_http serves on loopback)
+# are compiled once per run, instrumented, into build-fuzz/lib.a.
 FUZZ_SECONDS ?= 30
-fuzz:
-	@mkdir -p build-fuzz
-	@set -e; for f in $(FUZZ_SRC); do \
+FUZZ_LIB_SRC := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) $(BUILD)/gen/ui_files.c
+fuzz: $(BUILD)/gen/ui_files.c
+	@mkdir -p build-fuzz/obj
+	@set -e; for f in $(FUZZ_LIB_SRC); do \
+		o=build-fuzz/obj/$$(echo $$f | tr / _).o; \
+		clang $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+			-fno-sanitize-recover=all $(INC) -I$(BUILD)/gen $$(pkg-config --cflags $(PKGS)) -c $$f -o $$o; \
+	done; rm -f build-fuzz/lib.a; ar rcs build-fuzz/lib.a build-fuzz/obj/*.o
+	@set -e; for f in $(if $(FUZZ),tests/fuzz/$(FUZZ).c,$(FUZZ_SRC)); do \
 		n=$$(basename $$f .c); \
 		clang $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(INC) \
-			$$f $(STORE_SRC) $(wildcard sim-bridge/*.c) \
-			$$(pkg-config --cflags --libs $(PKGS)) -lm -lpthread -o build-fuzz/$$n; \
+			$$f build-fuzz/lib.a \
+			$$(pkg-config --cflags --libs $(PKGS)) -lm -lpthread -l:libstdc++.a -o build-fuzz/$$n; \
 		mkdir -p build-fuzz/corpus-$$n; \
 		echo "== $$n ($(FUZZ_SECONDS)s)"; \
 		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
