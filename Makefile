@@ -190,6 +190,11 @@ bench: $(BENCH) all $(BUILD)/tests/produce
 	@sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
 	@rm -rf $(BUILD)/bench
 
+# The standing reliability test at its long size (make test runs it small):
+# 6 producers, 10 daemon SIGKILLs, slow clients and query bombs, disk full.
+stress: all $(BUILD)/tests/produce
+	STRESS=long sh tests/stress.sh $(BUILD)
+
 # Quick start: install what is missing, build, import the example into
 # ./cyclescope.db and show it.
 setup:
@@ -275,5 +280,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall
+.PHONY: all test check asan tsan valgrind bench stress setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall
 .SECONDARY:

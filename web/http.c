@@ -1012,10 +1012,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
  *  - connections still waiting for headers may hold all but a reserve of
  *    the connection slots, and one address may hold at most per_ip: a new
  *    connection past either closes the longest-waiting such connection
- *    (waiting for over a second), or is itself refused when none is;
+ *    (a client that sends its request at once is never the longest
+ *    waiting for long), or is itself refused when none is waiting;
  * so a client whose headers come at once always finds a slot. */
-
-#define GUARD_MIN_WAIT_MS 1000
 
 static uint64_t guard_now(void)
 {
@@ -1045,14 +1044,14 @@ static void guard_cut(cs_http *h, conn_info *ci)
 	atomic_fetch_add(&h->slow_closed, 1);
 }
 
-/* The connection waiting longest for headers, at least GUARD_MIN_WAIT_MS,
- * from addr's host when addr is given. gmu held. */
-static conn_info *guard_oldest(cs_http *h, const struct sockaddr_storage *addr, uint64_t now)
+/* The connection waiting longest for headers, from addr's host when addr
+ * is given. gmu held. */
+static conn_info *guard_oldest(cs_http *h, const struct sockaddr_storage *addr)
 {
 	conn_info *best = NULL;
 	for (conn_info *ci = h->conns; ci; ci = ci->next)
-		if (ci->waiting && now - ci->since_ms >= GUARD_MIN_WAIT_MS &&
-		    (!addr || same_host(&ci->addr, addr)) && (!best || ci->since_ms < best->since_ms))
+		if (ci->waiting && (!addr || same_host(&ci->addr, addr)) &&
+		    (!best || ci->since_ms < best->since_ms))
 			best = ci;
 	return best;
 }
@@ -1105,7 +1104,7 @@ static void guard_notify(void *cls, struct MHD_Connection *c, void **socket_cont
 	unsigned per_ip = h->o.per_ip ? h->o.per_ip : slots;
 	int over_ip = same + 1 > per_ip;
 	if (over_ip || waiting + 1 + reserve > slots) {
-		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL, ci->since_ms);
+		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL);
 		if (victim)
 			guard_cut(h, victim);
 		else

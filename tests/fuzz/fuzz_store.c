@@ -33,12 +33,31 @@
 
 #define NCONN 2
 #define MAX_DEVICES 256u            /* per run, as ingest */
-#define MAX_FRAME_VALUES (1u << 18) /* n * m of one SAMPLES frame applied */
+#define MAX_FRAME_VALUES (1u << 18) /* n * (m + 1) of a SAMPLES frame, repeats too */
+#define MAX_INPUT_VALUES (1u << 20) /* the same over one input */
 #define MAX_COLUMNS 2048u           /* sum of m over the SAMPLES of one input */
 #define READ_DEVICES 16u            /* devices of a run scanned */
 #define READ_METRICS 32u            /* metrics of a device scanned */
 #define READ_GROUP 8u               /* metrics per scan */
 #define REOPEN_EVERY 1000u
+
+/* Two store defects this target finds, checked unless built with
+ * -DFUZZ_STORE_SKIP_KNOWN (to fuzz past them until they are fixed):
+ * - a time scan whose end is past 2^63-1 (cs_scan.to = UINT64_MAX, "no
+ *   end", or a run extent ending at 2^63) misses a timeline whose first t0
+ *   is 2^63-1, a time the writer accepts: reader.c binds the end as at most
+ *   INT64_MAX and selects t0_first < end;
+ * - a run's samples, t_min and t_max in runs stay as last committed when
+ *   another run's discard (cs_store_delete_run's COMMIT) commits the
+ *   transaction a whole chunk of it opened and the run then ends with
+ *   nothing buffered: update_run_stats() runs only in a commit that finds
+ *   a transaction open, and cs_writer_end() unlinks the writer before its
+ *   last commit. */
+#ifdef FUZZ_STORE_SKIP_KNOWN
+#define SKIP_KNOWN 1
+#else
+#define SKIP_KNOWN 0
+#endif
 
 /* A SAMPLES frame the writer accepted, its arrays taken from the message
  * and its metric ids turned into store ids. */
@@ -57,6 +76,7 @@ typedef struct run_rec {
 	int ended;     /* cs_writer_end returned 0 */
 	int complete;  /* ... with status complete */
 	int unchecked; /* a store error that may have lost data: not checked */
+	int foreign;   /* another run was discarded while this one was open */
 	uint32_t nmetrics;
 	uint64_t samples, ranges;
 	uint32_t devs[MAX_DEVICES], ndevs; /* device rows written */
@@ -87,7 +107,7 @@ static conn conns[NCONN];
 static uint32_t ids[CS_WIRE_MAX_METRICS];
 static run_rec **runs;
 static size_t nruns, runs_cap;
-static uint64_t columns;
+static uint64_t columns, budget;
 static uint64_t rng;
 
 static void *xrealloc(void *p, size_t n)
@@ -255,25 +275,60 @@ static run_rec *new_run(int64_t id)
 	return r;
 }
 
-/* Keeps what the writer accepted: the arrays move from the message. */
-static void keep_batch(run_rec *r, cs_wire_samples *x)
+/* Keeps a batch the writer accepted; b's arrays move into the record. */
+static void keep_batch(run_rec *r, const batch *b)
 {
 	if (r->nb == r->cap) {
 		r->cap = r->cap ? r->cap * 2 : 8;
 		r->b = xrealloc(r->b, r->cap * sizeof *r->b);
 	}
-	batch *b = &r->b[r->nb++];
-	*b = (batch){x->device, x->n, x->m, x->seq0, x->metrics, x->t0, x->t1, x->values};
-	if (x->m)
-		memcpy(b->ids, ids, x->m * sizeof *ids);
-	x->metrics = NULL;
-	x->t0 = x->t1 = NULL;
-	x->values = NULL;
+	r->b[r->nb++] = *b;
+	r->samples += b->n;
+	note_device_row(r, b->device);
 }
 
-static void apply_samples(conn *c, cs_wire_samples *x)
+/* A copy of batch o for repeat rep: seq and times moved on by rep
+ * batches' worth. 0, or -1 when the times would pass 2^64. */
+static int repeat_batch(const batch *o, uint32_t rep, batch *b)
 {
-	if ((uint64_t)x->n * x->m > MAX_FRAME_VALUES || columns + x->m > MAX_COLUMNS)
+	uint64_t step = o->t0[o->n - 1] - o->t0[0] + 1, shift;
+	if (__builtin_mul_overflow(step, (uint64_t)rep, &shift))
+		return -1;
+	for (uint32_t i = 0; i < o->n; i++)
+		if (o->t0[i] + shift < shift || o->t1[i] + shift < shift)
+			return -1;
+	*b = (batch){o->device, o->n, o->m, o->seq0 + (uint64_t)rep * o->n, NULL, NULL, NULL,
+		     NULL};
+	b->ids = xrealloc(NULL, o->m * sizeof *b->ids);
+	b->t0 = xrealloc(NULL, o->n * sizeof *b->t0);
+	b->t1 = xrealloc(NULL, o->n * sizeof *b->t1);
+	b->values = xrealloc(NULL, (size_t)o->n * o->m * sizeof *b->values);
+	if (o->m) {
+		memcpy(b->ids, o->ids, o->m * sizeof *b->ids);
+		memcpy(b->values, o->values, (size_t)o->n * o->m * sizeof *b->values);
+	}
+	for (uint32_t i = 0; i < o->n; i++) {
+		b->t0[i] = o->t0[i] + shift;
+		b->t1[i] = o->t1[i] + shift;
+	}
+	return 0;
+}
+
+static void batch_free(batch *b)
+{
+	free(b->ids);
+	free(b->t0);
+	free(b->t1);
+	free(b->values);
+}
+
+/* A SAMPLES frame, applied reps times (the producer sending the same
+ * samples again and again, later): enough for whole chunks within the
+ * fuzzer's input sizes. */
+static void apply_samples(conn *c, cs_wire_samples *x, uint32_t reps)
+{
+	uint64_t cost = (uint64_t)x->n * reps * (x->m + 1);
+	if (cost > MAX_FRAME_VALUES || budget < cost || columns + x->m > MAX_COLUMNS)
 		return; /* too slow to fuzz: as if never sent */
 	if (note_device(c, x->device) < 0) {
 		c->failed = 1; /* more than 256 devices in one run */
@@ -285,21 +340,41 @@ static void apply_samples(conn *c, cs_wire_samples *x)
 			return;
 		}
 	}
+	budget -= cost;
 	columns += x->m;
-	cs_batch b = {x->device, x->seq0, x->n, x->m, ids, x->t0, x->t1, x->values};
-	int rc = cs_writer_append(c->w, &b);
-	if (rc) {
-		store_failed(c, rc);
-		return;
-	}
-	if (x->n) {
-		c->run->samples += x->n;
-		note_device_row(c->run, x->device);
-		keep_batch(c->run, x);
+	batch o = {0};
+	for (uint32_t rep = 0; rep < reps; rep++) {
+		batch b;
+		if (rep == 0) {
+			/* the frame itself: its arrays move to the record */
+			b = (batch){x->device, x->n, x->m, x->seq0, x->metrics, x->t0, x->t1,
+				    x->values};
+		} else if (repeat_batch(&o, rep, &b)) {
+			break;
+		}
+		cs_batch cb = {b.device, b.seq0, b.n, b.m, ids, b.t0, b.t1, b.values};
+		int rc = cs_writer_append(c->w, &cb);
+		if (rc) {
+			if (rep)
+				batch_free(&b);
+			store_failed(c, rc);
+			return;
+		}
+		if (!b.n)
+			break; /* appends nothing */
+		if (rep == 0) {
+			if (x->m)
+				memcpy(x->metrics, ids, x->m * sizeof *ids);
+			x->metrics = NULL;
+			x->t0 = x->t1 = NULL;
+			x->values = NULL;
+			o = b;
+		}
+		keep_batch(c->run, &b);
 	}
 }
 
-static void apply(conn *c, cs_wire_msg *m)
+static void apply(conn *c, cs_wire_msg *m, uint32_t reps)
 {
 	char err[512];
 	if (m->type != CS_WIRE_HELLO && m->type != CS_WIRE_RUN_BEGIN && !c->w) {
@@ -385,7 +460,7 @@ static void apply(conn *c, cs_wire_msg *m)
 		}
 		break;
 	case CS_WIRE_SAMPLES:
-		apply_samples(c, &m->u.samples);
+		apply_samples(c, &m->u.samples, reps);
 		break;
 	case CS_WIRE_RANGES:
 		for (uint32_t i = 0; i < m->u.ranges.count; i++) {
@@ -406,6 +481,9 @@ static void apply(conn *c, cs_wire_msg *m)
 		if (e->status == CS_WIRE_DISCARD) {
 			cs_writer_discard(c->w);
 			c->run->discarded = 1;
+			for (int i = 0; i < NCONN; i++)
+				if (conns[i].run && conns[i].run != c->run)
+					conns[i].run->foreign = 1;
 			c->w = NULL;
 			c->run = NULL;
 			c->failed = 0;
@@ -465,7 +543,7 @@ static int row_fn(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 		k->cached = e->b;
 	}
 	for (uint32_t j = 0; j < k->g; j++) {
-		double want = k->col[j] < 0 ? NAN : b->values[(size_t)e->i * b->m + (uint32_t)k->col[j]];
+		double want = k->col[j] < 0 ? (double)NAN : b->values[(size_t)e->i * b->m + (uint32_t)k->col[j]];
 		if (isnan(want) != isnan(v[j]) || (!isnan(want) && memcmp(&want, &v[j], sizeof want)))
 			bad(r, "%s: seq %llu metric %u: read %a, appended %a", k->what,
 			    (unsigned long long)seq, k->mids[j], v[j], want);
@@ -533,6 +611,12 @@ static void check_buckets(const run_rec *r, cs_scan *q, uint32_t nb, const samp 
 	if (k.seen != nb)
 		bad(r, "%u of %u buckets reported", k.seen, nb);
 	free(want);
+}
+
+/* Whether a time scan of sv[0..n) up to to is checked (SKIP_KNOWN). */
+static int time_checked(const samp *sv, size_t n, uint64_t to)
+{
+	return !SKIP_KNOWN || sv[n - 1].t0 < INT64_MAX || to <= INT64_MAX;
 }
 
 /* First index in sv[0..n) with key >= x (sv is sorted by seq and t0). */
@@ -621,7 +705,8 @@ static void check_device(const run_rec *r, uint32_t dev, uint64_t from, uint64_t
 	q.seq_from = q.seq_to = 0;
 	q.from = 0;
 	q.to = UINT64_MAX;
-	check_raw(r, &q, sv, 0, n, "raw by time");
+	if (time_checked(sv, n, q.to))
+		check_raw(r, &q, sv, 0, n, "raw by time");
 	a = sv[rnd() % n].t0 + (rnd() % 3) - 1;
 	b = sv[rnd() % n].t0 + (rnd() % 3) - 1;
 	if (b < a) {
@@ -631,13 +716,15 @@ static void check_device(const run_rec *r, uint32_t dev, uint64_t from, uint64_t
 	}
 	q.from = a;
 	q.to = b;
-	check_raw(r, &q, sv, lower_t0(sv, n, a), lower_t0(sv, n, b), "raw time window");
+	if (time_checked(sv, n, q.to))
+		check_raw(r, &q, sv, lower_t0(sv, n, a), lower_t0(sv, n, b), "raw time window");
 	/* Buckets over the run's extent and over the window. */
 	uint32_t nb = 1 + rnd() % 64;
 	q.from = from;
 	q.to = to;
-	check_buckets(r, &q, nb, sv, n);
-	if (b > a && b != UINT64_MAX) {
+	if (time_checked(sv, n, q.to))
+		check_buckets(r, &q, nb, sv, n);
+	if (b > a && b != UINT64_MAX && time_checked(sv, n, b)) {
 		q.from = a;
 		q.to = b;
 		check_buckets(r, &q, nb, sv, n);
@@ -698,21 +785,31 @@ static void check_run(const run_rec *r)
 	const char *want = r->complete ? "complete" : "incomplete";
 	if (!status || strcmp(status, want))
 		bad(r, "status %s, expected %s", status ? status : "NULL", want);
-	if ((uint64_t)sqlite3_column_int64(st, 1) != r->samples)
+	int stats = !SKIP_KNOWN || !r->foreign;
+	if (stats && (uint64_t)sqlite3_column_int64(st, 1) != r->samples)
 		bad(r, "runs.samples %lld, %llu appended", (long long)sqlite3_column_int64(st, 1),
 		    (unsigned long long)r->samples);
-	uint64_t min_t0 = UINT64_MAX, max_t0 = 0, max_t1 = 0;
-	for (size_t i = 0; i < r->nb; i++)
-		for (uint32_t k = 0; k < r->b[i].n; k++) {
-			min_t0 = r->b[i].t0[k] < min_t0 ? r->b[i].t0[k] : min_t0;
-			max_t0 = r->b[i].t0[k] > max_t0 ? r->b[i].t0[k] : max_t0;
-			max_t1 = r->b[i].t1[k] > max_t1 ? r->b[i].t1[k] : max_t1;
+	/* t_max: docs/schema.md says the last sample's t1, the writer keeps
+	 * the largest t1 but, within a run's first batch, that batch's last:
+	 * only bounds that hold either way are checked (the t1 of each
+	 * batch's last sample <= t_max <= the largest t1). */
+	uint64_t min_t0 = UINT64_MAX, max_t0 = 0, max_t1 = 0, min_tmax = 0;
+	for (size_t i = 0; i < r->nb; i++) {
+		const batch *b = &r->b[i];
+		for (uint32_t k = 0; k < b->n; k++) {
+			min_t0 = b->t0[k] < min_t0 ? b->t0[k] : min_t0;
+			max_t0 = b->t0[k] > max_t0 ? b->t0[k] : max_t0;
+			max_t1 = b->t1[k] > max_t1 ? b->t1[k] : max_t1;
 		}
-	if (r->samples && ((uint64_t)sqlite3_column_int64(st, 2) != min_t0 ||
-			   (uint64_t)sqlite3_column_int64(st, 3) != max_t1))
-		bad(r, "runs.t_min/t_max %lld/%lld, appended t0 from %llu, t1 to %llu",
-		    (long long)sqlite3_column_int64(st, 2), (long long)sqlite3_column_int64(st, 3),
-		    (unsigned long long)min_t0, (unsigned long long)max_t1);
+		min_tmax = b->t1[b->n - 1] > min_tmax ? b->t1[b->n - 1] : min_tmax;
+	}
+	uint64_t t_min = (uint64_t)sqlite3_column_int64(st, 2);
+	uint64_t t_max = (uint64_t)sqlite3_column_int64(st, 3);
+	if (stats && r->samples && (t_min != min_t0 || t_max < min_tmax || t_max > max_t1))
+		bad(r, "runs.t_min/t_max %llu/%llu, appended t0 from %llu, t1 up to %llu, "
+		    "batches ending at up to %llu", (unsigned long long)t_min,
+		    (unsigned long long)t_max, (unsigned long long)min_t0,
+		    (unsigned long long)max_t1, (unsigned long long)min_tmax);
 	sqlite3_finalize(st);
 	if (count_rows("ranges", r->id) != (int64_t)r->ranges)
 		bad(r, "%lld ranges, %llu added", (long long)count_rows("ranges", r->id),
@@ -750,7 +847,7 @@ static void check_run(const run_rec *r)
 			bad(r, "no samples, but its extent reads: %d", rc);
 		return;
 	}
-	uint64_t end = max_t1 > max_t0 + 1 ? max_t1 : max_t0 + 1;
+	uint64_t end = t_max > max_t0 + 1 ? t_max : max_t0 + 1;
 	if (rc || t_lo != min_t0 || t_hi != end)
 		bad(r, "extent [%llu, %llu) rc %d, expected [%llu, %llu)",
 		    (unsigned long long)t_lo, (unsigned long long)t_hi, rc,
@@ -793,6 +890,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rng = (rng ^ data[i]) * 0x100000001b3ull;
 	rng |= 1;
 	columns = 0;
+	budget = MAX_INPUT_VALUES;
 
 	size_t off = 0;
 	while (off < size) {
@@ -803,7 +901,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		off += used;
 		conn *c = &conns[ctl & 1];
-		apply(c, &m);
+		apply(c, &m, 1u << ((ctl >> 4) & 7));
 		cs_wire_msg_free(&m);
 		int commit = (ctl >> 1) & 3;
 		if (commit == 1 || commit == 2) {
@@ -833,12 +931,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uses = REOPEN_EVERY - 1; /* start the next input on a fresh store */
 	for (size_t i = 0; i < nruns; i++) {
 		run_rec *r = runs[i];
-		for (size_t j = 0; j < r->nb; j++) {
-			free(r->b[j].ids);
-			free(r->b[j].t0);
-			free(r->b[j].t1);
-			free(r->b[j].values);
-		}
+		for (size_t j = 0; j < r->nb; j++)
+			batch_free(&r->b[j]);
 		free(r->b);
 		free(r);
 	}
