@@ -1,5 +1,5 @@
 # cyclescope build.  make | make test | make asan | make tsan | make valgrind
-#                    make lint | make fuzz | make bench | make demo | make clean
+#                    make lint | make fuzz | make bench | make stress | make demo | make clean
 # Knobs: SAN=address,undefined  O=-O0  BUILD=dir  CC=clang  WERROR=1  V=1
 CC      ?= cc
 O       ?= -O2

@@ -99,7 +99,12 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	sqlite3_bind_int64(c->tl, 1, q->run);
 	sqlite3_bind_int64(c->tl, 2, q->device);
 	sqlite3_bind_int64(c->tl, 3, lo > INT64_MAX ? INT64_MAX : (int64_t)lo);
-	sqlite3_bind_int64(c->tl, 4, hi > INT64_MAX ? INT64_MAX : (int64_t)hi);
+	/* past the int64 range ("no end", or an extent ending at 2^63): a
+	 * real, so that a t0 of INT64_MAX still compares below it */
+	if (hi > INT64_MAX)
+		sqlite3_bind_double(c->tl, 4, (double)hi);
+	else
+		sqlite3_bind_int64(c->tl, 4, (int64_t)hi);
 	for (uint32_t k = 0; k < m; k++) {
 		rc = sqlite3_prepare_v2(db, raw ? ck_sql : ck_id_sql, -1, &c->ck[k], NULL);
 		if (rc != SQLITE_OK)

@@ -628,20 +628,29 @@ static int update_run_stats(cs_writer *w)
 
 int cs_store_commit(cs_store *s) { return cs_store_commit_ex(s, 1); }
 
-int cs_store_commit_ex(cs_store *s, int partial)
+/* Commits the open transaction (if any) with every open run's counts in
+ * it: whatever commits, the runs rows agree with the chunks committed. */
+static int commit_open(cs_store *s)
 {
 	int rc = 0;
-	for (cs_writer *w = s->writers; w && !rc; w = w->next) {
-		for (uint32_t i = 0; partial && i < w->ndevs && !rc; i++)
-			rc = write_chunk(w, w->devs[i]);
-		if (!rc && s->in_tx)
-			rc = update_run_stats(w);
-	}
+	for (cs_writer *w = s->writers; w && !rc && s->in_tx; w = w->next)
+		rc = update_run_stats(w);
 	if (!rc && s->in_tx) {
 		rc = exec(s, "COMMIT");
 		if (!rc)
 			s->in_tx = 0;
 	}
+	return rc;
+}
+
+int cs_store_commit_ex(cs_store *s, int partial)
+{
+	int rc = 0;
+	for (cs_writer *w = s->writers; w && !rc && partial; w = w->next)
+		for (uint32_t i = 0; i < w->ndevs && !rc; i++)
+			rc = write_chunk(w, w->devs[i]);
+	if (!rc)
+		rc = commit_open(s);
 	if (!rc)
 		s->pending_values = 0;
 	return rc;
@@ -1007,12 +1016,16 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 	}
 	d->next_seq += b->n;
 	w->samples += b->n;
-	if (!w->have_t || b->t0[0] < w->t_min)
+	if (!w->have_t) {
 		w->t_min = b->t0[0];
-	for (uint32_t i = 0; i < b->n; i++)
-		if (!w->have_t || b->t1[i] > w->t_max)
+		w->t_max = b->t1[0];
+		w->have_t = 1;
+	}
+	if (b->t0[0] < w->t_min)
+		w->t_min = b->t0[0];
+	for (uint32_t i = 0; i < b->n; i++) /* the largest t1, however batched */
+		if (b->t1[i] > w->t_max)
 			w->t_max = b->t1[i];
-	w->have_t = 1;
 	s->pending_values += (uint64_t)b->n * (b->m ? b->m : 1);
 	if (s->commit_values && s->pending_values >= s->commit_values)
 		return cs_store_commit(s);
@@ -1082,6 +1095,8 @@ int cs_writer_end(cs_writer *w, const char *status,
 	int rc = cs_store_commit(s);
 	if (!rc)
 		rc = begin_tx(s);
+	if (!rc)
+		rc = update_run_stats(w); /* even when nothing was left to commit */
 	if (!rc) {
 		int src = sqlite3_prepare_v2(
 			s->db,
@@ -1132,11 +1147,7 @@ int cs_store_delete_run(cs_store *s, int64_t run)
 			 (long long)run);
 		rc = exec(s, sql);
 	}
-	if (!rc) {
-		rc = exec(s, "COMMIT");
-		s->in_tx = 0;
-	}
-	return rc;
+	return rc ? rc : commit_open(s);
 }
 
 int cs_store_rename_run(cs_store *s, int64_t run, const char *name)
@@ -1213,11 +1224,7 @@ int cs_store_mark_incomplete(cs_store *s, int64_t run)
 		 (long long)wall_ns(), (long long)run);
 	int rc = begin_tx(s);
 	rc = rc ? rc : exec(s, sql);
-	if (!rc) {
-		rc = exec(s, "COMMIT");
-		if (!rc)
-			s->in_tx = 0;
-	}
+	rc = rc ? rc : commit_open(s);
 	if (rc && (s->in_tx || !sqlite3_get_autocommit(s->db))) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		s->in_tx = 0;

@@ -303,6 +303,77 @@ static void test_discard_removes_run(void **state)
 	cs_store_close(s);
 }
 
+static int count_rows(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)seq, (void)t0, (void)t1, (void)v;
+	++*(int *)ctx;
+	return 0;
+}
+
+/* Found by fuzz_store: a run's counts are written whatever commits its
+ * last chunk (another run's discard committed it, and the run's end then
+ * had nothing left: samples stayed 0); t_max is the largest t1 even within
+ * the first batch; a sample at t0 = INT64_MAX is found by a time scan with
+ * no end. */
+static void test_run_stats_and_extremes(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("stats.db");
+	cs_store_set_commit_values(s, 0);
+	char err[256];
+	cs_writer *a = cs_writer_begin(s, &run_info, err, sizeof err);
+	cs_writer *b = cs_writer_begin(s, &run_info, err, sizeof err);
+	uint32_t ida, idb;
+	cs_metric_info mi = {.name = "a"};
+	assert_int_equal(cs_writer_add_metric(a, &mi, &ida), 0);
+	assert_int_equal(cs_writer_add_metric(b, &mi, &idb), 0);
+	static uint64_t t0[4096], t1[4096];
+	static double v[4096];
+	for (int i = 0; i < 4096; i++)
+		t0[i] = 100 + 10 * (uint64_t)i, t1[i] = t0[i] + 5, v[i] = i;
+	cs_batch ba = {0, 0, 4096, 1, &ida, t0, t1, v}; /* one whole chunk */
+	assert_int_equal(cs_writer_append(a, &ba), 0);
+	cs_batch bb = {0, 0, 10, 1, &idb, t0, t1, v};
+	assert_int_equal(cs_writer_append(b, &bb), 0);
+	int64_t run_a = cs_writer_run(a);
+	cs_writer_discard(b);
+	assert_int_equal(cs_writer_end(a, "complete", NULL), 0);
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT samples FROM runs WHERE id = %lld", (long long)run_a);
+	assert_int_equal(sql_int(s, sql), 4096);
+	snprintf(sql, sizeof sql, "SELECT t_max FROM runs WHERE id = %lld", (long long)run_a);
+	assert_int_equal(sql_int(s, sql), 100 + 10 * 4095 + 5);
+
+	cs_writer *c = cs_writer_begin(s, &run_info, err, sizeof err);
+	uint32_t idc;
+	assert_int_equal(cs_writer_add_metric(c, &mi, &idc), 0);
+	uint64_t c0[3] = {10, 20, 30}, c1[3] = {15, 90, 35};
+	double cv[3] = {1, 2, 3};
+	cs_batch bc = {0, 0, 3, 1, &idc, c0, c1, cv};
+	assert_int_equal(cs_writer_append(c, &bc), 0);
+	uint64_t d0[1] = {INT64_MAX}, d1[1] = {INT64_MAX};
+	cs_batch bd = {0, 3, 1, 1, &idc, d0, d1, cv};
+	int64_t run_c = cs_writer_run(c);
+	assert_int_equal(cs_writer_end(c, "complete", NULL), 0);
+	snprintf(sql, sizeof sql, "SELECT t_max FROM runs WHERE id = %lld", (long long)run_c);
+	assert_int_equal(sql_int(s, sql), 90);
+
+	cs_writer *e = cs_writer_begin(s, &run_info, err, sizeof err);
+	uint32_t ide;
+	assert_int_equal(cs_writer_add_metric(e, &mi, &ide), 0);
+	bd.metrics = &ide;
+	bd.seq0 = 0;
+	assert_int_equal(cs_writer_append(e, &bd), 0);
+	int64_t run_e = cs_writer_run(e);
+	assert_int_equal(cs_writer_end(e, "complete", NULL), 0);
+	int rows = 0;
+	uint32_t id0 = 0;
+	cs_scan q = {.run = run_e, .device = 0, .m = 1, .metrics = &id0, .from = 0, .to = UINT64_MAX};
+	assert_int_equal(cs_read_raw(s, &q, count_rows, &rows), 0);
+	assert_int_equal(rows, 1);
+	cs_store_close(s);
+}
+
 /* Writes `runs` complete runs of n samples, values i * (run + 1). */
 static void write_runs(cs_store *s, int runs, uint32_t n)
 {
@@ -507,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_odd_batches_roundtrip),
 		cmocka_unit_test(test_writer_validation),
 		cmocka_unit_test(test_discard_removes_run),
+		cmocka_unit_test(test_run_stats_and_extremes),
 		cmocka_unit_test(test_dead_writer_marked_incomplete),
 		cmocka_unit_test(test_live_writer_with_growing_memory),
 		cmocka_unit_test(test_batch_without_metrics),
