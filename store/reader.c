@@ -393,9 +393,13 @@ int cs_read_raw(cs_store *s, const cs_scan *q, cs_row_fn fn, void *ctx)
 
 /* Bucket arithmetic over [from, from + width) in n buckets, exact in
  * 128 bits. */
+/* n buckets over [from, from + width); the part computed is buckets
+ * [b0, ...) over times [lo, hi), its aggregates indexed from b0. */
 typedef struct bucketing {
 	uint64_t from, width;
 	uint32_t n;
+	uint32_t b0;
+	uint64_t lo, hi;
 } bucketing;
 
 static uint64_t bucket_start(const bucketing *bk, uint64_t i)
@@ -441,7 +445,7 @@ static void add_samples(const bucketing *bk, cs_agg *aggs, uint32_t m,
 		uint32_t j = i + 1;
 		while (j < n && t0[j] < next)
 			j++;
-		add_values(&aggs[(size_t)b * m + k], v + i, j - i);
+		add_values(&aggs[(size_t)(b - bk->b0) * m + k], v + i, j - i);
 		i = j;
 	}
 }
@@ -457,18 +461,18 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			uint32_t k, cs_read_stats *st)
 {
 	const uint64_t *t0 = c->t0;
-	uint64_t end = bk->from + bk->width;
+	uint64_t end = bk->hi;
 	uint32_t m = c->q->m;
 	double vals[CS_BLOCK_SAMPLES];
 	for (uint32_t b = 0; b < c->view.nblocks; b++) {
 		uint32_t j0 = b * CS_BLOCK_SAMPLES;
 		uint32_t j1 = j0 + cs_values_block_len(&c->view, b) - 1;
-		if (t0[j1] < bk->from || t0[j0] >= end)
+		if (t0[j1] < bk->lo || t0[j0] >= end)
 			continue;
 		if (in_one_bucket(bk, t0[j0], t0[j1])) {
 			cs_agg a;
 			cs_values_block_agg(&c->view, b, &a);
-			cs_agg_merge(&aggs[(size_t)bucket_of(bk, t0[j0]) * m + k], &a);
+			cs_agg_merge(&aggs[(size_t)(bucket_of(bk, t0[j0]) - bk->b0) * m + k], &a);
 			st->blocks_whole++;
 			continue;
 		}
@@ -478,7 +482,7 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		cs_values_block_decode(&c->view, b, vals);
 		st->blocks_decoded++;
 		st->values_decoded += j1 - j0 + 1;
-		uint32_t i0 = lower_bound(t0 + j0, j1 - j0 + 1, bk->from) + j0;
+		uint32_t i0 = lower_bound(t0 + j0, j1 - j0 + 1, bk->lo) + j0;
 		uint32_t i1 = lower_bound(t0 + j0, j1 - j0 + 1, end) + j0;
 		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
 	}
@@ -488,19 +492,30 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 		    cs_bucket_fn fn, void *ctx, cs_read_stats *stats)
 {
+	return cs_read_buckets_part(s, q, nbuckets, 0, nbuckets, fn, ctx, stats);
+}
+
+int cs_read_buckets_part(cs_store *s, const cs_scan *q, uint32_t nbuckets, uint32_t b0,
+			 uint32_t b1, cs_bucket_fn fn, void *ctx, cs_read_stats *stats)
+{
 	cs_read_stats local = {0};
 	cs_read_stats *st = stats ? stats : &local;
-	if (!nbuckets || q->to <= q->from || q->to == UINT64_MAX)
+	if (!nbuckets || q->to <= q->from || q->to == UINT64_MAX || b0 >= b1 || b1 > nbuckets)
 		return fail(s, -EINVAL,
 			    "bucketed read needs a finite window with to > from "
 			    "and at least one bucket");
-	bucketing bk = {q->from, q->to - q->from, nbuckets};
-	uint32_t m = q->m;
-	cs_agg *aggs = calloc((size_t)nbuckets * (m ? m : 1), sizeof *aggs);
+	bucketing bk = {q->from, q->to - q->from, nbuckets, b0, 0, 0};
+	bk.lo = bucket_start(&bk, b0);
+	bk.hi = b1 == nbuckets ? q->to : bucket_start(&bk, b1);
+	uint32_t m = q->m, nb = b1 - b0;
+	cs_agg *aggs = calloc((size_t)nb * (m ? m : 1), sizeof *aggs);
 	if (!aggs)
-		return fail(s, -ENOMEM, "out of memory for %u buckets", nbuckets);
+		return fail(s, -ENOMEM, "out of memory for %u buckets", nb);
+	cs_scan part = *q;
+	part.from = bk.lo;
+	part.to = bk.hi;
 	scan_ctx c;
-	int rc = scan_open(&c, s, q, 0);
+	int rc = scan_open(&c, s, &part, 0);
 	int64_t seq0 = 0;
 	uint32_t n = 0;
 	while (!rc && (rc = next_timeline(&c, &seq0, &n)) == 1) {
@@ -508,7 +523,8 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 		uint64_t tf = (uint64_t)sqlite3_column_int64(c.tl, 2);
 		uint64_t tl = (uint64_t)sqlite3_column_int64(c.tl, 3);
 		if (in_one_bucket(&bk, tf, tl)) {
-			uint32_t b = bucket_of(&bk, tf);
+			/* the timeline overlaps [lo, hi): its one bucket is ours */
+			uint32_t b = bucket_of(&bk, tf) - b0;
 			for (uint32_t k = 0; k < m; k++) {
 				if (!has_chunk(&c, k, seq0))
 					continue;
@@ -537,9 +553,9 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 				rc = bucket_chunk(&c, &bk, aggs, k, st);
 		}
 	}
-	for (uint32_t b = 0; !rc && b < nbuckets; b++)
+	for (uint32_t b = b0; !rc && b < b1; b++)
 		rc = fn(ctx, b, bucket_start(&bk, b), bucket_start(&bk, (uint64_t)b + 1),
-			aggs + (size_t)b * m);
+			aggs + (size_t)(b - b0) * m);
 	scan_close(&c);
 	free(aggs);
 	return rc;

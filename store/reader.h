@@ -69,6 +69,12 @@ typedef int (*cs_bucket_fn)(void *ctx, uint32_t i, uint64_t t0, uint64_t t1,
 int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 		    cs_bucket_fn fn, void *ctx, cs_read_stats *stats);
 
+/* Buckets [b0, b1) of the same nbuckets over [from, to), exactly as
+ * cs_read_buckets reports them, reading only their time: a caller streams
+ * many buckets a part at a time in bounded memory. */
+int cs_read_buckets_part(cs_store *s, const cs_scan *q, uint32_t nbuckets, uint32_t b0,
+			 uint32_t b1, cs_bucket_fn fn, void *ctx, cs_read_stats *stats);
+
 /* Looks up a metric of a run by name. Returns 0, or -ENOENT with a message
  * that lists what the run has. */
 int cs_read_metric_id(cs_store *s, int64_t run, const char *name,

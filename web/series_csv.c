@@ -14,6 +14,12 @@ typedef struct window {
 	uint64_t from, to;
 } window;
 
+/* Buckets are read and written a part at a time, at most PART buckets and
+ * PART_CELLS bucket-metric cells (32 MiB of aggregates): memory stays
+ * bounded whatever the bucket count. */
+#define PART 4096u
+#define PART_CELLS (1u << 20)
+
 struct cs_series_csv {
 	cs_store *s;
 	int64_t run;
@@ -27,10 +33,10 @@ struct cs_series_csv {
 	int header_done;
 	uint32_t dev_i, win_i;
 	cs_raw_iter *it;
-	cs_agg *aggs;  /* buckets * m of the current device */
-	uint64_t *bounds; /* buckets + 1 */
-	uint32_t bucket_i;
-	int buckets_loaded;
+	cs_agg *aggs;     /* PART buckets * m: the current part of a device's */
+	uint64_t *bounds; /* PART + 1 */
+	uint32_t bucket_i; /* next bucket to read and write */
+	uint32_t part;     /* buckets a part */
 	cs_buf *out;
 	cs_csv w;
 };
@@ -214,8 +220,14 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		goto fail;
 	}
 	if (r->buckets) {
-		x->aggs = calloc((size_t)r->buckets * (x->m ? x->m : 1), sizeof *x->aggs);
-		x->bounds = calloc((size_t)r->buckets + 1, sizeof *x->bounds);
+		uint32_t m = x->m ? x->m : 1;
+		x->part = PART_CELLS / m < PART ? PART_CELLS / m : PART;
+		if (x->part > r->buckets)
+			x->part = r->buckets;
+		if (!x->part)
+			x->part = 1;
+		x->aggs = calloc((size_t)x->part * m, sizeof *x->aggs);
+		x->bounds = calloc((size_t)x->part + 1, sizeof *x->bounds);
 		if (!x->aggs || !x->bounds) {
 			set(err, errlen, status, 400, "buckets: too many");
 			goto fail;
@@ -244,6 +256,7 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
 {
 	cs_series_csv *x = ctx;
+	i -= x->bucket_i; /* within the part */
 	memcpy(x->aggs + (size_t)i * x->m, a, x->m * sizeof *a);
 	x->bounds[i] = t0;
 	x->bounds[i + 1] = t1;
@@ -274,16 +287,21 @@ static void write_header(cs_series_csv *x)
 	cs_csv_end_row(&x->w);
 }
 
-/* Writes up to 4096 bucket rows of the current device. */
-static void write_buckets(cs_series_csv *x)
+/* Reads the current device's next part of buckets and writes its rows. */
+static int write_buckets(cs_series_csv *x)
 {
-	uint32_t end = x->bucket_i + 4096 < x->buckets ? x->bucket_i + 4096 : x->buckets;
-	for (; x->bucket_i < end; x->bucket_i++) {
-		const cs_agg *a = x->aggs + (size_t)x->bucket_i * x->m;
+	uint32_t end = x->buckets - x->bucket_i > x->part ? x->bucket_i + x->part : x->buckets;
+	cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m,
+		     .metrics = x->ids, .from = x->win[0].from, .to = x->win[0].to};
+	int rc = cs_read_buckets_part(x->s, &q, x->buckets, x->bucket_i, end, on_bucket, x, NULL);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < end - x->bucket_i; i++) {
+		const cs_agg *a = x->aggs + (size_t)i * x->m;
 		if (x->device_col)
 			cs_csv_u64(&x->w, x->devs[x->dev_i]);
-		cs_csv_u64(&x->w, x->bounds[x->bucket_i]);
-		cs_csv_u64(&x->w, x->bounds[x->bucket_i + 1]);
+		cs_csv_u64(&x->w, x->bounds[i]);
+		cs_csv_u64(&x->w, x->bounds[i + 1]);
 		for (uint32_t k = 0; k < x->m; k++) {
 			if (a[k].count) {
 				cs_csv_f64(&x->w, a[k].min);
@@ -298,6 +316,8 @@ static void write_buckets(cs_series_csv *x)
 		}
 		cs_csv_end_row(&x->w);
 	}
+	x->bucket_i = end;
+	return 0;
 }
 
 int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
@@ -312,22 +332,13 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 	}
 	while (x->dev_i < x->ndev) {
 		if (x->buckets) {
-			if (!x->buckets_loaded) {
-				cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m,
-					     .metrics = x->ids, .from = x->win[0].from, .to = x->win[0].to};
-				memset(x->aggs, 0, (size_t)x->buckets * x->m * sizeof *x->aggs);
-				rc = cs_read_buckets(x->s, &q, x->buckets, on_bucket, x, NULL);
-				if (rc)
-					goto done;
-				x->buckets_loaded = 1;
-				x->bucket_i = 0;
-			}
 			if (x->bucket_i < x->buckets) {
-				write_buckets(x);
-				rc = 1;
+				rc = write_buckets(x);
+				if (!rc)
+					rc = 1;
 				goto done;
 			}
-			x->buckets_loaded = 0;
+			x->bucket_i = 0;
 			x->dev_i++;
 			continue;
 		}
