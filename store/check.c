@@ -179,7 +179,7 @@ static int check_chunks(cs_store *s, cs_check_stats *st, cs_check_fn fn, void *a
 int cs_store_check(cs_store *s, int quick, cs_check_fn fn, void *arg, cs_check_stats *st)
 {
 	memset(st, 0, sizeof *st);
-	uint64_t *t = malloc(2 * CS_CHUNK_MAX * sizeof *t);
+	uint64_t *t = malloc(2 * (size_t)CS_CHUNK_MAX * sizeof *t);
 	if (!t)
 		return -ENOMEM;
 	sqlite_check(s, quick, st, fn, arg);

@@ -1208,7 +1208,7 @@ void cs_store_abort(cs_store *s)
 	s->pending_values = 0;
 	while (s->writers) {
 		cs_writer *w = s->writers;
-		unlink_writer(w);
+		s->writers = w->next;
 		writer_free(w);
 	}
 }

@@ -42,7 +42,7 @@ static void hex(cs_buf *b, const uint8_t *p, int n)
 	if (n <= 0 || cs_buf_reserve(b, 2 * (size_t)n) < 0)
 		return;
 	uint8_t *o = b->data + b->len;
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < (size_t)n; i++) {
 		o[2 * i] = (uint8_t)digits[p[i] >> 4];
 		o[2 * i + 1] = (uint8_t)digits[p[i] & 15];
 	}
