@@ -1125,25 +1125,17 @@ static conn_info *guard_info(struct MHD_Connection *c)
 	return i ? i->socket_context : NULL;
 }
 
-static void guard_headers_done(cs_http *h, struct MHD_Connection *c)
+/* waiting 0: c's request headers are in; 1: a request ended and the next
+ * one's headers are timed from now (keep-alive). */
+static void guard_waiting(cs_http *h, struct MHD_Connection *c, int waiting)
 {
 	conn_info *ci = guard_info(c);
 	if (!ci)
 		return;
 	pthread_mutex_lock(&h->gmu);
-	ci->waiting = 0;
-	pthread_mutex_unlock(&h->gmu);
-}
-
-/* keep-alive: the next request's headers are timed from now */
-static void guard_request_ended(cs_http *h, struct MHD_Connection *c)
-{
-	conn_info *ci = guard_info(c);
-	if (!ci)
-		return;
-	pthread_mutex_lock(&h->gmu);
-	ci->waiting = 1;
-	ci->since_ms = guard_now();
+	ci->waiting = waiting;
+	if (waiting)
+		ci->since_ms = guard_now();
 	pthread_mutex_unlock(&h->gmu);
 }
 
@@ -1176,7 +1168,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	req *rq = *con_cls;
 	if (!rq) {
-		guard_headers_done(h, c);
+		guard_waiting(h, c, 0);
 		rq = calloc(1, sizeof *rq);
 		if (!rq)
 			return MHD_NO;
@@ -1211,7 +1203,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
 	(void)toe;
-	guard_request_ended(cls, c);
+	guard_waiting(cls, c, 1);
 	req *rq = *con_cls;
 	if (rq) {
 		cs_buf_free(&rq->body);

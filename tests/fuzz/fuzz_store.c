@@ -595,26 +595,14 @@ static void check_buckets(const run_rec *r, cs_scan *q, uint32_t nb, const samp 
 	free(want);
 }
 
-/* First index in sv[0..n) with key >= x (sv is sorted by seq and t0). */
-static size_t lower_seq(const samp *sv, size_t n, uint64_t x)
+/* First index in sv[0..n) whose seq (by_t0: t0) is >= x (sv is sorted by
+ * both). */
+static size_t lower(const samp *sv, size_t n, uint64_t x, int by_t0)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (sv[mid].seq < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static size_t lower_t0(const samp *sv, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sv[mid].t0 < x)
+		if ((by_t0 ? sv[mid].t0 : sv[mid].seq) < x)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -675,7 +663,7 @@ static void check_device(const run_rec *r, uint32_t dev, uint64_t from, uint64_t
 	if (b > a) {
 		q.seq_from = a;
 		q.seq_to = b;
-		check_raw(r, &q, sv, lower_seq(sv, n, a), lower_seq(sv, n, b), "raw seq window");
+		check_raw(r, &q, sv, lower(sv, n, a, 0), lower(sv, n, b, 0), "raw seq window");
 	}
 	/* Everything by time, then a window of time. */
 	q.seq_from = q.seq_to = 0;
@@ -691,7 +679,7 @@ static void check_device(const run_rec *r, uint32_t dev, uint64_t from, uint64_t
 	}
 	q.from = a;
 	q.to = b;
-	check_raw(r, &q, sv, lower_t0(sv, n, a), lower_t0(sv, n, b), "raw time window");
+	check_raw(r, &q, sv, lower(sv, n, a, 1), lower(sv, n, b, 1), "raw time window");
 	/* Buckets over the run's extent and over the window. */
 	uint32_t nb = 1 + rnd() % 64;
 	q.from = from;
