@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "log.h"
 
 static void vprint(const cs_cmd *cmd, const char *fmt, va_list ap)
 {
@@ -40,14 +41,123 @@ int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)
 	return CS_EXIT_FAIL;
 }
 
+cs_cli_globals cs_cli_g;
+
+void cs_cli_say(const char *fmt, ...)
+{
+	if (cs_cli_g.quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void set_verbosity(void)
+{
+	if (cs_cli_g.quiet)
+		cs_log_set_level(CS_LOG_WARN);
+	else if (cs_cli_g.verbose)
+		cs_log_set_level(cs_cli_g.verbose > 1 ? CS_LOG_DEBUG : CS_LOG_INFO);
+}
+
+int cs_cli_parse_globals(int argc, char **argv)
+{
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--db") || !strncmp(a, "--db=", 5)) {
+			if (!a[4] && i + 1 >= argc) {
+				fprintf(stderr, "cyclescope: --db needs a value\n");
+				return -1;
+			}
+			cs_cli_g.db = a[4] ? a + 5 : argv[++i];
+		} else if (!strcmp(a, "--quiet")) {
+			cs_cli_g.quiet = 1;
+		} else if (!strcmp(a, "--verbose")) {
+			cs_cli_g.verbose++;
+		} else if (!strcmp(a, "--json")) {
+			cs_cli_g.json = 1;
+		} else if (a[1] != '-' && strspn(a + 1, "qvj") == strlen(a + 1)) {
+			for (const char *c = a + 1; *c; c++)
+				*c == 'q' ? (void)(cs_cli_g.quiet = 1)
+				: *c == 'v' ? (void)cs_cli_g.verbose++ : (void)(cs_cli_g.json = 1);
+		} else {
+			break; /* --help, --version, or an unknown one: main says */
+		}
+	}
+	set_verbosity();
+	return i;
+}
+
+/* The long option a short letter stands for, on commands that have it. */
+static const char *short_name(char c)
+{
+	switch (c) {
+	case 'o': return "output";
+	case 'j': return "json";
+	case 'q': return "quiet";
+	case 'v': return "verbose";
+	case 'n': return "name";
+	case 'm': return "metric";
+	default: return NULL;
+	}
+}
+
+static const cs_opt *find_opt(const cs_opt *opts, const char *name, size_t nlen)
+{
+	for (const cs_opt *o = opts; o && o->name; o++)
+		if (strlen(o->name) == nlen && !strncmp(o->name, name, nlen))
+			return o;
+	return NULL;
+}
+
+/* Options every command takes, unless it has its own of the name. */
+static int generic_opt(const char *name, size_t nlen, int *takes_value)
+{
+	*takes_value = nlen == 6 && !strncmp(name, "output", 6);
+	return *takes_value || (nlen == 5 && !strncmp(name, "quiet", 5)) ||
+	       (nlen == 7 && !strncmp(name, "verbose", 7));
+}
+
+static void apply_generic(const char *name, const char *value, const char **output)
+{
+	if (!strcmp(name, "output"))
+		*output = value;
+	else if (!strcmp(name, "quiet"))
+		cs_cli_g.quiet = 1;
+	else
+		cs_cli_g.verbose++;
+}
+
+static int unknown(const cs_cmd *cmd, const cs_opt *opts, const char *a, const char *name,
+		   size_t nlen)
+{
+	const char *names[131];
+	size_t k = 0;
+	for (const cs_opt *q = opts; q && q->name && k < 128; q++)
+		names[k++] = q->name;
+	names[k++] = "quiet";
+	names[k++] = "verbose";
+	names[k++] = "output";
+	char typed[64];
+	snprintf(typed, sizeof typed, "%.*s", (int)(nlen < 63 ? nlen : 63), name);
+	const char *near = cs_nearest(typed, names, k, 2);
+	if (near)
+		return cs_cli_usage_error(cmd, "unknown option '%s' (did you mean '--%s'?)", a, near);
+	return cs_cli_usage_error(cmd, "unknown option '%s'", a);
+}
+
 int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 		 const char **pos, int maxpos, int *npos)
 {
 	*npos = 0;
 	int only_pos = 0;
+	const char *output = NULL; /* the generic -o */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (only_pos || a[0] != '-' || !a[1] || (a[1] != '-' && a[1] != 'h')) {
+		if (only_pos || a[0] != '-' || !a[1]) {
 			if (*npos == maxpos)
 				return cs_cli_usage_error(cmd, "unexpected argument '%s'", a);
 			pos[(*npos)++] = a;
@@ -61,41 +171,77 @@ int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 			fputs(cmd->usage, stdout);
 			return CS_CLI_HELP;
 		}
-		const char *name = a + 2;
-		const char *eq = strchr(name, '=');
-		size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
-		const cs_opt *o = opts;
-		while (o && o->name && (strlen(o->name) != nlen || strncmp(o->name, name, nlen)))
-			o++;
-		if (!o || !o->name) {
-			const char *names[128];
-			size_t k = 0;
-			for (const cs_opt *q = opts; q && q->name && k < 128; q++)
-				names[k++] = q->name;
-			char typed[64];
-			snprintf(typed, sizeof typed, "%.*s", (int)(nlen < 63 ? nlen : 63), name);
-			const char *near = cs_nearest(typed, names, k, 2);
-			if (near)
-				return cs_cli_usage_error(cmd, "unknown option '%s' (did you mean "
-							  "'--%s'?)", a, near);
-			return cs_cli_usage_error(cmd, "unknown option '%s'", a);
+		const char *name, *value = NULL;
+		size_t nlen;
+		if (a[1] != '-') {
+			/* a cluster of short options: -jq, -oFILE, -o FILE */
+			for (const char *c = a + 1; *c; c++) {
+				const char *ln = short_name(*c);
+				const cs_opt *o = ln ? find_opt(opts, ln, strlen(ln)) : NULL;
+				int tv = 0;
+				if (*c == 'h') {
+					fputs(cmd->usage, stdout);
+					return CS_CLI_HELP;
+				}
+				if (!o && !(ln && generic_opt(ln, strlen(ln), &tv)))
+					return cs_cli_usage_error(cmd, "unknown option '-%c'", *c);
+				if (o ? o->str != NULL : tv) {
+					const char *v = c[1] ? c + 1 : (i + 1 < argc ? argv[++i] : NULL);
+					if (!v)
+						return cs_cli_usage_error(cmd, "option -%c needs a value", *c);
+					if (o)
+						*o->str = v;
+					else
+						apply_generic(ln, v, &output);
+					break;
+				}
+				if (o)
+					*o->flag = 1;
+				else
+					apply_generic(ln, NULL, &output);
+			}
+			continue;
 		}
-		if (!o->str) {
+		name = a + 2;
+		const char *eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		const cs_opt *o = find_opt(opts, name, nlen);
+		int tv = 0;
+		if (!o && !generic_opt(name, nlen, &tv))
+			return unknown(cmd, opts, a, name, nlen);
+		if (o ? !o->str : !tv) {
 			if (eq)
-				return cs_cli_usage_error(cmd, "option --%s takes no value",
-							  o->name);
-			*o->flag = 1;
+				return cs_cli_usage_error(cmd, "option --%.*s takes no value", (int)nlen,
+							  name);
+			if (o)
+				*o->flag = 1;
+			else
+				apply_generic(nlen == 5 ? "quiet" : "verbose", NULL, &output);
 			continue;
 		}
 		if (eq) {
-			*o->str = eq + 1;
+			value = eq + 1;
 		} else {
 			if (i + 1 >= argc)
-				return cs_cli_usage_error(cmd, "option --%s needs a value",
-							  o->name);
-			*o->str = argv[++i];
+				return cs_cli_usage_error(cmd, "option --%.*s needs a value", (int)nlen,
+							  name);
+			value = argv[++i];
 		}
+		if (o)
+			*o->str = value;
+		else
+			apply_generic("output", value, &output);
 	}
+	if (cs_cli_g.json) {
+		const cs_opt *o = find_opt(opts, "json", 4);
+		if (!o)
+			return cs_cli_usage_error(cmd, "-j/--json: this command has no JSON output");
+		if (o->flag)
+			*o->flag = 1;
+	}
+	set_verbosity();
+	if (output && !freopen(output, "w", stdout))
+		return cs_cli_fail(cmd, "-o %s: %s", output, strerror(errno));
 	return 0;
 }
 
@@ -103,6 +249,8 @@ const char *cs_cli_db_path(const char *opt)
 {
 	if (opt && *opt)
 		return opt;
+	if (cs_cli_g.db && *cs_cli_g.db)
+		return cs_cli_g.db;
 	const char *env = getenv("CYCLESCOPE_DB");
 	return env && *env ? env : "cyclescope.db";
 }

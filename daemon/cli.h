@@ -23,7 +23,9 @@ enum { CS_EXIT_OK = 0, CS_EXIT_FAIL = 1, CS_EXIT_USAGE = 2 };
 #define CS_CLI_EXIT(rc) ((rc) == CS_CLI_HELP ? CS_EXIT_OK : (rc))
 
 /* One option: --name VALUE (or --name=VALUE) stores VALUE in *str;
- * a flag (str == NULL) sets *flag to 1. */
+ * a flag (str == NULL) sets *flag to 1. A few long names have a short
+ * form on every command that has them (-o output, -j json, -n name,
+ * -m metric; -h help): -oFILE, -o FILE and bundled flags (-jq) work. */
 typedef struct cs_opt {
 	const char *name;
 	const char **str;
@@ -38,8 +40,24 @@ typedef struct cs_cmd {
 	const char *usage; /* full --help text */
 } cs_cmd;
 
+/* Options given before the command: cyclescope [--db F] [-q] [-v] [-j]
+ * COMMAND ... (git's habit). */
+typedef struct cs_cli_globals {
+	const char *db; /* --db: what every command's --db defaults to */
+	int quiet;      /* -q: no summaries, warnings and errors only */
+	int verbose;    /* -v: info log lines (-vv: debug) */
+	int json;       /* -j: the command's --json */
+} cs_cli_globals;
+extern cs_cli_globals cs_cli_g;
+
+/* Parses the global options of argv[1..argc); returns the index of the
+ * command word (argc when none), or -1 after printing a usage error. */
+int cs_cli_parse_globals(int argc, char **argv);
+
 /* Parses argv[1..argc) (argv[0] is the command name) against opts,
  * collecting up to maxpos positional arguments in pos. "--" ends options.
+ * Every command also takes -q/--quiet, -v/--verbose and, unless it has
+ * its own --output, -o/--output FILE (standard output goes to FILE).
  * Returns 0 to go on; otherwise the command returns CS_CLI_EXIT(rc):
  * CS_CLI_HELP after printing --help, CS_EXIT_USAGE after a usage error. */
 int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
@@ -49,6 +67,10 @@ int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
  * CS_EXIT_USAGE. */
 int cs_cli_usage_error(const cs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* A summary for people ("imported run 3 ...", "wrote F"): to stderr,
+ * unless --quiet. Data results go to stdout. */
+void cs_cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "cyclescope CMD: message" to stderr; returns CS_EXIT_FAIL. */
 int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)

@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "cmds.h"
+#include "json.h"
 #include "corr_out.h"
 #include "report.h"
 #include "metric_map.h"
@@ -53,6 +54,7 @@ const cs_cmd cs_cmd_correlate = {
 /* What correlate and report share: the options and the request. */
 typedef struct corr_cli {
 	const char *db, *out;
+	int json; /* report: what was written as JSON */
 	cs_corr_request rq;
 	cs_mmap *map;
 } corr_cli;
@@ -70,16 +72,11 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
 		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
 		{"hw-clock-mhz", &mhz, NULL},	{"sim-clock", &sclock, NULL},
-		{report ? "o" : "json", report ? &c->out : NULL,
-						 report ? NULL : &json},
+		{"json", NULL, &json},
 		{report ? "output" : "csv", report ? &c->out : NULL, report ? NULL : &csv},
 		{report ? NULL : "kernels", NULL, &kernels},
 		{NULL, NULL, NULL},
 	};
-	/* report -o FILE, the usual spelling */
-	for (int i = 1; report && i < argc; i++)
-		if (!strcmp(argv[i], "-o"))
-			argv[i] = (char *)"--output";
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, all, pos, 0, &npos);
@@ -93,6 +90,7 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		return cs_cli_usage_error(cmd, "--json and --csv exclude each other");
 	if (report && !c->out)
 		return cs_cli_usage_error(cmd, "-o FILE is required");
+	c->json = report && json;
 	uint64_t b = 0, l = 0;
 	if (bin && (cs_cli_u64(cmd, "bin-cycles", bin, &b) < 0 || !b))
 		return cs_cli_usage_error(cmd, "--bin-cycles must be a positive integer");
@@ -154,13 +152,15 @@ const cs_cmd cs_cmd_report = {
 	"usage: cyclescope report --hw RUN --sim RUN -o report.html [--db F]\n"
 	"                         [--hw-metric EXPR --sim-metric EXPR | --map F]\n"
 	"                         [--hw-window W] [--sim-window W] [--bin-cycles N]\n"
-	"                         [--max-lag N] [--hw-clock-mhz MHZ] [--sim-clock C]\n\n"
+	"                         [--max-lag N] [--hw-clock-mhz MHZ] [--sim-clock C]\n"
+	"                         [--json]\n\n"
 	"The options of 'cyclescope correlate'. Writes one self-contained HTML page\n"
 	"(it opens offline from disk): per metric pair the two series overlaid on one\n"
 	"cycle axis with their difference and the simulator's kernels shaded, the\n"
 	"statistics table, and, when both runs have kernels, the kernel-level\n"
 	"scatter (log axes, y = x) with r and MAPE. Needs uPlot in the build tree\n"
-	"(make web-assets, part of make when npm is there).\n",
+	"(make web-assets, part of make when npm is there). 'wrote FILE (N bytes)' goes\n"
+	"to standard error; with --json, {\"file\":...,\"bytes\":N} to standard output.\n",
 };
 
 static int run_report(int argc, char **argv)
@@ -188,7 +188,15 @@ static int run_report(int argc, char **argv)
 		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
 			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
 		} else {
-			fprintf(stderr, "wrote %s (%zu bytes)\n", c.out, out.len);
+			if (c.json) {
+				cs_buf j = CS_BUF_INIT;
+				cs_buf_append(&j, "{\"file\":", 8);
+				cs_json_str(&j, c.out);
+				cs_buf_printf(&j, ",\"bytes\":%zu}\n", out.len);
+				fwrite(j.data, 1, j.len, stdout);
+				cs_buf_free(&j);
+			} else
+				cs_cli_say("wrote %s (%zu bytes)", c.out, out.len);
 			rc = CS_EXIT_OK;
 		}
 		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)

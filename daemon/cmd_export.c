@@ -9,16 +9,18 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "json.h"
 #include "series_csv.h"
 #include "trace.h"
 
 static int run_export(int argc, char **argv);
+static void wrote(const char *file, uint64_t bytes, uint64_t rows, const char *format, int json);
 
 const cs_cmd cs_cmd_export = {
 	"export", run_export, "write a run's series as CSV (raw or bucketed)",
 	"usage: cyclescope export RUN [--db F] [--metric LIST] [--device N]\n"
-	"                         [--from T] [--to T] [--buckets N]\n"
-	"                         [--format csv|perfetto] [-o FILE] [--raw]\n\n"
+	"                         [--from T] [--to T] [--buckets N] [--range NAME]\n"
+	"                         [--format csv|perfetto] [-o FILE] [--raw] [--json]\n\n"
 	"Writes RUN (an id, name or uuid) to standard output as RFC 4180 CSV:\n"
 	"  t0,t1,<metric>,...          one row per sample, metrics as columns;\n"
 	"                              an empty field is an absent value\n"
@@ -30,29 +32,31 @@ const cs_cmd cs_cmd_export = {
 	"  --to T         first t0 to leave out\n"
 	"  --buckets N    N equal buckets over [from, to): columns\n"
 	"                 t0,t1,<m>:min,<m>:max,<m>:mean,<m>:sum,<m>:count per metric\n"
+	"                 (1..1000000, and buckets x metrics at most 4194304, as over HTTP)\n"
+	"  --range NAME   only samples whose t0 lies in a range of that name (a glob:\n"
+	"                 '*AllGather*'); not with --buckets\n"
 	"  --format perfetto  a Trace Event JSON file for ui.perfetto.dev and\n"
 	"                 chrome://tracing: ranges as tracks (kernels and copies per\n"
 	"                 stream, API calls and NVTX per thread), metrics as counter\n"
 	"                 tracks, the mean of each of --buckets buckets (default 2000)\n"
 	"                 or, with --raw, every sample\n"
-	"  -o FILE        write FILE instead of standard output\n",
+	"  -o FILE        write FILE instead of standard output\n"
+	"  --json         with -o: print what was written as JSON on standard output,\n"
+	"                 {\"file\":...,\"bytes\":...,\"rows\":...,\"format\":...}\n",
 };
 
 static int run_export(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_export;
 	const char *db = NULL, *metric = NULL, *device = NULL, *from = NULL, *to = NULL,
-		   *buckets = NULL, *format = NULL, *outfile = NULL;
-	int raw = 0;
+		   *buckets = NULL, *format = NULL, *outfile = NULL, *range = NULL;
+	int raw = 0, json = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"metric", &metric, NULL}, {"device", &device, NULL},
 		{"from", &from, NULL},	   {"to", &to, NULL},	      {"buckets", &buckets, NULL},
 		{"format", &format, NULL}, {"output", &outfile, NULL}, {"raw", NULL, &raw},
-		{NULL, NULL, NULL},
+		{"range", &range, NULL},   {"json", NULL, &json},     {NULL, NULL, NULL},
 	};
-	for (int i = 1; i < argc; i++) /* -o FILE, the usual spelling */
-		if (!strcmp(argv[i], "-o"))
-			argv[i] = (char *)"--output";
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
@@ -60,7 +64,7 @@ static int run_export(int argc, char **argv)
 		return CS_CLI_EXIT(rc);
 	if (npos != 1)
 		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
-	cs_series_req req = {.run = pos[0], .metrics = metric, .to = UINT64_MAX};
+	cs_series_req req = {.run = pos[0], .metrics = metric, .to = UINT64_MAX, .range = range};
 	uint64_t dev = 0, nb = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
 	    (from && cs_cli_u64(cmd, "from", from, &req.from)) ||
@@ -83,8 +87,13 @@ static int run_export(int argc, char **argv)
 	if (format && strcmp(format, "csv") && strcmp(format, "perfetto"))
 		return cs_cli_usage_error(cmd, "--format must be csv or perfetto, not '%s'", format);
 	int perfetto = format && !strcmp(format, "perfetto");
-	if (!perfetto && (outfile || raw))
-		return cs_cli_usage_error(cmd, "-o and --raw go with --format perfetto");
+	if (!perfetto && raw)
+		return cs_cli_usage_error(cmd, "--raw goes with --format perfetto");
+	if (json && !outfile)
+		return cs_cli_usage_error(cmd, "--json needs -o FILE (without it the data is on "
+					  "standard output)");
+	if (perfetto && range)
+		return cs_cli_usage_error(cmd, "--range goes with CSV");
 	if (perfetto && device)
 		return cs_cli_usage_error(cmd, "--format perfetto writes every device");
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
@@ -112,7 +121,7 @@ static int run_export(int argc, char **argv)
 			return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output",
 					   strerror(errno));
 		if (outfile)
-			fprintf(stderr, "wrote %s (%zu bytes)\n", outfile, len);
+			wrote(outfile, len, 0, "perfetto", json);
 		return CS_EXIT_OK;
 	}
 	int status; /* the HTTP status; the CLI only needs the message */
@@ -124,22 +133,48 @@ static int run_export(int argc, char **argv)
 		return rc;
 	}
 	cs_buf out = CS_BUF_INIT;
-	while ((rc = cs_series_csv_next(x, &out)) >= 0) {
-		if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
+	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
+	uint64_t bytes = 0, rows = 0;
+	while (f && (rc = cs_series_csv_next(x, &out)) >= 0) {
+		if (out.len && fwrite(out.data, 1, out.len, f) != out.len) {
 			rc = -EIO;
 			break;
 		}
+		bytes += out.len;
+		for (const uint8_t *p = out.data; (p = memchr(p, '\n', out.len - (size_t)(p - out.data)));
+		     p++)
+			rows++;
 		out.len = 0;
 		if (rc == 0)
 			break;
 	}
-	if (!rc && fflush(stdout))
+	if (!f || (f == stdout ? fflush(stdout) : fclose(f)))
 		rc = -EIO;
 	if (rc)
-		rc = cs_cli_fail(cmd, "%s", rc == -EIO ? "cannot write to standard output"
+		rc = cs_cli_fail(cmd, "%s", rc == -EIO ? (outfile ? outfile : "cannot write to standard output")
 						       : cs_store_errmsg(s));
+	else if (outfile)
+		wrote(outfile, bytes, rows ? rows - 1 : 0, "csv", json);
 	cs_buf_free(&out);
 	cs_series_csv_close(x);
 	cs_store_close(s);
 	return rc ? CS_EXIT_FAIL : CS_EXIT_OK;
+}
+
+/* What -o wrote: a line on stderr, or with --json a JSON object on stdout. */
+static void wrote(const char *file, uint64_t bytes, uint64_t rows, const char *format, int json)
+{
+	if (!json) {
+		cs_cli_say("wrote %s (%llu bytes)", file, (unsigned long long)bytes);
+		return;
+	}
+	cs_buf b = CS_BUF_INIT;
+	cs_buf_append(&b, "{\"file\":", 8);
+	cs_json_str(&b, file);
+	cs_buf_printf(&b, ",\"format\":\"%s\",\"bytes\":%llu", format, (unsigned long long)bytes);
+	if (!strcmp(format, "csv"))
+		cs_buf_printf(&b, ",\"rows\":%llu", (unsigned long long)rows);
+	cs_buf_append(&b, "}\n", 2);
+	fwrite(b.data, 1, b.len, stdout);
+	cs_buf_free(&b);
 }

@@ -439,8 +439,8 @@ static int run_import(int argc, char **argv)
 			fwrite(b.data, 1, b.len, stdout);
 			cs_buf_free(&b);
 		} else if (sqlite3_data_count(st)) {
-			printf("imported run %lld '%s': %lld samples x %lld metrics on %lld "
-			       "device(s) into %s\n",
+			cs_cli_say("imported run %lld '%s': %lld samples x %lld metrics on %lld "
+				   "device(s) into %s",
 			       (long long)run, (const char *)sqlite3_column_text(st, 0),
 			       (long long)sqlite3_column_int64(st, 1),
 			       (long long)sqlite3_column_int64(st, 2),

@@ -14,29 +14,36 @@ static int run_runs(int argc, char **argv);
 
 const cs_cmd cs_cmd_runs = {
 	"runs", run_runs, "list the runs in the database",
-	"usage: cyclescope runs [--db F] [--json]\n"
+	"usage: cyclescope runs [--db F] [--json] [--kind hw|sim] [--name GLOB] [--since NS]\n"
 	"       cyclescope runs delete RUN... [--db F]\n"
 	"       cyclescope runs rename RUN NAME [--db F]\n\n"
 	"Lists every run: id, kind (hw or sim), status (running, complete or\n"
 	"incomplete: a run whose writer died), source, time unit, devices, metrics,\n"
 	"samples, time span and name. --json prints every column of the runs table\n"
-	"(docs/schema.md) with device, metric and range counts, and meta as an object.\n\n"
+	"(docs/schema.md) with device, metric and range counts, and meta as an object.\n"
+	"The filters are those of GET /api/v1/runs: --kind hw|sim, --name NAME (exact,\n"
+	"or a glob like 'gemm*'), --since NS (runs whose start_ns is at least NS).\n\n"
 	"delete removes runs and everything recorded for them (samples, ranges,\n"
 	"devices, metrics, shipping marks); rename gives a run a new name. A run a\n"
 	"live producer is still writing is refused; stop the producer first.\n"
 
 };
 
+/* ?1 kind, ?2 name glob, ?3 since: NULL = any */
+#define RUNS_WHERE \
+	" WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR name GLOB ?2)" \
+	" AND (?3 IS NULL OR start_ns >= ?3)"
+
 static const char runs_sql[] =
 	"SELECT r.id, r.kind, r.status, r.source, r.time_unit,"
 	" (SELECT count(*) FROM devices d WHERE d.run = r.id),"
 	" (SELECT count(*) FROM metrics m WHERE m.run = r.id),"
 	" r.samples, r.t_min, r.t_max, r.name"
-	" FROM runs r ORDER BY r.id";
+	" FROM runs r" RUNS_WHERE " ORDER BY r.id";
 
 static const char runs_json_sql[] =
 	"SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
-	" FROM (SELECT * FROM runs ORDER BY id) r";
+	" FROM (SELECT * FROM runs" RUNS_WHERE " ORDER BY id) r";
 
 /* "12.5 ms" for ns spans, "1234567 cyc" for cycles. */
 static void format_span(char *out, size_t len, const char *unit, int have,
@@ -105,9 +112,10 @@ static int change_runs(const cs_cmd *cmd, const char *db, const char **pos, int 
 static int run_runs(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_runs;
-	const char *db = NULL;
+	const char *db = NULL, *kind = NULL, *name = NULL, *since = NULL;
 	int json = 0;
-	const cs_opt opts[] = {{"db", &db, NULL}, {"json", NULL, &json}, {NULL, NULL, NULL}};
+	const cs_opt opts[] = {{"db", &db, NULL},     {"json", NULL, &json}, {"kind", &kind, NULL},
+			       {"name", &name, NULL}, {"since", &since, NULL}, {NULL, NULL, NULL}};
 	const char *pos[66];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 66, &npos);
@@ -118,6 +126,11 @@ static int run_runs(int argc, char **argv)
 	if (npos)
 		return cs_cli_usage_error(cmd, "unexpected argument '%s' (delete or rename?)",
 					  pos[0]);
+	uint64_t since_ns = 0;
+	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
+		return cs_cli_usage_error(cmd, "--kind must be hw or sim, not '%s'", kind);
+	if (since && cs_cli_u64(cmd, "since", since, &since_ns) < 0)
+		return CS_EXIT_USAGE;
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
@@ -129,6 +142,12 @@ static int run_runs(int argc, char **argv)
 		rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
 		goto out;
 	}
+	if (kind)
+		sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+	if (name)
+		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	if (since)
+		sqlite3_bind_int64(st, 3, since_ns > INT64_MAX ? INT64_MAX : (int64_t)since_ns);
 	if (json) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			printf("%s\n", (const char *)sqlite3_column_text(st, 0));

@@ -18,7 +18,7 @@ const cs_cmd cs_cmd_ship = {
 	"ship", run_ship, "ship a database's runs to ClickHouse (once)",
 	"usage: cyclescope ship --to URL [--db F] [--run RUN] [--database D]\n"
 	"                       [--prefix P] [--host NAME] [--cluster C] [--batch N]\n"
-	"                       [--user U] [--password-env VAR]\n\n"
+	"                       [--user U] [--password-env VAR] [--json]\n\n"
 	"Sends every run of the database (or one) to ClickHouse's HTTP interface:\n"
 	"runs, devices, metrics, ranges and samples, into tables it creates when\n"
 	"absent (docs/fleet.md). Marks in the file record what ClickHouse\n"
@@ -31,7 +31,10 @@ const cs_cmd cs_cmd_ship = {
 	"  --cluster C       also create *_all Distributed tables over cluster C and\n"
 	"                    insert through them\n"
 	"  --batch N         sample rows per insert (default 1000000)\n"
-	"  --password-env V  read the password from environment variable V\n",
+	"  --password-env V  read the password from environment variable V\n"
+	"  --json            the summary as JSON on standard output:\n"
+	"                    {\"shipped\":true,\"runs\":N,\"rows\":N,\"ranges\":N,\"inserts\":N,\"bytes\":N}\n"
+	"                    (otherwise one line on standard error)\n",
 };
 
 static int run_ship(int argc, char **argv)
@@ -39,12 +42,13 @@ static int run_ship(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_ship;
 	const char *db = NULL, *to = NULL, *run = NULL, *database = NULL, *prefix = NULL,
 		   *host = NULL, *cluster = NULL, *batch = NULL, *user = NULL, *pwenv = NULL;
+	int json = 0;
 	const cs_opt opts[] = {{"db", &db, NULL},	  {"to", &to, NULL},
 			       {"run", &run, NULL},	  {"database", &database, NULL},
 			       {"prefix", &prefix, NULL}, {"host", &host, NULL},
 			       {"cluster", &cluster, NULL}, {"batch", &batch, NULL},
 			       {"user", &user, NULL},	  {"password-env", &pwenv, NULL},
-			       {NULL, NULL, NULL}};
+			       {"json", NULL, &json},	  {NULL, NULL, NULL}};
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
@@ -75,10 +79,17 @@ static int run_ship(int argc, char **argv)
 	cs_ship_stats st = {0};
 	char err[1200];
 	rc = cs_ship_once(&o, &st, err, sizeof err);
-	fprintf(stderr, "%s: %llu runs brought up to date, %llu sample rows and %llu ranges in %llu "
-		"inserts (%.1f MB)\n", rc ? "stopped" : "shipped", (unsigned long long)st.runs,
-		(unsigned long long)st.rows, (unsigned long long)st.ranges,
-		(unsigned long long)st.batches, (double)st.bytes / 1e6);
+	if (json)
+		printf("{\"shipped\":%s,\"runs\":%llu,\"rows\":%llu,\"ranges\":%llu,\"inserts\":%llu,"
+		       "\"bytes\":%llu}\n", rc ? "false" : "true", (unsigned long long)st.runs,
+		       (unsigned long long)st.rows, (unsigned long long)st.ranges,
+		       (unsigned long long)st.batches, (unsigned long long)st.bytes);
+	else
+		cs_cli_say("%s: %llu runs brought up to date, %llu sample rows and %llu ranges in "
+			   "%llu inserts (%.1f MB)", rc ? "stopped" : "shipped",
+			   (unsigned long long)st.runs, (unsigned long long)st.rows,
+			   (unsigned long long)st.ranges, (unsigned long long)st.batches,
+			   (double)st.bytes / 1e6);
 	if (rc)
 		return cs_cli_fail(cmd, "%s (what was confirmed is recorded; run it again to resume)",
 				   err);

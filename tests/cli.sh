@@ -209,6 +209,62 @@ for i, r in enumerate(b):
 print(sum(cnt))' "$T/b9k.csv" "$T/raw1.csv" >"$T/out" 2>&1 &&
 	ok "9000 buckets (three parts): every bucket holds exactly its raw samples ($(cat "$T/out") in all)" || no "buckets in parts" "$T/out"
 
+# Conventions: global options before the command, short options, -o on
+# every command, --json summaries, summaries on stderr and data on stdout,
+# runs filters, export --range; man pages made from --help; completion of
+# run and metric names from the database.
+"$CS" --db "$DB" runs >"$T/g1" 2>&1 && "$CS" runs --db "$DB" >"$T/g2" 2>&1 && cmp -s "$T/g1" "$T/g2" &&
+	ok "--db before the command is every command's --db" || no "global --db" "$T/g1"
+"$CS" -j --db="$DB" runs >"$T/g1" 2>&1 && python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))[0]["name"] == "example"' "$T/g1" &&
+	ok "-j before the command is the command's --json" || no "global -j" "$T/g1"
+"$CS" runs --db "$DB" -o "$T/g3" >"$T/g4" 2>&1 && [ ! -s "$T/g4" ] && cmp -s "$T/g3" "$T/g2" &&
+	ok "runs -o FILE: the table goes to FILE, nothing to stdout" || no "runs -o" "$T/g4"
+"$CS" export example --db "$DB" -m lts__t_sectors.sum -jo "$T/g5.csv" >"$T/g6" 2>"$T/err" &&
+	python3 -c '
+import csv, json, os, sys
+j = json.load(open(sys.argv[1])); rows = list(csv.reader(open(sys.argv[2])))
+assert rows[0] == ["t0", "t1", "lts__t_sectors.sum"], rows[0]
+assert j == {"file": sys.argv[2], "format": "csv", "bytes": os.path.getsize(sys.argv[2]), "rows": len(rows) - 1}, j' "$T/g6" "$T/g5.csv" 2>>"$T/err" &&
+	ok "export -m METRIC -jo FILE: the CSV in FILE, what was written as JSON on stdout" || no "export -jo" "$T/err"
+"$CS" import csv "$EX" --db "$T/conv.db" --name conv >"$T/g7" 2>"$T/g8" && [ ! -s "$T/g7" ] && grep -q "^imported run 1 'conv'" "$T/g8" &&
+	"$CS" -q import csv "$EX" --db "$T/conv.db" --name conv2 >"$T/g7" 2>"$T/g8" && [ ! -s "$T/g7" ] && [ ! -s "$T/g8" ] &&
+	ok "import's summary goes to stderr; -q silences it" || no "import summary (stdout / stderr)" "$T/g8"
+printf 'kind,name,t0,t1\nkernel,gemm_a,1000005,3000005\nkernel,gemm_b,20000005,20500005\nnvtx,step,0,40000000\n' >"$T/rg.csv"
+"$CS" import csv "$EX" --db "$T/conv.db" --name ranged --ranges "$T/rg.csv" >/dev/null 2>&1
+"$CS" export ranged --db "$T/conv.db" --range 'gemm*' -m lts__t_sectors.sum >"$T/g9" 2>"$T/err" &&
+	python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = [int(r["t0"]) for r in csv.DictReader(open(sys.argv[2]))]
+want = [int(r["t0"]) for r in rows if 1000005 <= int(r["t0"]) < 3000005 or 20000005 <= int(r["t0"]) < 20500005]
+assert got == want and want, (len(got), len(want))
+print(len(want))' "$EX" "$T/g9" >"$T/out" 2>&1 &&
+	ok "export --range 'gemm*': exactly the samples inside those ranges ($(cat "$T/out"))" || no "export --range" "$T/out"
+want=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs WHERE kind = ? AND name GLOB ?", ("hw", "conv*")).fetchone()[0])' "$T/conv.db")
+[ "$("$CS" runs --db "$T/conv.db" --kind hw -n 'conv*' | tail -n +2 | wc -l)" = "$want" ] && [ "$want" = 2 ] &&
+	[ "$("$CS" runs --db "$T/conv.db" --kind sim | tail -n +2 | wc -l)" = 0 ] &&
+	ok "runs --kind hw -n 'conv*' lists the $want runs the filter names" || no "runs filters"
+fails "an unknown short option is a usage error" "unknown option '-x'" 2 "$CS" runs -x --db "$DB"
+fails "-j on a command without JSON output is a usage error" "this command has no JSON output" 2 "$CS" -j check --db "$DB"
+"$CS" --version --verbose >"$T/out" 2>&1 && grep -q '^collector library: ' "$T/out" && grep -q '^web assets (uPlot): ' "$T/out" &&
+	grep -q '^metric sets: ' "$T/out" && ok "--version --verbose says where the parts were found" || no "--version --verbose" "$T/out"
+drift=""
+for c in $("$CS" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
+	"$CS" help --man "$c" | sed -n '/^\.nf$/,/^\.fi$/p' | sed '1d;$d' |
+		sed 's/^\\&//; s/\\-/-/g; s/\\e/\\/g' >"$T/man.txt"
+	"$CS" "$c" --help >"$T/help.txt"
+	cmp -s "$T/man.txt" "$T/help.txt" || drift="$drift $c"
+done
+[ -z "$drift" ] && ok "every command's man page holds exactly its --help text" || no "man pages differ from --help:$drift"
+if command -v bash >/dev/null; then
+	"$CS" completion bash >"$T/comp.sh"
+	comp() { PATH="$(dirname "$CS"):$PATH" bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cyclescope; echo "${COMPREPLY[*]}"' _ "$T/comp.sh" "$@"; }
+	[ "$(comp cyclescope --db "$T/conv.db" export c)" = "conv conv2" ] &&
+		[ "$(comp cyclescope export ranged --db "$T/conv.db" --metric lts__t_s)" = "lts__t_sectors.sum lts__t_sectors_srcunit_tex.sum" ] &&
+		[ "$(comp cyclescope runs --db "$T/conv.db" del)" = "delete" ] &&
+		ok "bash completion: run names and metric names from the database on the line" || no "completion of names"
+fi
+
 # Checksums: every chunk and timeline carries one (docs/schema.md); a
 # flipped bit is an error naming where it is, never different values with
 # exit status 0; `check` verifies a whole file; files from before checksums
