@@ -249,7 +249,7 @@ fails "-j on a command without JSON output is a usage error" "this command has n
 "$CS" --version --verbose >"$T/out" 2>&1 && grep -q '^collector library: ' "$T/out" && grep -q '^web assets (uPlot): ' "$T/out" &&
 	grep -q '^metric sets: ' "$T/out" && ok "--version --verbose says where the parts were found" || no "--version --verbose" "$T/out"
 drift=""
-for c in $("$CS" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
+for c in $("$CS" --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do
 	"$CS" help --man "$c" | sed -n '/^\.nf$/,/^\.fi$/p' | sed '1d;$d' |
 		sed 's/^\\&//; s/\\-/-/g; s/\\e/\\/g' >"$T/man.txt"
 	"$CS" "$c" --help >"$T/help.txt"
