@@ -16,6 +16,7 @@
  * samples decoded inside it.
  */
 #include "engine.h"
+#include "json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -881,28 +882,6 @@ int cs_engine_window_depth(cs_engine *e)
 
 /* --- sender ------------------------------------------------------------ */
 
-static void json_str(cs_buf *b, const char *s)
-{
-	cs_buf_put_u8(b, '"');
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\') {
-			cs_buf_put_u8(b, '\\');
-			cs_buf_put_u8(b, *c);
-		} else if (*c < 0x20) {
-			char esc[8];
-			snprintf(esc, sizeof esc, "\\u%04x", *c);
-			cs_buf_append(b, esc, 6);
-		} else {
-			cs_buf_put_u8(b, *c);
-		}
-	}
-	cs_buf_put_u8(b, '"');
-}
-
-static void json_raw(cs_buf *b, const char *s)
-{
-	cs_buf_append(b, s, strlen(s));
-}
 
 /* The run's metadata: the engine's settings, each configured device's
  * sampler setup, then the caller's members. */
@@ -910,49 +889,49 @@ static char *build_meta(cs_engine *e)
 {
 	cs_buf b = {0};
 	char num[64];
-	json_raw(&b, "{\"mode\":");
-	json_str(&b, e->o.mode == CS_ENGINE_WINDOW ? "window" : "continuous");
+	cs_json_raw(&b, "{\"mode\":");
+	cs_json_str(&b, e->o.mode == CS_ENGINE_WINDOW ? "window" : "continuous");
 	snprintf(num, sizeof num, ",\"interval_ns\":%llu,\"buffer_bytes\":%llu",
 		 (unsigned long long)e->o.interval_ns, (unsigned long long)e->o.buffer_bytes);
-	json_raw(&b, num);
-	json_raw(&b, ",\"metrics\":[");
+	cs_json_raw(&b, num);
+	cs_json_raw(&b, ",\"metrics\":[");
 	for (size_t i = 0; i < e->o.nmetrics; i++) {
 		if (i)
-			json_raw(&b, ",");
-		json_str(&b, e->metric_names[i]);
+			cs_json_raw(&b, ",");
+		cs_json_str(&b, e->metric_names[i]);
 	}
-	json_raw(&b, "],\"pm_sampling\":[");
+	cs_json_raw(&b, "],\"pm_sampling\":[");
 	int first = 1;
 	pthread_mutex_lock(&e->mu);
 	for (const dev *d = e->devs; d; d = d->next) {
 		if (!first)
-			json_raw(&b, ",");
+			cs_json_raw(&b, ",");
 		first = 0;
 		snprintf(num, sizeof num, "{\"device\":%u,\"sampled\":%s", d->device,
 			 d->configured ? "true" : "false");
-		json_raw(&b, num);
+		cs_json_raw(&b, num);
 		if (d->configured) {
-			json_raw(&b, ",\"trigger\":");
-			json_str(&b, d->setup.trigger ? d->setup.trigger : "");
+			cs_json_raw(&b, ",\"trigger\":");
+			cs_json_str(&b, d->setup.trigger ? d->setup.trigger : "");
 			snprintf(num, sizeof num, ",\"interval\":%llu,\"bytes_per_sample\":%llu",
 				 (unsigned long long)d->setup.interval,
 				 (unsigned long long)d->setup.bytes_per_sample);
-			json_raw(&b, num);
+			cs_json_raw(&b, num);
 			if (d->setup.availability) {
-				json_raw(&b, ",\"availability\":");
-				json_str(&b, d->setup.availability);
+				cs_json_raw(&b, ",\"availability\":");
+				cs_json_str(&b, d->setup.availability);
 			}
 			if (d->setup.sysclk_hz > 0) {
 				snprintf(num, sizeof num, ",\"sysclk_hz\":%.0f", d->setup.sysclk_hz);
-				json_raw(&b, num);
+				cs_json_raw(&b, num);
 			}
 		}
-		json_raw(&b, "}");
+		cs_json_raw(&b, "}");
 	}
 	pthread_mutex_unlock(&e->mu);
-	json_raw(&b, "]");
+	cs_json_raw(&b, "]");
 	if (e->meta_kv)
-		json_raw(&b, e->meta_kv);
+		cs_json_raw(&b, e->meta_kv);
 	if (e->meta_extra) {
 		/* "{...}" -> ",..." */
 		const char *s = e->meta_extra;
@@ -962,11 +941,11 @@ static char *build_meta(cs_engine *e)
 		while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
 			n--;
 		if (n > 2 && s[0] == '{' && s[n - 1] == '}') {
-			json_raw(&b, ",");
+			cs_json_raw(&b, ",");
 			cs_buf_append(&b, s + 1, n - 2);
 		}
 	}
-	json_raw(&b, "}");
+	cs_json_raw(&b, "}");
 	cs_buf_put_u8(&b, 0);
 	return (char *)b.data;
 }
@@ -1253,10 +1232,10 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
 	if (o->meta_kv) {
 		cs_buf kv = {0};
 		for (size_t i = 0; o->meta_kv[i] && o->meta_kv[i + 1]; i += 2) {
-			json_raw(&kv, ",");
-			json_str(&kv, o->meta_kv[i]);
-			json_raw(&kv, ":");
-			json_str(&kv, o->meta_kv[i + 1]);
+			cs_json_raw(&kv, ",");
+			cs_json_str(&kv, o->meta_kv[i]);
+			cs_json_raw(&kv, ":");
+			cs_json_str(&kv, o->meta_kv[i + 1]);
 		}
 		cs_buf_put_u8(&kv, 0);
 		if (!(e->meta_kv = (char *)kv.data))

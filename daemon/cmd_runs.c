@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "json.h"
 #include "reader.h"
 #include "runs_json.h"
 #include "store.h"
@@ -149,9 +150,13 @@ static int run_runs(int argc, char **argv)
 	if (since)
 		sqlite3_bind_int64(st, 3, since_ns > INT64_MAX ? INT64_MAX : (int64_t)since_ns);
 	if (json) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			printf("%s\n", (const char *)sqlite3_column_text(st, 0));
-		else
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			cs_buf b = CS_BUF_INIT;
+			cs_json_sql(&b, (const char *)sqlite3_column_text(st, 0));
+			cs_json_raw(&b, "\n");
+			fwrite(b.data, 1, b.len, stdout);
+			cs_buf_free(&b);
+		} else
 			rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
 		goto out;
 	}

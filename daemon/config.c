@@ -1,5 +1,6 @@
 /* config.c - daemon settings; see config.h. */
 #include "config.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -198,6 +199,12 @@ int cs_config_parse(cs_config *c, const char *buf, size_t len, const char *label
 			if (cm)
 				*cm = 0;
 			v = trim(v);
+		}
+		long bad = cs_utf8_bad(v, strlen(v));
+		if (bad >= 0) {
+			snprintf(err, errlen, "%s:%u: the value of '%s' is not UTF-8 (byte 0x%02x at "
+				 "its offset %ld)", label, line, k, (unsigned char)v[bad], bad);
+			return -EINVAL;
 		}
 		char name[128], why[600];
 		snprintf(name, sizeof name, "%s%s%s", section, *section ? "." : "", k);

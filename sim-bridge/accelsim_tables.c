@@ -12,6 +12,7 @@
  * The build blocks (values are build names) go to the run's meta.
  */
 #include "accelsim_tables.h"
+#include "json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -311,10 +312,14 @@ static int write_run(tab *t, cs_producer *p, const char *source, const char *kin
 		     size_t errlen)
 {
 	const cs_import_opts *o = t->im.o;
-	char extra[800], esc[700];
-	snprintf(extra, sizeof extra, "\"builds\":\"%s\"", cs_simrun_json_escape(t->builds, esc, sizeof esc));
-	cs_simrun *r = cs_simrun_open(p, o, source, kind, "cycle", 0, t->builds[0] ? extra : NULL, err,
+	cs_buf extra = CS_BUF_INIT;
+	cs_json_raw(&extra, "\"builds\":");
+	cs_json_str(&extra, t->builds);
+	cs_buf_put_u8(&extra, 0);
+	cs_simrun *r = cs_simrun_open(p, o, source, kind, "cycle", 0,
+				      t->builds[0] && extra.len ? (const char *)extra.data : NULL, err,
 				      errlen);
+	cs_buf_free(&extra);
 	if (!r)
 		return -EIO;
 	int rc = 0, cyc = -1;

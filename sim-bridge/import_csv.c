@@ -1,5 +1,6 @@
 /* import_csv.c - the generic wide CSV importer; see import_csv.h. */
 #include "import_csv.h"
+#include "json.h"
 #include "totals.h"
 #include "log.h"
 
@@ -138,6 +139,10 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 				    sizeof name - 1);
 		if (memchr(f, 0, len))
 			return perr(p, col + 1, "the column name holds a NUL byte (a binary file?)");
+		long bad = cs_utf8_bad(f, len);
+		if (bad >= 0)
+			return perr(p, col + 1, "the column name is not UTF-8 (byte 0x%02x at its "
+				    "offset %ld); save the file as UTF-8", (unsigned char)f[bad], bad);
 		memcpy(name, f, len);
 		name[len] = 0;
 		/* trim surrounding blanks, which spreadsheets like to add */
@@ -418,23 +423,21 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 	const char *label = opts->label ? opts->label : "csv";
 	const char *unit = opts->time_unit ? opts->time_unit : "ns";
 	const char *kind = opts->kind ? opts->kind : strcmp(unit, "cycle") ? "hw" : "sim";
-	char meta[600];
-	char esc[400];
-	/* JSON-escape the file name for the metadata. */
-	size_t o = 0;
-	for (const char *c = label; *c && o < sizeof esc - 8; c++) {
-		if (*c == '"' || *c == '\\')
-			esc[o++] = '\\';
-		esc[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
+	cs_buf meta = CS_BUF_INIT;
+	cs_json_raw(&meta, "{\"file\":");
+	cs_json_str(&meta, label);
+	cs_json_raw(&meta, ",\"format\":\"csv\"}");
+	if (cs_buf_put_u8(&meta, 0)) {
+		cs_buf_free(&meta);
+		snprintf(err, errlen, "%s: out of memory", label);
+		return -ENOMEM;
 	}
-	esc[o] = 0;
-	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"csv\"}", esc);
 	cs_run_info info = {
 		.kind = kind,
 		.source = "csv",
 		.name = opts->name ? opts->name : base_name(label),
 		.time_unit = unit,
-		.meta = meta,
+		.meta = (const char *)meta.data,
 		.clock_hz = opts->clock_hz,
 	};
 	importer im;
@@ -445,6 +448,7 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 	im.label = label;
 	im.o = opts;
 	int rc = cs_producer_begin(p, &info);
+	cs_buf_free(&meta);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
 		return rc;

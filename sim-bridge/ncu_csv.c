@@ -12,6 +12,7 @@
  * values, counted in one warning.
  */
 #include "ncu_csv.h"
+#include "json.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -526,26 +527,18 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 				u->run = cs_simrun_open(p, o, "ncu-csv", "hw", "ns", 0,
 							"\"page\":\"details\"", e2, sizeof e2);
 			} else {
-				/* device attributes of the first kernel into meta */
-				char meta[4096];
-				size_t m = (size_t)snprintf(meta, sizeof meta,
-							    "\"page\":\"raw\",\"device_attributes\":{");
+				/* the first kernel's device attributes into meta */
+				cs_buf meta = CS_BUF_INIT;
+				cs_json_raw(&meta, "\"page\":\"raw\",\"device_attributes\":{");
 				int first = 1;
 				double clock = 0;
-				/* the first attributes that fit the run's metadata (the
-				 * rest stay in the file) */
 				for (size_t k = 0; k < u->nc; k++) {
 					if (!u->c[k].attr || !lens[k])
 						continue;
-					char val[120], esc[260], nesc[260], one[560];
-					copy_cell(val, sizeof val, cells[k], lens[k]);
-					int l = snprintf(one, sizeof one, "%s\"%.100s\":\"%s\"", first ? "" : ",",
-							 cs_simrun_json_escape(u->c[k].name + 18, nesc, sizeof nesc),
-							 cs_simrun_json_escape(val, esc, sizeof esc));
-					if (l < 0 || m + (size_t)l + 2 > 1400)
-						continue;
-					memcpy(meta + m, one, (size_t)l + 1);
-					m += (size_t)l;
+					cs_json_raw(&meta, first ? "" : ",");
+					cs_json_str(&meta, u->c[k].name + 18);
+					cs_json_raw(&meta, ":");
+					cs_json_strn(&meta, cells[k], lens[k]);
 					first = 0;
 					if (!strcmp(u->c[k].name, "device__attribute_clock_rate")) {
 						int t;
@@ -554,9 +547,14 @@ int cs_import_ncu_csv(cs_producer *p, const char *buf, size_t len, const cs_impo
 							clock = khz * 1e3;
 					}
 				}
-				snprintf(meta + m, sizeof meta - m, "}");
-				u->run = cs_simrun_open(p, o, "ncu-csv", "hw", "ns", clock, meta, e2,
-							sizeof e2);
+				cs_json_raw(&meta, "}");
+				u->run = cs_buf_put_u8(&meta, 0)
+						 ? NULL
+						 : cs_simrun_open(p, o, "ncu-csv", "hw", "ns", clock,
+								  (const char *)meta.data, e2, sizeof e2);
+				if (!u->run && !e2[0])
+					snprintf(e2, sizeof e2, "%s: out of memory", label);
+				cs_buf_free(&meta);
 			}
 			if (!u->run) {
 				snprintf(err, errlen, "%s", e2);

@@ -11,6 +11,7 @@
  * as long as the second).
  */
 #include "nsys_sqlite.h"
+#include "json.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -625,17 +626,20 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 	char chip[64] = "";
 	double clock = 0;
 	if (rc == 0) {
-		char meta[700], esc[400], vesc[140];
-		snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"nsys-sqlite\","
-			 "\"session_start_utc_ns\":%" PRId64 ",\"export_schema_version\":\"%s\"}",
-			 cs_simrun_json_escape(x->label, esc, sizeof esc), start_utc,
-			 cs_simrun_json_escape(ver, vesc, sizeof vesc));
+		cs_buf meta = CS_BUF_INIT;
+		cs_json_raw(&meta, "{\"file\":");
+		cs_json_str(&meta, x->label);
+		cs_buf_printf(&meta, ",\"format\":\"nsys-sqlite\",\"session_start_utc_ns\":%" PRId64
+			      ",\"export_schema_version\":", start_utc);
+		cs_json_str(&meta, ver);
+		cs_json_raw(&meta, "}");
+		cs_buf_put_u8(&meta, 0);
 		cs_run_info info = {
 			.kind = o->kind ? o->kind : "hw",
 			.source = "nsys-sqlite",
 			.name = o->name ? o->name : cs_simrun_base_name(x->label),
 			.time_unit = "ns",
-			.meta = meta,
+			.meta = meta.len ? (const char *)meta.data : NULL,
 			.start_ns = start_utc > 0 ? (uint64_t)start_utc : 0,
 			.clock_hz = o->clock_hz,
 		};
@@ -643,6 +647,7 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 			rc = nfail(x, rc, "%s", cs_producer_errmsg(p));
 		else
 			begun = 1;
+		cs_buf_free(&meta);
 	}
 	if (rc == 0)
 		rc = devices(x, chip, sizeof chip, &clock);

@@ -7,6 +7,7 @@
  * sized to about 8 MB of values.
  */
 #include "simrun.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -431,18 +432,6 @@ const char *cs_simrun_base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-char *cs_simrun_json_escape(const char *s, char *out, size_t outlen)
-{
-	size_t o = 0;
-	for (const char *c = s; *c && o + 8 < outlen; c++) {
-		if (*c == '"' || *c == '\\')
-			out[o++] = '\\';
-		out[o++] = (unsigned char)*c < 0x20 ? '?' : *c;
-	}
-	out[o] = '\0';
-	return out;
-}
-
 int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
 		    const char *fmt, va_list ap)
 {
@@ -478,20 +467,32 @@ cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *s
 			  const char *extra_members, char *err, size_t errlen)
 {
 	const char *label = o->label ? o->label : "input";
-	char esc[600], meta[2048];
-	snprintf(meta, sizeof meta, "{\"file\":\"%s\",\"format\":\"%s\"%s%s}",
-		 cs_simrun_json_escape(label, esc, sizeof esc), source,
-		 extra_members ? "," : "", extra_members ? extra_members : "");
+	cs_buf meta = CS_BUF_INIT;
+	cs_json_raw(&meta, "{\"file\":");
+	cs_json_str(&meta, label);
+	cs_json_raw(&meta, ",\"format\":");
+	cs_json_str(&meta, source);
+	if (extra_members) {
+		cs_json_raw(&meta, ",");
+		cs_json_raw(&meta, extra_members);
+	}
+	cs_json_raw(&meta, "}");
+	if (cs_buf_put_u8(&meta, 0)) {
+		cs_buf_free(&meta);
+		snprintf(err, errlen, "%s: out of memory", label);
+		return NULL;
+	}
 	const char *u = o->time_unit ? o->time_unit : unit;
 	cs_run_info info = {
 		.kind = o->kind ? o->kind : kind ? kind : !strcmp(u, "cycle") ? "sim" : "hw",
 		.source = source,
 		.name = o->name ? o->name : cs_simrun_base_name(label),
 		.time_unit = u,
-		.meta = meta,
+		.meta = (const char *)meta.data,
 		.clock_hz = o->clock_hz ? o->clock_hz : clock_hz,
 	};
 	cs_simrun *r = cs_simrun_begin(p, &info, o->map, err, errlen);
+	cs_buf_free(&meta);
 	if (r)
 		cs_totals_init(&r->totals, o->cumulative, o->per_window, label);
 	return r;

@@ -113,7 +113,5 @@ int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, ch
 /* Helpers for importers' run metadata and names. */
 /* The last path component of path (borrowed). */
 const char *cs_simrun_base_name(const char *path);
-/* s as a JSON string body (no quotes) into out; returns out. */
-char *cs_simrun_json_escape(const char *s, char *out, size_t outlen);
 
 #endif

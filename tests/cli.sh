@@ -86,6 +86,22 @@ printf 't0,t1,a\n0,10,1e400\n' >"$T/big.csv"
 fails "an overflowing number is refused" "big.csv:2:3: metric 'a': '1e400' is beyond the largest double" 1 "$CS" import csv "$T/big.csv" --db "$T/edge2.db"
 printf 't0,t1,a\000b\n0,10,5\n' >"$T/nul.csv"
 fails "a NUL in a header name is refused" "nul.csv:1:3: the column name holds a NUL byte" 1 "$CS" import csv "$T/nul.csv" --db "$T/edge2.db"
+printf 't0,t1,ok,caf\351\n0,1,2,3\n' >"$T/latin1.csv"
+fails "a header name that is not UTF-8 is refused with its place" "latin1.csv:1:4: the column name is not UTF-8 (byte 0xe9 at its offset 3)" 1 "$CS" import csv "$T/latin1.csv" --db "$T/edge2.db"
+# One JSON writer: a run name with quotes, a backslash, a control byte and
+# a stray byte, and a file path of 700 bytes (cut at 400-600 before), come
+# out as valid JSON that reads back (python's json decoder).
+ld="$T/$(python3 -c 'print("/".join(["d" * 200] * 3))')"
+mkdir -p "$ld"
+long="$ld/$(python3 -c 'print("f" * 100)').csv"
+printf 't0,t1,x\n0,1,2\n' >"$long"
+"$CS" import csv "$long" --db "$T/js2.db" --name "$(printf 'q"b\\s\tt\377x')" >/dev/null 2>&1
+"$CS" runs --db "$T/js2.db" --json >"$T/out" 2>&1 && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["name"] == "q\"b\\s\tt\ufffdx", repr(r["name"])
+assert r["meta"]["file"] == sys.argv[2], len(r["meta"]["file"])' "$T/out" "$long" 2>>"$T/out" &&
+	ok "run names and file names of any bytes come out as valid JSON, never cut" || no "JSON writer" "$T/out"
 printf 't0;t1;a\n0;10;5\n' >"$T/semi.csv"
 fails "a ;-separated file gets a hint" "its fields are separated by ';': the CSV must use commas" 1 "$CS" import csv "$T/semi.csv" --db "$T/edge2.db"
 # Text that is not UTF-8: query --json stays valid JSON, each bad byte a

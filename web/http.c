@@ -116,7 +116,7 @@ static enum MHD_Result error(struct MHD_Connection *c, cs_http *h, unsigned stat
 static enum MHD_Result json_text(struct MHD_Connection *c, cs_http *h, const char *text)
 {
 	cs_buf b = CS_BUF_INIT;
-	cs_json_raw(&b, text);
+	cs_json_sql(&b, text);
 	cs_json_raw(&b, "\n");
 	enum MHD_Result r = queue(c, h, 200, "application/json", &b);
 	cs_buf_free(&b);

@@ -75,6 +75,7 @@ static void test_value_forms(void **state)
 	assert_string_equal(c.socket, "/run/x.sock");
 	assert_string_equal(c.listen, "127.0.0.1:7071");
 	expect_error("token = \"open\n", "t.conf:1: the quoted value of 'token' has no closing quote");
+	expect_error("token = caf\xe9\n", "t.conf:1: the value of 'token' is not UTF-8 (byte 0xe9 at its offset 3)");
 	expect_error("token = \"a\" b\n", "t.conf:1: expected the end of the line or a # comment "
 					  "after the quoted value of 'token'");
 	expect_error("# key = value in a comment is no key\nfoo\n", "t.conf:2: expected key = value");

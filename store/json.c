@@ -9,14 +9,17 @@
 
 void cs_json_raw(cs_buf *b, const char *s) { cs_buf_append(b, s, strlen(s)); }
 
-/* Length of the well-formed UTF-8 sequence at c (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *c)
+/* Length of the well-formed UTF-8 sequence at c, within avail bytes
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or
+ * 0. */
+static int utf8_len(const unsigned char *c, size_t avail)
 {
 	if (c[0] < 0x80)
 		return 1;
 	int n = c[0] >= 0xc2 && c[0] <= 0xdf ? 2 : c[0] >= 0xe0 && c[0] <= 0xef ? 3
 	      : c[0] >= 0xf0 && c[0] <= 0xf4 ? 4 : 0;
+	if ((size_t)n > avail)
+		return 0;
 	for (int i = 1; i < n; i++)
 		if ((c[i] & 0xc0) != 0x80)
 			return 0;
@@ -26,24 +29,56 @@ static int utf8_len(const unsigned char *c)
 	return n;
 }
 
+long cs_utf8_bad(const char *s, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		int k = utf8_len(c + i, n - i);
+		if (!k)
+			return (long)i;
+		i += (size_t)k;
+	}
+	return -1;
+}
+
+void cs_json_sql(cs_buf *b, const char *text)
+{
+	size_t n = text ? strlen(text) : 0;
+	for (size_t i = 0; i < n;) {
+		long bad = cs_utf8_bad(text + i, n - i);
+		size_t good = bad < 0 ? n - i : (size_t)bad;
+		cs_buf_append(b, text + i, good);
+		i += good;
+		if (i < n) {
+			cs_json_raw(b, "\\ufffd");
+			i++;
+		}
+	}
+}
+
 void cs_json_str(cs_buf *b, const char *s)
 {
-	if (!s) {
+	if (!s)
 		cs_json_raw(b, "null");
-		return;
-	}
+	else
+		cs_json_strn(b, s, strlen(s));
+}
+
+void cs_json_strn(cs_buf *b, const char *s, size_t n)
+{
 	cs_buf_put_u8(b, '"');
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+	const unsigned char *c = (const unsigned char *)s, *end = c + n;
+	for (; c < end; c++) {
 		char esc[8];
 		if (*c >= 0x80) {
 			/* JSON is UTF-8 (RFC 8259): a byte that starts no
 			 * well-formed sequence becomes U+FFFD, never raw. */
-			int n = utf8_len(c);
-			if (n)
-				cs_buf_append(b, c, (size_t)n);
+			int k = utf8_len(c, (size_t)(end - c));
+			if (k)
+				cs_buf_append(b, c, (size_t)k);
 			else
 				cs_json_raw(b, "\\ufffd");
-			c += n ? n - 1 : 0;
+			c += k ? k - 1 : 0;
 			continue;
 		}
 		switch (*c) {
