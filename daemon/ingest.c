@@ -54,7 +54,15 @@ typedef struct conn_state {
 	uint32_t ndevs;
 } conn_state;
 
-enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP };
+enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP, ITEM_DELETE };
+
+/* A deletion asked by another thread (cs_ingest_delete_run), done by the
+ * writer: the caller waits on done. */
+typedef struct del_req {
+	int64_t run;
+	int rc, done;
+	char err[512];
+} del_req;
 
 typedef struct item {
 	struct item *next;
@@ -62,6 +70,7 @@ typedef struct item {
 	conn_state *conn;
 	size_t bytes;
 	cs_wire_msg msg;
+	del_req *del;
 } item;
 
 typedef struct conn_thread {
@@ -83,7 +92,7 @@ struct cs_ingest {
 	cs_ingest_stats st;
 	/* the queue */
 	pthread_mutex_t mu;
-	pthread_cond_t not_empty, not_full;
+	pthread_cond_t not_empty, not_full, del_done;
 	item *head, *tail;
 	uint64_t qbytes;
 	/* connections */
@@ -616,6 +625,54 @@ static void conn_state_free(conn_state *c)
 	free(c);
 }
 
+/* The writer's half of cs_ingest_delete_run: refused while a producer
+ * writes the run or while the store cannot be written. */
+static void delete_run(cs_ingest *in, del_req *d)
+{
+	int rc = 0;
+	for (conn_state *c = in->open; c && !rc; c = c->next_open)
+		if (cs_writer_run(c->w) == d->run) {
+			snprintf(d->err, sizeof d->err, "run %lld is being written by pid %lld on %s; "
+				 "stop the producer first", (long long)d->run, (long long)c->pid,
+				 c->host && *c->host ? c->host : "this host");
+			rc = -EBUSY;
+		}
+	if (!rc && atomic_load(&in->degraded)) {
+		snprintf(d->err, sizeof d->err, "the database cannot be written now (%s)",
+			 degraded_reason(atomic_load(&in->degraded)));
+		rc = -EROFS;
+	}
+	if (!rc && (rc = cs_store_delete_run(in->s, d->run)) != 0) {
+		snprintf(d->err, sizeof d->err, "%s", cs_store_errmsg(in->s));
+		degrade(in, rc);
+	}
+	pthread_mutex_lock(&in->mu);
+	d->rc = rc;
+	d->done = 1;
+	pthread_cond_broadcast(&in->del_done);
+	pthread_mutex_unlock(&in->mu);
+}
+
+int cs_ingest_delete_run(cs_ingest *in, int64_t run, char *err, size_t errlen)
+{
+	del_req d = {.run = run};
+	item *it = calloc(1, sizeof *it);
+	if (!it) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	it->kind = ITEM_DELETE;
+	it->del = &d;
+	push(in, it);
+	pthread_mutex_lock(&in->mu);
+	while (!d.done)
+		pthread_cond_wait(&in->del_done, &in->mu);
+	pthread_mutex_unlock(&in->mu);
+	if (d.rc)
+		snprintf(err, errlen, "%s", d.err);
+	return d.rc;
+}
+
 static void *writer_main(void *arg)
 {
 	cs_ingest *in = arg;
@@ -644,6 +701,9 @@ static void *writer_main(void *arg)
 				break;
 			case ITEM_STOP:
 				stop = 1;
+				break;
+			case ITEM_DELETE:
+				delete_run(in, it->del);
 				break;
 			}
 			cs_wire_msg_free(&it->msg);
@@ -932,6 +992,7 @@ cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size
 	pthread_mutex_init(&in->mu, NULL);
 	pthread_cond_init(&in->not_empty, NULL);
 	pthread_cond_init(&in->not_full, NULL);
+	pthread_cond_init(&in->del_done, NULL);
 	pthread_mutex_init(&in->conns_mu, NULL);
 	if (pipe2(in->wake, O_CLOEXEC)) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
@@ -976,6 +1037,7 @@ int cs_ingest_stop(cs_ingest *in)
 	pthread_mutex_destroy(&in->mu);
 	pthread_cond_destroy(&in->not_empty);
 	pthread_cond_destroy(&in->not_full);
+	pthread_cond_destroy(&in->del_done);
 	pthread_mutex_destroy(&in->conns_mu);
 	if (in->nlost)
 		cs_log(CS_LOG_WARN, "ingest: %zu cut run(s) still 'running' in the file; the next "

@@ -185,6 +185,13 @@ PP=$!
 i=0
 while [ $i -lt 200 ] && ! grep -q stalled "$T/p.err"; do sleep 0.05; i=$((i + 1)); done
 sleep 0.3
+# DELETE /api/v1/runs/RUN: refused while a producer writes the run (409),
+# without the token (401), for a run that does not exist (404); done
+# through the daemon's one writer otherwise.
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/killed")
+[ "$code" = 401 ] && ok "DELETE without the token: 401" || no "DELETE without token ($code)" "$T/body"
+code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/killed")
+[ "$code" = 409 ] && grep -q 'is being written by pid [0-9]*' "$T/body" && ok "DELETE of a run a producer is writing: 409 naming the producer" || no "DELETE busy ($code)" "$T/body"
 kill -9 $PP
 wait $PP 2>/dev/null
 wait_run killed incomplete && ok "a producer killed mid-stream leaves an incomplete run" || no "killed producer" "$T/log"
@@ -192,6 +199,14 @@ expect "everything it sent is committed" "/api/v1/runs?name=killed" 200 '"sample
 code=$(q "SELECT count(*) FROM series WHERE run = (SELECT id FROM runs WHERE name = 'killed')")
 present=$(awk 'BEGIN { for (i = 0; i < 50000; i++) for (k = 0; k < 4; k++) c += (i + k) % 97 != 0; print c }')
 [ "$(tail -n 1 "$T/body" | tr -d '\r')" = "$present" ] && ok "and reads back ($present present values)" || no "killed run values" "$T/body"
+
+"$CS" import csv "$EX" --socket "$SOCK" --name doomed >/dev/null 2>&1
+code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/doomed")
+[ "$code" = 200 ] && grep -q '"deleted":[0-9]' "$T/body" && ! get "$U/api/v1/runs" | grep -q '"doomed"' &&
+	[ "$(sqlite3 "$DB" "SELECT (SELECT count(*) FROM runs WHERE name = 'doomed')")" = 0 ] &&
+	ok "DELETE /api/v1/runs/doomed with the token: 200, the run and its rows are gone" || no "DELETE ($code)" "$T/body"
+code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/doomed")
+[ "$code" = 404 ] && ok "DELETE of a run that is not there: 404" || no "DELETE unknown ($code)" "$T/body"
 
 # --- metrics, log reopen ---
 expect "prometheus metrics" /metrics 200 'cyclescope_ingest_values_total'

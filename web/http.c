@@ -948,8 +948,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		return do_correlate(c, h, 0);
 	}
 	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
-		if (!get)
-			return error(c, h, 405, "use GET");
+		if (!get && (strcmp(method, "DELETE") || !strcmp(path, "runs")))
+			return error(c, h, 405, "use GET (or DELETE /api/v1/runs/RUN)");
 		cs_store *s = open_store(h, err, sizeof err);
 		if (!s)
 			return error(c, h, 503, "database: %s", err);
@@ -977,6 +977,23 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return r;
 		}
 		enum MHD_Result r;
+		if (!*sub && !strcmp(method, "DELETE")) {
+			cs_store_close(s);
+			char why[600] = "";
+			rc = h->o.delete_run ? h->o.delete_run(h->o.metrics_ctx, run, why, sizeof why)
+					     : -ENOTSUP;
+			if (rc == -ENOTSUP)
+				return error(c, h, 405, "this daemon does not delete runs");
+			if (rc)
+				return error(c, h, rc == -EBUSY ? 409 : 503, "%s", why);
+			char body[64];
+			snprintf(body, sizeof body, "{\"deleted\":%lld}", (long long)run);
+			return json_text(c, h, body);
+		}
+		if (!get) {
+			cs_store_close(s);
+			return error(c, h, 405, "use GET%s", *sub ? "" : " or DELETE");
+		}
 		if (!*sub) {
 			r = get_run(c, h, s, run, 0);
 		} else if (!strcmp(sub, "metrics")) {

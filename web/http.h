@@ -34,6 +34,9 @@ typedef struct cs_http_opts {
 	/* NULL while ingest works, else why not ("disk full"): health says
 	 * degraded (same ctx) */
 	const char *(*degraded)(void *ctx);
+	/* DELETE /api/v1/runs/{run}: deletes through the daemon's writer
+	 * (same ctx); NULL = 405. 0, -EBUSY, -EROFS or an error, why in err. */
+	int (*delete_run)(void *ctx, int64_t run, char *err, size_t errlen);
 } cs_http_opts;
 
 typedef struct cs_http cs_http;
