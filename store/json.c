@@ -41,6 +41,29 @@ long cs_utf8_bad(const char *s, size_t n)
 	return -1;
 }
 
+char *cs_utf8_fix(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!s || cs_utf8_bad(s, n) < 0)
+		return NULL;
+	cs_buf b = CS_BUF_INIT;
+	for (size_t i = 0; i < n;) {
+		long bad = cs_utf8_bad(s + i, n - i);
+		size_t good = bad < 0 ? n - i : (size_t)bad;
+		cs_buf_append(&b, s + i, good);
+		i += good;
+		if (i < n) {
+			cs_buf_append(&b, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	if (cs_buf_put_u8(&b, 0)) {
+		cs_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
 void cs_json_sql(cs_buf *b, const char *text)
 {
 	size_t n = text ? strlen(text) : 0;

@@ -30,6 +30,11 @@ void cs_json_key(cs_buf *b, int *first, const char *key);
  * values) to be refused with the place named. */
 long cs_utf8_bad(const char *s, size_t n);
 
+/* NULL when s is NULL or all UTF-8; else a malloc'd copy with each byte
+ * that starts no well-formed sequence replaced by U+FFFD (for text that
+ * comes from elsewhere, e.g. an NVTX range name, before it is sent). */
+char *cs_utf8_fix(const char *s);
+
 void cs_json_i64(cs_buf *b, int64_t v);
 
 /* Finite doubles as numbers, NaN and infinities as null. */

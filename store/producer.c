@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "wire.h"
 
 /* Keep frames well under the protocol's 64 MiB limit. */
@@ -147,7 +148,7 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 	return p;
 }
 
-int cs_producer_begin(cs_producer *p, const cs_run_info *info)
+static int begin_run(cs_producer *p, const cs_run_info *info)
 {
 	if (p->in_run)
 		return perr(p, -EBUSY, "a run is already open");
@@ -185,7 +186,7 @@ int cs_producer_begin(cs_producer *p, const cs_run_info *info)
 	return rc;
 }
 
-int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
+static int add_device(cs_producer *p, const cs_device_info *d)
 {
 	if (p->fd < 0) {
 		int rc = cs_writer_add_device(p->w, d);
@@ -198,7 +199,7 @@ int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
 	return send_msg(p, &m);
 }
 
-int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
+static int add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
 {
 	if (p->fd < 0) {
 		int rc = cs_writer_add_metric(p->w, mi, id);
@@ -249,7 +250,7 @@ int cs_producer_append(cs_producer *p, const cs_batch *b)
 	return 0;
 }
 
-int cs_producer_add_range(cs_producer *p, const cs_range *r)
+static int add_range(cs_producer *p, const cs_range *r)
 {
 	if (p->fd < 0) {
 		int rc = cs_writer_add_range(p->w, r);
@@ -400,4 +401,75 @@ void cs_producer_free(cs_producer *p)
 	}
 	cs_buf_free(&p->out);
 	free(p);
+}
+
+/* ---- text from elsewhere is made UTF-8 before it is stored or sent ----
+ * (the wire refuses other bytes; a stray byte becomes U+FFFD) */
+
+/* s, or its UTF-8-clean copy, which is added to fixed[] to be freed. */
+static const char *clean(const char *s, char **fixed, int *n)
+{
+	char *f = cs_utf8_fix(s);
+	if (!f)
+		return s;
+	fixed[(*n)++] = f;
+	return f;
+}
+
+static void free_fixed(char **fixed, int n)
+{
+	while (n--)
+		free(fixed[n]);
+}
+
+int cs_producer_begin(cs_producer *p, const cs_run_info *info)
+{
+	char *fixed[6];
+	int n = 0;
+	cs_run_info c = *info;
+	c.source = clean(c.source, fixed, &n);
+	c.name = clean(c.name, fixed, &n);
+	c.host = clean(c.host, fixed, &n);
+	c.cmdline = clean(c.cmdline, fixed, &n);
+	c.meta = clean(c.meta, fixed, &n);
+	c.uuid = clean(c.uuid, fixed, &n);
+	int rc = begin_run(p, &c);
+	free_fixed(fixed, n);
+	return rc;
+}
+
+int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
+{
+	char *fixed[3];
+	int n = 0;
+	cs_device_info c = *d;
+	c.name = clean(c.name, fixed, &n);
+	c.chip = clean(c.chip, fixed, &n);
+	c.uuid = clean(c.uuid, fixed, &n);
+	int rc = add_device(p, &c);
+	free_fixed(fixed, n);
+	return rc;
+}
+
+int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
+{
+	char *fixed[2];
+	int n = 0;
+	cs_metric_info c = *mi;
+	c.name = clean(c.name, fixed, &n);
+	c.unit = clean(c.unit, fixed, &n);
+	int rc = add_metric(p, &c, id);
+	free_fixed(fixed, n);
+	return rc;
+}
+
+int cs_producer_add_range(cs_producer *p, const cs_range *r)
+{
+	char *fixed[1];
+	int n = 0;
+	cs_range c = *r;
+	c.name = clean(c.name, fixed, &n);
+	int rc = add_range(p, &c);
+	free_fixed(fixed, n);
+	return rc;
 }

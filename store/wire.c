@@ -3,6 +3,7 @@
  * docs/protocol.md.
  */
 #include "wire.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -341,6 +342,10 @@ static int rd_str(reader *r, const char *field, char **out)
 		return rc;
 	if (memchr(r->p + r->off, 0, len))
 		return bad(r, field, "string of %llu bytes holds a NUL byte", (unsigned long long)(len));
+	long u = cs_utf8_bad((const char *)r->p + r->off, len);
+	if (u >= 0)
+		return bad(r, field, "string is not UTF-8 (byte 0x%02x at its offset %ld)",
+			   r->p[r->off + (size_t)u], u);
 	char *s = malloc((size_t)len + 1);
 	if (!s)
 		return -ENOMEM;

@@ -200,6 +200,11 @@ code=$(q "SELECT count(*) FROM series WHERE run = (SELECT id FROM runs WHERE nam
 present=$(awk 'BEGIN { for (i = 0; i < 50000; i++) for (k = 0; k < 4; k++) c += (i + k) % 97 != 0; print c }')
 [ "$(tail -n 1 "$T/body" | tr -d '\r')" = "$present" ] && ok "and reads back ($present present values)" || no "killed run values" "$T/body"
 
+# Text that is not UTF-8 never reaches the wire: the producer makes it
+# U+FFFD (the daemon refuses such strings with a frame error).
+"$CS" import csv "$EX" --socket "$SOCK" --name "$(printf 'late\377x')" >"$T/out" 2>&1 &&
+	[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs WHERE name = ?", ("late\ufffdx",)).fetchone()[0])' "$DB")" = 1 ] &&
+	ok "a run name that is not UTF-8 arrives with U+FFFD, not as a frame error" || no "non-UTF-8 name via the socket" "$T/out"
 "$CS" import csv "$EX" --socket "$SOCK" --name doomed >/dev/null 2>&1
 code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/doomed")
 [ "$code" = 200 ] && grep -q '"deleted":[0-9]' "$T/body" && ! get "$U/api/v1/runs" | grep -q '"doomed"' &&

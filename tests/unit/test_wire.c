@@ -256,6 +256,9 @@ static void test_payload_errors(void **state)
 	memcpy(f, s.data, s.len);
 	f[17] = 0;
 	expect_bad(f, s.len, "NUL byte");
+	memcpy(f, s.data, s.len);
+	f[17] = 0xff; /* "a\xffc": not UTF-8 */
+	expect_bad(f, s.len, "field text at offset 16: string is not UTF-8 (byte 0xff at its offset 1)");
 	cs_buf_free(&s);
 	/* ranges: count larger than what fits, bad kind, inverted */
 	cs_buf r = CS_BUF_INIT;
