@@ -333,19 +333,32 @@ static void explain_refusal(const char *chip, const char *name, CUptiResult rc,
 			 cs_cupti_error(rc));
 		return;
 	}
-	const char *nearest = NULL;
-	size_t best = (size_t)-1;
+	const char *nearest = NULL, *suffix = NULL;
+	size_t best = (size_t)-1, bl_len = strlen(base);
 	int known = 0;
 	for (int t = 0; t < 3; t++)
 		for (size_t i = 0; i < bl.n[t]; i++) {
-			if (!strcmp(bl.names[t][i], base))
+			const char *cand = bl.names[t][i];
+			size_t cl = strlen(cand);
+			if (!strcmp(cand, base))
 				known = 1;
-			size_t d = cs_edit_distance(base, bl.names[t][i]);
+			/* a name that ends in what was typed after a '.' or "__"
+			 * (ctc__rx_bytes for CTC.TriageCompute.ctc__rx_bytes)
+			 * wins over the nearest by edits */
+			if (!suffix && cl > bl_len + 1 && !strcmp(cand + cl - bl_len, base) &&
+			    (cand[cl - bl_len - 1] == '.' ||
+			     (cand[cl - bl_len - 1] == '_' && cand[cl - bl_len - 2] == '_')))
+				suffix = cand;
+			size_t d = cs_edit_distance(base, cand);
 			if (d < best) {
 				best = d;
-				nearest = bl.names[t][i];
+				nearest = cand;
 			}
 		}
+	if (suffix && !known) {
+		nearest = suffix;
+		best = 0;
+	}
 	if (known)
 		snprintf(out, outlen, "metric '%s' exists on %s but PM sampling does not accept "
 			 "it (%s); try another rollup or a *.TriageCompute.* variant "

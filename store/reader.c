@@ -729,6 +729,33 @@ int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end)
 	return 0;
 }
 
+/* "no run X", with the closest run name when one is near. */
+static int no_run(cs_store *s, const char *spec)
+{
+	sqlite3_stmt *st = NULL;
+	char best[256] = "";
+	size_t bd = (size_t)-1;
+	if (prepare1(s, "SELECT DISTINCT name FROM runs LIMIT 100000", &st) == 0) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *name = (const char *)sqlite3_column_text(st, 0);
+			const char *one[1] = {name};
+			if (name && cs_nearest(spec, one, 1, 3)) {
+				size_t d = cs_edit_distance(spec, name);
+				if (d < bd) {
+					bd = d;
+					snprintf(best, sizeof best, "%s", name);
+				}
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	if (best[0])
+		return fail(s, -ENOENT, "no run '%s' (did you mean '%s'? 'cyclescope runs' lists "
+			    "them)", spec, best);
+	return fail(s, -ENOENT, "no run '%s' (give a run id, name or uuid; 'cyclescope runs' "
+		    "lists them)", spec);
+}
+
 int cs_read_find_run(cs_store *s, const char *spec, int64_t *run)
 {
 	sqlite3_stmt *st = NULL;
@@ -745,10 +772,7 @@ int cs_read_find_run(cs_store *s, const char *spec, int64_t *run)
 	if (src == SQLITE_ROW)
 		*run = sqlite3_column_int64(st, 0);
 	else if (src == SQLITE_DONE)
-		rc = fail(s, -ENOENT,
-			  "no run '%s' (give a run id, name or uuid; "
-			  "'cyclescope runs' lists them)",
-			  spec);
+		rc = no_run(s, spec);
 	else
 		rc = fail_sql(s, src, "finding run");
 	sqlite3_finalize(st);

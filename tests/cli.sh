@@ -127,6 +127,7 @@ fails "unknown format" "unknown format 'xml'" 2 "$CS" import xml "$EX" --db "$DB
 fails "unknown run" "no run 'nosuch'" 1 "$CS" export nosuch --db "$DB"
 fails "unknown metric" "has no metric 'nope'" 1 "$CS" export 1 --metric nope --db "$DB"
 fails "a misspelt metric gets the nearest name" "has no metric 'lts__t_sector.sum' (did you mean 'lts__t_sectors.sum'?)" 1 "$CS" export 1 --metric lts__t_sector.sum --db "$DB"
+fails "a misspelt run name gets the nearest run" "no run 'exampel' (did you mean 'example'?" 1 "$CS" export exampel --db "$DB"
 fails "bad number" "--buckets: expected a non-negative integer" 2 "$CS" export 1 --buckets ten --db "$DB"
 check "help" "$CS" --help
 grep -q "import" "$T/out" && ok "help lists the commands" || no "help lists the commands" "$T/out"

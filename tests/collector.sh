@@ -55,6 +55,9 @@ assert by['lts__t_sectors.sum']['passes'] == 1 and by['lts__t_sectors.sum']['des
 "$CS" metrics --chip GH100 --check lts__t_sectors.sum,lts__t_sectorz.sum >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "'lts__t_sectorz.sum' is unknown on GH100; did you mean 'lts__t_sectors.sum'" "$T/out" &&
 	ok "a misspelled metric is refused with the nearest name" || no "misspelled metric" "$T/out"
+"$CS" metrics --chip GH100 --check ctc__rx_bytes.sum >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "did you mean 'CTC.TriageCompute.ctc__rx_bytes.sum'" "$T/out" &&
+	ok "a metric typed without its prefix is matched by suffix (not lts__t_bytes.sum)" || no "suffix match" "$T/out"
 "$CS" metrics --check sm__throughput.avg.pct_of_peak_sustained_elapsed >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q 'alone needs 19 passes' "$T/out" && ok "a metric needing 19 passes alone is named" || no "multi-pass alone" "$T/out"
 "$CS" metrics --check lts__t_sectors.sum,lts__t_sectors_srcnode_gpc.sum,lts__t_sectors_srcunit_tex.sum --json >"$T/out" 2>&1
