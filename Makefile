@@ -11,7 +11,7 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 ifdef WERROR
 WARN    += -Werror
 endif
-PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl
+PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl libsystemd
 INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
@@ -216,27 +216,49 @@ gpu-bundle: all
 PREFIX  ?= /usr/local
 DESTDIR ?=
 IDIR     = $(DESTDIR)$(PREFIX)
+# systemd's unit directory: under PREFIX, or Debian 12's /lib/systemd/system
+# (make deb), where dh_installsystemd finds it.
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	install -d $(IDIR)/bin $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope/metric-sets \
-		$(IDIR)/share/cyclescope/metric-maps $(IDIR)/lib/systemd/system $(IDIR)/lib/sysusers.d \
-		$(IDIR)/share/bash-completion/completions
+		$(IDIR)/share/cyclescope/metric-maps $(DESTDIR)$(UNITDIR) $(IDIR)/lib/sysusers.d \
+		$(IDIR)/lib/tmpfiles.d $(IDIR)/share/bash-completion/completions
 	install -m 755 $(BUILD)/cyclescope $(IDIR)/bin/cyclescope
 	install -m 644 $(BUILD)/cyclescope_series.so $(IDIR)/lib/cyclescope/cyclescope_series.so
 	$(if $(COLLECTOR),install -m 644 $(COLLECTOR) $(IDIR)/lib/cyclescope/libcyclescope_collector.so)
 	install -m 644 configs/metric-sets/*.txt $(IDIR)/share/cyclescope/metric-sets/
 	install -m 644 configs/metric-maps/*.map $(IDIR)/share/cyclescope/metric-maps/
 	install -m 644 configs/cyclescope.conf $(IDIR)/share/cyclescope/cyclescope.conf
-	sed 's|/usr/local|$(PREFIX)|g' configs/cyclescope.service >$(IDIR)/lib/systemd/system/cyclescope.service
+	sed 's|/usr/local|$(PREFIX)|g' configs/cyclescope.service >$(DESTDIR)$(UNITDIR)/cyclescope.service
 	install -m 644 configs/cyclescope.sysusers $(IDIR)/lib/sysusers.d/cyclescope.conf
+	install -m 644 configs/cyclescope.tmpfiles $(IDIR)/lib/tmpfiles.d/cyclescope.conf
 	$(BUILD)/cyclescope completion bash >$(IDIR)/share/bash-completion/completions/cyclescope
 	$(if $(WEB_ASSETS),install -d $(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist && \
 		install -m 644 $(dir $(UPLOT))uPlot.iife.min.js $(dir $(UPLOT))uPlot.min.css \
 		$(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist/)
 
 uninstall:
-	rm -f $(IDIR)/bin/cyclescope $(IDIR)/lib/systemd/system/cyclescope.service \
-		$(IDIR)/lib/sysusers.d/cyclescope.conf $(IDIR)/share/bash-completion/completions/cyclescope
+	rm -f $(IDIR)/bin/cyclescope $(DESTDIR)$(UNITDIR)/cyclescope.service \
+		$(IDIR)/lib/sysusers.d/cyclescope.conf $(IDIR)/lib/tmpfiles.d/cyclescope.conf \
+		$(IDIR)/share/bash-completion/completions/cyclescope
 	rm -rf $(IDIR)/lib/cyclescope $(IDIR)/share/cyclescope
+
+# The Debian package, $(BUILD)/cyclescope_VERSION_ARCH.deb: debhelper
+# (configs/debian) over `make install PREFIX=/usr` of this build, run from
+# a copy of configs/debian in $(BUILD)/deb (dh writes into its debian/).
+# The version is CS_VERSION (daemon/cli.h); configs/debian/changelog must
+# have an entry for it. tests/deb-smoke.sh checks the installed package.
+CS_VERSION = $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' daemon/cli.h)
+deb: all
+	@v=$$(dpkg-parsechangelog -l configs/debian/changelog -S Version) && [ "$$v" = "$(CS_VERSION)" ] || \
+		{ echo "configs/debian/changelog's version is $$v, CS_VERSION is $(CS_VERSION): add a changelog entry" >&2; exit 1; }
+	@rm -rf $(BUILD)/deb $(BUILD)/cyclescope_*.deb && mkdir -p $(BUILD)/deb/src
+	@cp -r configs/debian $(BUILD)/deb/src/debian
+	$(if $(Q),@echo "  DEB     $(BUILD)/cyclescope_$(CS_VERSION)_$$(dpkg --print-architecture).deb")
+	$(Q)cd $(BUILD)/deb/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CS_TOP=$(CURDIR) \
+		CS_BUILD=$(abspath $(BUILD)) dpkg-buildpackage -b -us -uc >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log >&2; echo "make deb: failed, whole log in $(BUILD)/deb/build.log" >&2; exit 1; }
+	@mv $(BUILD)/deb/cyclescope_$(CS_VERSION)_*.deb $(BUILD)/
 
 # Only where a GPU is. OUT: where the table, logs and databases go.
 OUT ?= $(BUILD)/gpu-check
@@ -279,6 +301,6 @@ format:
 clean:
 	rm -rf build build-*
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench stress setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
+.PHONY: all test check asan tsan valgrind bench stress setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall deb
 .SECONDARY:

@@ -3,7 +3,9 @@
  * (the single writer), takes runs from producers on the ingest socket and
  * serves the HTTP API, until SIGTERM or SIGINT, when it stops accepting,
  * drains and commits everything queued, checkpoints the WAL and exits 0.
- * SIGHUP reopens the log file.
+ * SIGHUP reopens the log file. Under systemd (Type=notify) it says READY=1
+ * once the ingest socket and HTTP listen, and STOPPING=1 when it starts to
+ * drain; sd_notify does nothing where $NOTIFY_SOCKET is unset.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -95,6 +98,11 @@ static void metrics_cb(void *ctx, cs_buf *out)
 static const char *degraded_cb(void *ctx)
 {
 	return cs_ingest_degraded(((parts *)ctx)->in);
+}
+
+static int delete_cb(void *ctx, int64_t run, char *err, size_t errlen)
+{
+	return cs_ingest_delete_run(((parts *)ctx)->in, run, err, errlen);
 }
 
 static int run_serve(int argc, char **argv)
@@ -202,7 +210,8 @@ static int run_serve(int argc, char **argv)
 			   c.query_max_bytes,
 			   metrics_cb,
 			   &p,
-			   degraded_cb};
+			   degraded_cb,
+			   delete_cb};
 	cs_http *h = cs_http_start(&ho, err, sizeof err);
 	if (!h) {
 		cs_ship_stop(p.ship);
@@ -220,6 +229,8 @@ static int run_serve(int argc, char **argv)
 	if (c.log[0])
 		cs_log(CS_LOG_INFO, "serving %s on http://%s:%u/ and %s", c.db, host,
 		       cs_http_port(h), c.socket);
+	sd_notifyf(0, "READY=1\nSTATUS=serving %s on http://%s:%u/ and %s", c.db, host,
+		   cs_http_port(h), c.socket);
 	for (;;) {
 		int sig = 0;
 		if (sigwait(&set, &sig))
@@ -232,6 +243,7 @@ static int run_serve(int argc, char **argv)
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
 	}
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining the ingest queue");
 	cs_log(CS_LOG_INFO, "stopping: draining the ingest queue");
 	cs_http_stop(h);
 	cs_ship_stop(p.ship);

@@ -36,17 +36,78 @@ comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cyc
 [ -f "$C" ] && [ "$(comp cyclescope pha)" = "phases" ] && [ "$(comp cyclescope import --ran)" = "--ranges" ] &&
 	comp cyclescope import nc | grep -q 'ncu-csv' && [ "$(comp cyclescope correlate --hw-c)" = "--hw-clock-mhz" ] &&
 	ok "the installed bash completion completes commands, each command's options and import formats" || no "bash completion" "$C"
-# the systemd unit as installed: systemd's own check (ExecStart must exist)
+# the systemd unit as installed: systemd's own check (ExecStart must exist,
+# and its Documentation= man page, found in the installed man pages)
 if command -v systemd-analyze >/dev/null 2>&1; then
 	P="$T/prefix"
-	make -s install BUILD="$B" PREFIX="$P" >"$T/out" 2>&1 &&
-		grep -q "^ExecStart=$P/bin/cyclescope serve" "$P/lib/systemd/system/cyclescope.service" &&
-		systemd-analyze verify "$P/lib/systemd/system/cyclescope.service" >>"$T/out" 2>&1 &&
+	U="$P/lib/systemd/system/cyclescope.service"
+	make -s install BUILD="$B" PREFIX="$P" >"$T/out" 2>&1
+	man=no
+	command -v man >/dev/null 2>&1 && [ -f "$P/share/man/man1/cyclescope-serve.1" ] && man=yes
+	[ -x "$P/bin/cyclescope" ] &&
+		grep -q "^ExecStart=$P/bin/cyclescope serve" "$U" &&
+		MANPATH="$P/share/man:$(manpath 2>/dev/null)" systemd-analyze verify --man="$man" "$U" >>"$T/out" 2>&1 &&
 		grep -q '^u cyclescope ' "$P/lib/sysusers.d/cyclescope.conf" &&
-		ok "the installed unit passes systemd-analyze verify, and sysusers.d creates its user" || no "systemd unit" "$T/out"
+		grep -q '^d /var/lib/cyclescope 0750 cyclescope cyclescope ' "$P/lib/tmpfiles.d/cyclescope.conf" &&
+		ok "the installed unit passes systemd-analyze verify, sysusers.d creates its user, tmpfiles.d its state directory" ||
+		no "systemd unit" "$T/out"
+	# what the issue asks of the unit: notify, hardening, the state
+	# directory writable, reload by SIGHUP
+	missing=""
+	for d in Type=notify NoNewPrivileges=yes ProtectSystem=strict 'ReadWritePaths=/var/lib/cyclescope ' \
+		StateDirectory=cyclescope RuntimeDirectory=cyclescope 'ExecReload=/bin/kill -HUP $MAINPID' User=cyclescope; do
+		grep -qF "$d" "$U" || missing="$missing $d"
+	done
+	[ -z "$missing" ] && ok "the unit is Type=notify, hardened (ProtectSystem=strict, NoNewPrivileges), reloads with SIGHUP" ||
+		no "the unit lacks:$missing"
 	make -s uninstall BUILD="$B" PREFIX="$P" >/dev/null 2>&1
 else
 	echo "# systemd-analyze is not installed: the unit is not verified"
+fi
+# sd_notify, as systemd's Type=notify sees it: a Unix datagram socket in
+# $NOTIFY_SOCKET. On READY=1 the listener asks the HTTP port it names at
+# once (so READY=1 came after HTTP was up); then SIGTERM must bring
+# STOPPING=1 before the daemon exits.
+if command -v python3 >/dev/null 2>&1; then
+	cat >"$T/notify.py" <<'EOF'
+import re, socket, sys, urllib.request
+path, log = sys.argv[1], open(sys.argv[2], "w", buffering=1)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+s.settimeout(20)
+open(path + ".bound", "w").close()
+while True:
+    lines = s.recv(4096).decode().split("\n")
+    log.write("".join(l + "\n" for l in lines))
+    if "READY=1" in lines:
+        port = re.search(r"http://127\.0\.0\.1:(\d+)/", "\n".join(lines)).group(1)
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%s/api/v1/health" % port, timeout=5) as r:
+                log.write("health %d\n" % r.status)
+        except Exception as e:
+            log.write("health failed: %s\n" % e)
+    if "STOPPING=1" in lines:
+        break
+EOF
+	python3 "$T/notify.py" "$T/notify.sock" "$T/notify.log" 2>"$T/notify.err" &
+	LPID=$!
+	for _ in $(seq 50); do [ -e "$T/notify.sock.bound" ] && break; sleep 0.1; done
+	NOTIFY_SOCKET="$T/notify.sock" "$B/cyclescope" serve --db "$T/n.db" --socket "$T/n.sock" --listen 127.0.0.1:0 \
+		>"$T/n.out" 2>"$T/n.err" &
+	DPID=$!
+	for _ in $(seq 100); do grep -q '^health' "$T/notify.log" 2>/dev/null && break; sleep 0.1; done
+	kill -TERM "$DPID" 2>/dev/null
+	wait "$DPID"
+	drc=$?
+	DPID=
+	wait "$LPID"
+	cat "$T/notify.err" "$T/n.err" >>"$T/notify.log" 2>/dev/null
+	[ "$drc" -eq 0 ] && [ "$(grep -E '^(READY=1|health|STOPPING=1)' "$T/notify.log" | tr '\n' ' ')" = "READY=1 health 200 STOPPING=1 " ] &&
+		grep -q '^STATUS=serving ' "$T/notify.log" &&
+		ok "serve under \$NOTIFY_SOCKET: READY=1 once HTTP answers, STOPPING=1 on SIGTERM, then exit 0" ||
+		no "sd_notify READY/STOPPING" "$T/notify.log"
+else
+	echo "# no python3: sd_notify is not checked"
 fi
 make -s uninstall BUILD="$B" DESTDIR="$R" PREFIX=/usr >"$T/out" 2>&1 && [ -z "$(find "$R" -type f)" ] &&
 	ok "make uninstall removes every installed file" || no "make uninstall" "$T/out"
