@@ -233,11 +233,22 @@ install: all
 	install -m 644 configs/cyclescope.sysusers $(IDIR)/lib/sysusers.d/cyclescope.conf
 	install -m 644 configs/cyclescope.tmpfiles $(IDIR)/lib/tmpfiles.d/cyclescope.conf
 	$(BUILD)/cyclescope completion bash >$(IDIR)/share/bash-completion/completions/cyclescope
+	$(MAKE) -s man MANDIR=$(IDIR)/share/man/man1
 	$(if $(WEB_ASSETS),install -d $(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist && \
 		install -m 644 $(dir $(UPLOT))uPlot.iife.min.js $(dir $(UPLOT))uPlot.min.css \
 		$(IDIR)/share/cyclescope/web-assets/node_modules/uplot/dist/)
 
+# Man pages, cyclescope(1) and cyclescope-COMMAND(1), made from the --help
+# texts themselves (cyclescope help --man), so they cannot drift from them.
+MANDIR ?= $(BUILD)/man
+man: $(BUILD)/cyclescope
+	@mkdir -p $(MANDIR)
+	@$(BUILD)/cyclescope help --man >$(MANDIR)/cyclescope.1
+	@for c in $$($(BUILD)/cyclescope --help | sed -n 's/^  \([a-z][a-z]*\) .*/\1/p'); do \
+		$(BUILD)/cyclescope help --man $$c >$(MANDIR)/cyclescope-$$c.1; done
+
 uninstall:
+	rm -f $(IDIR)/share/man/man1/cyclescope.1 $(IDIR)/share/man/man1/cyclescope-*.1
 	rm -f $(IDIR)/bin/cyclescope $(DESTDIR)$(UNITDIR)/cyclescope.service \
 		$(IDIR)/lib/sysusers.d/cyclescope.conf $(IDIR)/lib/tmpfiles.d/cyclescope.conf \
 		$(IDIR)/share/bash-completion/completions/cyclescope
@@ -302,5 +313,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench stress setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall deb
+.PHONY: all test check asan tsan valgrind bench stress man setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall deb
 .SECONDARY:
