@@ -61,6 +61,9 @@ B=${1:-build}
 . tests/lib.sh
 # lib.sh's cleanup (the temp dir, the daemon) also when stopped by a signal
 trap 'exit 1' INT TERM HUP PIPE
+# Nothing from the caller's environment steers the examples or the daemon
+# (a $CYCLESCOPE_TOKEN would make every curl a 401).
+for v in $(env | sed -n 's/^\(CYCLESCOPE_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 REPO=$(pwd)
 case $B in /*) BD=$B ;; *) BD=$REPO/$B ;; esac
 START=$(date +%s)
@@ -302,7 +305,6 @@ run_page() {
 		cd "$W" || exit 1
 		PATH=$TREE/bin:$PATH XDG_RUNTIME_DIR=$T/xdg LC_ALL=C
 		export PATH XDG_RUNTIME_DIR LC_ALL
-		unset CYCLESCOPE_DB CYCLESCOPE_SOCKET CYCLESCOPE_TOKEN CYCLESCOPE_LISTEN CYCLESCOPE_LOG CYCLESCOPE_CONFIG
 		[ -n "$port" ] && U=http://127.0.0.1:$port && export U
 		_ds_n=$n _ds_f=0 _ds_run=0 _ds_cmp=0 _ds_skip=0 _ds_need=- _ds_why=
 		while IFS='	' read -r _ds_k _ds_id _ds_l _ds_a _ds_b; do
