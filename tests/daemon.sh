@@ -130,6 +130,9 @@ code=$(q "SELECT id, name FROM runs ORDER BY id LIMIT 1" "--data-urlencode forma
 [ "$code" = 200 ] && grep -q '^\[{"id":1,"name":"example"}\]' "$T/body" && ok "query format=json" || no "query json" "$T/body"
 code=$(get -o "$T/body" -w '%{http_code}' -X POST --data-binary "SELECT count(*) FROM runs" -H 'Content-Type: text/plain' "$U/api/v1/query")
 [ "$code" = 200 ] && ok "query by POST body" || no "query POST" "$T/body"
+printf 'SELECT 41 + 1 AS answer' >"$T/q.sql"
+code=$(get -o "$T/body" -w '%{http_code}' -X POST --data-binary @"$T/q.sql" "$U/api/v1/query")
+[ "$code" = 200 ] && grep -q '^42' "$T/body" && ok "query by POST of a raw body with curl's default (form) content type" || no "query POST raw body, form type ($code)" "$T/body"
 # The documented form field: curl -d 'sql=...' (it ran "sql=..." as SQL).
 code=$(get -o "$T/body" -w '%{http_code}' --data-urlencode "sql=SELECT 'a+b&c' AS x, count(*) AS n FROM runs" "$U/api/v1/query")
 [ "$code" = 200 ] && grep -q '^a+b&c,' "$T/body" && ok "query by POST form field sql= (url-decoded)" || no "query POST form ($code)" "$T/body"

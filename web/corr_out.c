@@ -200,6 +200,13 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 	} else {
 		cs_buf_printf(b, "%s  vs  %s: %zu kernels matched (of %zu hw, %zu sim), %zu compared\n",
 			pr->hw, pr->sim, n, kh->n, ks->n, used);
+		/* the label column as wide as its longest label (a demangled
+		 * name with its uid ran into the next column at 40) */
+		int w = 16;
+		for (size_t i = 0; i < n; i++) {
+			int l = (int)strlen(kernel_label(ks, pairs[i].sim, l1, sizeof l1));
+			w = l > w ? (l < 96 ? l : 96) : w;
+		}
 		for (size_t i = 0; i < n; i++) {
 			size_t jh = pairs[i].hw, js = pairs[i].sim;
 			kernel_label(ks, js, l1, sizeof l1);
@@ -208,11 +215,11 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 					shared_note(ks, js, "simulator", note, sizeof note);
 				else
 					shared_note(kh, jh, "hardware", note, sizeof note);
-				cs_buf_printf(b, "  %-40.40s shared: %s\n", l1, note);
+				cs_buf_printf(b, "  %-*.*s shared: %s\n", w, w, l1, note);
 				continue;
 			}
-			cs_buf_printf(b, "  %-40.40s hw %-14.6g sim %-14.6g err %+.1f%%  (matched by %s%s%s)\n",
-				l1, kh->totals[jh], ks->totals[js],
+			cs_buf_printf(b, "  %-*.*s  hw %-14.6g sim %-14.6g err %+.1f%%  (matched by %s%s%s)\n",
+				w, w, l1, kh->totals[jh], ks->totals[js],
 				kh->totals[jh] != 0 ? 100 * (ks->totals[js] - kh->totals[jh]) / kh->totals[jh]
 						    : (double)NAN,
 				cs_cjob_how_name(pairs[i].how), pairs[i].how == CS_MATCH_NAME ? "" : ": ",

@@ -932,8 +932,13 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			cs_buf_put_u8(&rq->body, 0);
 			sql = (const char *)rq->body.data;
 			const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-			if (ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33))
-				sql = form_field((char *)rq->body.data, "sql");
+			/* a form's sql= field; a body that is no form (curl -d
+			 * @file.sql sends this content type too) is the SQL */
+			const char *field = ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33)
+						    ? form_field((char *)rq->body.data, "sql")
+						    : NULL;
+			if (field)
+				sql = field;
 		}
 		cs_store *s = open_store(h, err, sizeof err);
 		if (!s)
