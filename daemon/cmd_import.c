@@ -408,8 +408,9 @@ static int run_import(int argc, char **argv)
 			fwrite(b.data, 1, b.len, stdout);
 			cs_buf_free(&b);
 		} else {
-			printf("sent %s '%s' to the daemon at %s\n", label, name ? name : io.label,
-			       socket_path);
+			cs_cli_say("imported %s '%s' through the daemon at %s (%llu samples, "
+				   "committed)", label, name ? name : io.label, socket_path,
+				   (unsigned long long)cs_producer_acked_samples(p));
 		}
 		rc = CS_EXIT_OK;
 	} else {

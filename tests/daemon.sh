@@ -72,7 +72,7 @@ get -o "$T/w.csv" "$U/api/v1/runs/1/series.csv?metric=nvlrx__bytes.sum&from=5000
 [ "$(wc -l <"$T/w.csv")" -eq 11 ] && ok "from/to window" || no "from/to window" "$T/w.csv"
 
 CYCLESCOPE_SOCKET="$SOCK" "$CS" import csv "$EX" --name routed >"$T/out" 2>&1
-grep -q "sent run .* to the daemon at $SOCK" "$T/out" && wait_run routed complete && ok "import finds a running daemon on the default socket and sends it the run" || no "import routes to the daemon" "$T/out"
+grep -q "imported run .* 'routed' through the daemon at $SOCK (4000 samples, committed)" "$T/out" && wait_run routed complete && ok "import finds a running daemon on the default socket, sends it the run and says what it committed" || no "import routes to the daemon" "$T/out"
 
 # --- a producer with ranges ---
 "$PRODUCE" --socket "$SOCK" --name ranged --samples 20000 --metrics 3 --ranges --expect "$T/ranged.csv" >"$T/out" 2>&1 && ok "producer with ranges" || no "producer with ranges" "$T/out"

@@ -75,16 +75,21 @@ cyclescope import csv h100-l2-overlap.csv --db smoke.db --name overlap >out 2>&1
 	cyclescope runs --db smoke.db >runs 2>&1 && grep -q overlap runs &&
 	ok "import csv of docs/examples/h100-l2-overlap.csv, then runs lists it" || no "import of the example" out
 
+# wait_port FILE: PORT from a starting daemon's announcement in FILE
+wait_port() {
+	PORT=
+	for _ in $(seq 100); do
+		PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$1" | head -n 1)
+		[ -n "$PORT" ] && break
+		sleep 0.1
+	done
+}
+
 # serve with the installed config, on any free port, answering curl
 cyclescope serve --config /etc/cyclescope.conf --db smoke.db --socket "$T/ingest.sock" --listen 127.0.0.1:0 \
 	>serve.out 2>serve.err &
 DPID=$!
-PORT=
-for _ in $(seq 100); do
-	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' serve.err | head -n 1)
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
+wait_port serve.err
 U="http://127.0.0.1:$PORT/api/v1"
 [ -n "$PORT" ] && curl -fsS "$U/health" >health 2>&1 && curl -fsS "$U/runs" >runs.json 2>&1 && grep -q '"overlap"' runs.json &&
 	curl -fsS "$U/runs/1/series.csv?metric=lts__t_sectors.sum&buckets=10" >s.csv 2>&1 && [ "$(wc -l <s.csv)" -eq 11 ] &&
@@ -109,12 +114,7 @@ install -d -m 0750 -o cyclescope -g cyclescope /run/cyclescope
 	--init-groups -- $exe) \
 	>"$T/unit.out" 2>"$T/unit.err" &
 DPID=$!
-PORT=
-for _ in $(seq 100); do
-	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' unit.err | head -n 1)
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
+wait_port unit.err
 [ -n "$PORT" ] && curl -fsS "http://127.0.0.1:$PORT/api/v1/health" >/dev/null 2>&1 &&
 	[ "$(stat -c %U:%a /run/cyclescope/ingest.sock 2>&1)" = cyclescope:660 ] &&
 	[ "$(stat -c %U /var/lib/cyclescope/cyclescope.db 2>&1)" = cyclescope ] &&
