@@ -235,11 +235,16 @@ static enum MHD_Result get_run(struct MHD_Connection *c, cs_http *h, cs_store *s
 }
 
 /* A streamed response: a producer that appends pieces to pending. */
+typedef struct sandbox sandbox;
+
 typedef struct stream {
 	cs_http *h;
 	cs_store *s;
 	cs_series_csv *series; /* series.csv */
-	sqlite3_stmt *st;      /* ranges.csv */
+	sqlite3_stmt *st;      /* ranges.csv, or the query's statement */
+	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
+	sandbox *sb;           /* its limits (progress handler, authorizer) */
+	char why[300];         /* what failed, for the error line */
 	int header_done;
 	cs_buf pending;
 	size_t sent;
@@ -252,9 +257,13 @@ static int stream_sink(void *ctx, const void *p, size_t n)
 	return cs_buf_append(ctx, p, n);
 }
 
+static int query_fill(stream *s);
+
 /* Refills s->pending; returns 0 or a negative errno. */
 static int stream_fill(stream *s)
 {
+	if (s->q)
+		return query_fill(s);
 	if (s->series) {
 		int rc = cs_series_csv_next(s->series, &s->pending);
 		if (rc == 0)
@@ -306,12 +315,14 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			/* The 200 is out: what went wrong goes in a last line
 			 * (docs/http-api.md), then the transfer ends unfinished so
 			 * that clients see an error too (curl: exit 18). */
-			const char *why = s->series ? cs_store_errmsg(s->s)
-						    : sqlite3_errmsg(cs_store_db(s->s));
+			const char *why = s->why[0] ? s->why
+					  : s->series ? cs_store_errmsg(s->s)
+						      : sqlite3_errmsg(cs_store_db(s->s));
 			char line[600];
 			int n = snprintf(line, sizeof line, "# error: %s\r\n",
 					 why && *why ? why : strerror(-rc));
-			s->pending.len = before;
+			if (!s->q) /* a query's pieces are whole rows: keep them */
+				s->pending.len = before;
 			cs_buf_append(&s->pending, line, n > 0 && (size_t)n < sizeof line
 								? (size_t)n : sizeof line - 1);
 			s->failed = 1;
@@ -327,38 +338,54 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return (ssize_t)n;
 }
 
-static void stream_free(void *cls)
+static void stream_free(stream *s)
 {
-	stream *s = cls;
 	cs_series_csv_close(s->series);
+	cs_sqlout_close(s->q);
 	sqlite3_finalize(s->st);
 	cs_store_close(s->s);
+	free(s->sb); /* after the connection that used it as a callback's context */
 	cs_buf_free(&s->pending);
-	atomic_fetch_sub(&s->h->streams_open, 1);
 	free(s);
 }
 
-/* Hands s (and its store) to MHD as a streamed text/csv response. */
-static enum MHD_Result queue_stream(struct MHD_Connection *c, cs_http *h, stream *s,
-				    const char *filename)
+/* libmicrohttpd is done with a streamed response. */
+static void stream_done(void *cls)
+{
+	stream *s = cls;
+	atomic_fetch_sub(&s->h->streams_open, 1);
+	stream_free(s);
+}
+
+/* Hands s (and its store) to MHD as a streamed response: text/csv unless
+ * ctype says otherwise. */
+static enum MHD_Result queue_stream_as(struct MHD_Connection *c, cs_http *h, stream *s,
+				       const char *filename, const char *ctype)
 {
 	s->h = h;
 	atomic_fetch_add(&h->streams_open, 1);
 	struct MHD_Response *r =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s,
-						  stream_free);
+						  stream_done);
 	if (!r) {
-		stream_free(s);
+		stream_done(s);
 		return MHD_NO;
 	}
 	char disp[256];
 	snprintf(disp, sizeof disp, "inline; filename=\"%s\"", filename);
-	MHD_add_response_header(r, "Content-Type", "text/csv; charset=utf-8; header=present");
+	MHD_add_response_header(r, "Content-Type",
+				ctype ? ctype : "text/csv; charset=utf-8; header=present");
 	MHD_add_response_header(r, "Content-Disposition", disp);
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	enum MHD_Result ret = MHD_queue_response(c, 200, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result queue_stream(struct MHD_Connection *c, cs_http *h, stream *s,
+				    const char *filename)
+{
+	return queue_stream_as(c, h, s, filename, NULL);
 }
 
 /* error() for handlers that own s: closes it first. */
@@ -475,14 +502,14 @@ static int client_gone(void *ctx)
 	return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-typedef struct sandbox {
+struct sandbox {
 	char why[256];
 	uint64_t deadline_ms;
 	int timed_out;
 	struct MHD_Connection *conn; /* checked for a client gone */
 	uint64_t next_check_ms;
 	int gone;
-} sandbox;
+};
 
 static uint64_t mono_ms(void)
 {
@@ -569,23 +596,6 @@ static int progress(void *ctx)
 	return 0;
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) { return cs_buf_append(ctx, p, n); }
-
-typedef struct limited {
-	cs_buf *out;
-	uint64_t max;
-	int over;
-} limited;
-
-static int limited_sink(void *ctx, const void *p, size_t n)
-{
-	limited *l = ctx;
-	if (l->out->len + n > l->max) {
-		l->over = 1;
-		return -EFBIG;
-	}
-	return buf_sink(l->out, p, n);
-}
 
 /* The value of field name in an application/x-www-form-urlencoded body
  * (decoded in place: '+' is a space, %XX a byte), or NULL. What curl -d
@@ -609,35 +619,80 @@ static const char *form_field(char *body, const char *name)
 	return NULL;
 }
 
+/* A query answer is built in memory up to this size, and answered with
+ * its real status (413, 504, 400) when anything fails; past it, the answer
+ * is streamed a piece at a time in bounded memory, and a failure after the
+ * 200 ends it with the '# error:' line (docs/http-api.md). */
+#define STREAM_AFTER (1u << 20)
+
+/* The query's limits as an error message for the streamed answer. */
+static void query_why(stream *s, int rc)
+{
+	sandbox *sb = s->sb;
+	cs_http *h = s->h;
+	if (sb->timed_out)
+		snprintf(s->why, sizeof s->why, "query ran past the %llu ms limit",
+			 (unsigned long long)h->o.query_timeout_ms);
+	else if (rc == -EFBIG || sqlite3_errcode(cs_store_db(s->s)) == SQLITE_TOOBIG)
+		snprintf(s->why, sizeof s->why, "result exceeds the %llu-byte limit; narrow the query",
+			 (unsigned long long)h->o.query_max_bytes);
+	else if (rc == -E2BIG)
+		snprintf(s->why, sizeof s->why, "result exceeds the %llu-row limit; add a LIMIT or "
+			 "narrow it", (unsigned long long)h->o.query_max_rows);
+	else
+		snprintf(s->why, sizeof s->why, "%s",
+			 sb->why[0] ? sb->why : sqlite3_errmsg(cs_store_db(s->s)));
+}
+
+static int query_fill(stream *s)
+{
+	int rc = cs_sqlout_next(s->q, &s->pending, STREAM_BLOCK);
+	if (rc == 0)
+		s->done = 1;
+	if (rc < 0)
+		query_why(s, rc);
+	return rc < 0 ? rc : 0;
+}
+
+/* Takes ownership of s (the store). */
 static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				const char *sql, const char *format)
 {
 	if (!sql || !*sql)
-		return error(c, h, 400, "sql: missing (GET ?sql=... or POST a body)");
+		return owned_error(c, h, s, 400, "sql: missing (GET ?sql=... or POST a body)");
 	int json = 0;
 	if (format && !strcmp(format, "json"))
 		json = 1;
 	else if (format && *format && strcmp(format, "csv"))
-		return error(c, h, 400, "format: expected csv or json");
+		return owned_error(c, h, s, 400, "format: expected csv or json");
+	stream *x = calloc(1, sizeof *x);
+	sandbox *sb = calloc(1, sizeof *sb);
+	if (!x || !sb) {
+		free(x);
+		free(sb);
+		return owned_error(c, h, s, 503, "out of memory");
+	}
+	*sb = (sandbox){"", mono_ms() + h->o.query_timeout_ms, 0, c, 0, 0};
+	x->h = h;
+	x->s = s;
+	x->sb = sb;
 	sqlite3 *db = cs_store_db(s);
-	sandbox sb = {"", mono_ms() + h->o.query_timeout_ms, 0, c, 0, 0};
 	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, (int)MAX_BODY);
 	/* No single string or blob bigger than the whole answer may be made
 	 * (zeroblob(1e9) was built, then hex-formatted, then refused). */
 	uint64_t maxlen = h->o.query_max_bytes / 2 + 1;
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, maxlen > 1000000000u ? 1000000000 : (int)maxlen);
-	sqlite3_set_authorizer(db, authorize, &sb);
-	sqlite3_progress_handler(db, 1000, progress, &sb);
-	sqlite3_stmt *st = NULL;
+	sqlite3_set_authorizer(db, authorize, sb);
+	sqlite3_progress_handler(db, 1000, progress, sb);
 	const char *tail = NULL;
 	enum MHD_Result r;
-	int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+	int rc = sqlite3_prepare_v2(db, sql, -1, &x->st, &tail);
 	if (rc != SQLITE_OK) {
-		r = error(c, h, 400, "%s", sb.why[0] ? sb.why : sqlite3_errmsg(db));
+		r = error(c, h, 400, "%s", sb->why[0] ? sb->why : sqlite3_errmsg(db));
 		goto out;
 	}
-	if (!st) {
+	if (!x->st) {
 		r = error(c, h, 400, "sql: holds no statement");
 		goto out;
 	}
@@ -645,39 +700,37 @@ static enum MHD_Result do_query(struct MHD_Connection *c, cs_http *h, cs_store *
 		r = error(c, h, 400, "sql: one statement at a time");
 		goto out;
 	}
-	if (!sqlite3_stmt_readonly(st)) {
+	if (!sqlite3_stmt_readonly(x->st)) {
 		r = error(c, h, 400, "only read-only statements are allowed");
 		goto out;
 	}
-	cs_buf out = CS_BUF_INIT;
-	limited lim = {&out, h->o.query_max_bytes, 0};
-	int truncated = 0;
-	uint64_t maxb = h->o.query_max_bytes;
-	int64_t n = json ? cs_sqlout_json(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated)
-			 : cs_sqlout_csv(st, limited_sink, &lim, h->o.query_max_rows, maxb, &truncated);
-	if (sb.gone)
+	x->q = cs_sqlout_open(x->st, json, h->o.query_max_rows, h->o.query_max_bytes);
+	rc = x->q ? 1 : -ENOMEM;
+	while (rc == 1 && x->pending.len < STREAM_AFTER)
+		rc = cs_sqlout_next(x->q, &x->pending, STREAM_BLOCK);
+	if (rc == 1) {
+		/* more than STREAM_AFTER: the rest streams (the stream owns
+		 * the store, the statement and the sandbox from here) */
+		return queue_stream_as(c, h, x, json ? "query.json" : "query.csv",
+				       json ? "application/json" : NULL);
+	}
+	if (sb->gone)
 		r = MHD_NO; /* nobody to answer */
-	else if (sb.timed_out)
-		r = error(c, h, 504, "query ran past the %llu ms limit",
-			  (unsigned long long)h->o.query_timeout_ms);
-	else if (lim.over || n == -EFBIG || sqlite3_errcode(db) == SQLITE_TOOBIG)
-		r = error(c, h, 413, "result exceeds the %llu-byte limit; narrow the query",
-			  (unsigned long long)h->o.query_max_bytes);
-	else if (n == -ENOMEM || sqlite3_errcode(db) == SQLITE_NOMEM)
+	else if (rc == -ENOMEM || sqlite3_errcode(db) == SQLITE_NOMEM)
 		r = error(c, h, 503, "out of memory for this result; narrow the query");
-	else if (truncated)
-		r = error(c, h, 413, "result exceeds the %llu-row limit; add a LIMIT or narrow it",
-			  (unsigned long long)h->o.query_max_rows);
-	else if (n < 0)
-		r = error(c, h, 400, "%s", sb.why[0] ? sb.why : sqlite3_errmsg(db));
-	else
+	else if (rc < 0) {
+		query_why(x, rc);
+		r = error(c, h, sb->timed_out ? 504 : rc == -EFBIG || rc == -E2BIG ||
+						   sqlite3_errcode(db) == SQLITE_TOOBIG ? 413 : 400,
+			  "%s", x->why);
+	} else {
 		r = queue(c, h, 200, json ? "application/json" : "text/csv; charset=utf-8; header=present",
-			  &out);
-	cs_buf_free(&out);
+			  &x->pending);
+	}
 out:
-	sqlite3_finalize(st);
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	sqlite3_set_authorizer(db, NULL, NULL);
+	stream_free(x);
 	return r;
 }
 
@@ -943,9 +996,7 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		cs_store *s = open_store(h, err, sizeof err);
 		if (!s)
 			return error(c, h, 503, "database: %s", err);
-		enum MHD_Result r = do_query(c, h, s, sql, arg(c, "format"));
-		cs_store_close(s);
-		return r;
+		return do_query(c, h, s, sql, arg(c, "format")); /* it closes s */
 	}
 	if (!strcmp(path, "correlate")) {
 		if (!get)

@@ -3,35 +3,49 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 
-/* Counts what reaches the caller's sink, so that a value can be refused
- * before it is formatted: a result never grows past max_bytes in memory
- * (a row of two zeroblob(1e9) would otherwise be 4 GB of hex first). */
-typedef struct budget {
-	cs_csv_sink_fn sink;
-	void *ctx;
-	uint64_t sent, max;
-} budget;
+struct cs_sqlout {
+	sqlite3_stmt *st;
+	int json, ncol;
+	uint64_t max_rows, max_bytes;
+	uint64_t handed; /* bytes of earlier pieces */
+	int64_t rows;
+	int started, done, truncated;
+};
 
-static int counted_sink(void *ctx, const void *p, size_t n)
+cs_sqlout *cs_sqlout_open(sqlite3_stmt *st, int json, uint64_t max_rows, uint64_t max_bytes)
 {
-	budget *b = ctx;
-	b->sent += n;
-	return b->sink(b->ctx, p, n);
+	cs_sqlout *o = calloc(1, sizeof *o);
+	if (!o)
+		return NULL;
+	*o = (cs_sqlout){st, json, sqlite3_column_count(st), max_rows, max_bytes, 0, 0, 0, 0, 0};
+	return o;
 }
 
-/* The most bytes column c can take once formatted (hex doubles a blob,
- * escaping can make text six times longer), against what is left. */
-static int over_budget(const budget *b, size_t buffered, sqlite3_stmt *st, int c)
+void cs_sqlout_close(cs_sqlout *o) { free(o); }
+int64_t cs_sqlout_rows(const cs_sqlout *o) { return o->rows; }
+
+/* The most bytes the current row can take once formatted (hex doubles a
+ * blob, escaping can make text six times longer, numbers take 32): a row
+ * that cannot fit what is left of max_bytes is refused before any of it
+ * is formatted (two zeroblob(1e9) would otherwise be 4 GB of hex first). */
+static int row_over_budget(const cs_sqlout *o, size_t buffered)
 {
-	if (!b->max)
+	if (!o->max_bytes)
 		return 0;
-	uint64_t n = (uint64_t)sqlite3_column_bytes(st, c);
-	int t = sqlite3_column_type(st, c);
-	uint64_t need = t == SQLITE_BLOB ? 2 * n + 2 : t == SQLITE_TEXT ? n + 2 : 32;
-	return b->sent + buffered + need > b->max;
+	uint64_t need = 2;
+	for (int c = 0; c < o->ncol; c++) {
+		uint64_t n = (uint64_t)sqlite3_column_bytes(o->st, c);
+		int t = sqlite3_column_type(o->st, c);
+		need += (t == SQLITE_BLOB ? 2 * n : t == SQLITE_TEXT ? n : 30) + 4;
+		if (o->json) /* "name": */
+			need += 4 + strlen(sqlite3_column_name(o->st, c));
+	}
+	return o->handed + buffered + need > o->max_bytes;
 }
 
 /* A blob as hex: room made once, then written in place (two calls per
@@ -49,136 +63,147 @@ static void hex(cs_buf *b, const uint8_t *p, int n)
 	b->len += 2 * (size_t)n;
 }
 
-int64_t cs_sqlout_csv(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
-		      uint64_t max_rows, uint64_t max_bytes, int *truncated)
+static int buf_sink(void *ctx, const void *p, size_t n) { return cs_buf_append(ctx, p, n); }
+
+static void csv_row(cs_sqlout *o, cs_csv *w)
 {
-	budget bg = {sink, ctx, 0, max_bytes};
-	int over = 0;
+	for (int c = 0; c < o->ncol; c++) {
+		switch (sqlite3_column_type(o->st, c)) {
+		case SQLITE_INTEGER:
+			cs_csv_i64(w, sqlite3_column_int64(o->st, c));
+			break;
+		case SQLITE_FLOAT:
+			cs_csv_f64(w, sqlite3_column_double(o->st, c));
+			break;
+		case SQLITE_TEXT:
+			cs_csv_str(w, (const char *)sqlite3_column_text(o->st, c));
+			break;
+		case SQLITE_BLOB: {
+			const void *p = sqlite3_column_blob(o->st, c);
+			cs_csv_empty(w);
+			hex(&w->buf, p, sqlite3_column_bytes(o->st, c));
+			break;
+		}
+		default:
+			cs_csv_empty(w);
+		}
+	}
+	cs_csv_end_row(w);
+}
+
+static void json_row(cs_sqlout *o, cs_buf *b)
+{
+	if (o->rows)
+		cs_buf_put_u8(b, ',');
+	cs_buf_put_u8(b, '{');
+	int first = 1;
+	for (int c = 0; c < o->ncol; c++) {
+		cs_json_key(b, &first, sqlite3_column_name(o->st, c));
+		switch (sqlite3_column_type(o->st, c)) {
+		case SQLITE_INTEGER:
+			cs_json_i64(b, sqlite3_column_int64(o->st, c));
+			break;
+		case SQLITE_FLOAT:
+			cs_json_f64(b, sqlite3_column_double(o->st, c));
+			break;
+		case SQLITE_TEXT:
+			cs_json_str(b, (const char *)sqlite3_column_text(o->st, c));
+			break;
+		case SQLITE_BLOB:
+			cs_buf_put_u8(b, '"');
+			hex(b, sqlite3_column_blob(o->st, c), sqlite3_column_bytes(o->st, c));
+			cs_buf_put_u8(b, '"');
+			break;
+		default:
+			cs_json_raw(b, "null");
+		}
+	}
+	cs_buf_put_u8(b, '}');
+}
+
+int cs_sqlout_next(cs_sqlout *o, cs_buf *out, size_t want)
+{
+	if (o->done)
+		return 0;
+	size_t start = out->len;
 	cs_csv w;
-	cs_csv_init(&w, counted_sink, &bg);
-	int ncol = sqlite3_column_count(st);
-	for (int c = 0; c < ncol; c++)
-		cs_csv_str(&w, sqlite3_column_name(st, c));
-	cs_csv_end_row(&w);
-	int64_t rows = 0;
-	int rc;
-	if (truncated)
-		*truncated = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (max_rows && (uint64_t)rows == max_rows) {
-			if (truncated)
-				*truncated = 1;
+	cs_csv_init(&w, buf_sink, out);
+	if (!o->started) {
+		o->started = 1;
+		if (o->json) {
+			cs_buf_put_u8(out, '[');
+		} else {
+			for (int c = 0; c < o->ncol; c++)
+				cs_csv_str(&w, sqlite3_column_name(o->st, c));
+			cs_csv_end_row(&w);
+		}
+	}
+	int rc = SQLITE_ROW, err = 0;
+	while (out->len + w.buf.len - start < want && (rc = sqlite3_step(o->st)) == SQLITE_ROW) {
+		if (o->max_rows && (uint64_t)o->rows == o->max_rows) {
+			o->truncated = 1;
+			err = -E2BIG;
 			break;
 		}
-		for (int c = 0; c < ncol && !over; c++) {
-			if ((over = over_budget(&bg, w.buf.len, st, c)))
-				break;
-			switch (sqlite3_column_type(st, c)) {
-			case SQLITE_INTEGER:
-				cs_csv_i64(&w, sqlite3_column_int64(st, c));
-				break;
-			case SQLITE_FLOAT:
-				cs_csv_f64(&w, sqlite3_column_double(st, c));
-				break;
-			case SQLITE_TEXT:
-				cs_csv_str(&w, (const char *)sqlite3_column_text(st, c));
-				break;
-			case SQLITE_BLOB: {
-				const void *p = sqlite3_column_blob(st, c);
-				cs_csv_empty(&w);
-				hex(&w.buf, p, sqlite3_column_bytes(st, c));
-				break;
-			}
-			default:
-				cs_csv_empty(&w);
-			}
-		}
-		if (over)
+		if (row_over_budget(o, out->len + w.buf.len - start)) {
+			err = -EFBIG;
 			break;
-		cs_csv_end_row(&w);
-		rows++;
+		}
+		if (o->json)
+			json_row(o, out);
+		else
+			csv_row(o, &w);
+		o->rows++;
 		if (w.rc)
 			break;
 	}
-	if (over) {
-		cs_buf_free(&w.buf); /* what is buffered is not sent */
-		return -EFBIG;
+	int frc = cs_csv_finish(&w);
+	if (!err && frc)
+		err = frc;
+	if (!err && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		err = -EIO;
+	if (!err && rc == SQLITE_DONE) {
+		o->done = 1;
+		if (o->json)
+			cs_json_raw(out, "]\n");
 	}
-	int out = cs_csv_finish(&w);
-	if (out)
-		return out;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return -EIO;
-	return rows;
+	o->handed += out->len - start;
+	if (err)
+		return err;
+	return o->done ? 0 : 1;
+}
+
+/* The CLI's whole-statement form: every piece handed to sink. */
+static int64_t run_all(sqlite3_stmt *st, int json, cs_csv_sink_fn sink, void *ctx,
+		       uint64_t max_rows, uint64_t max_bytes, int *truncated)
+{
+	cs_sqlout *o = cs_sqlout_open(st, json, max_rows, max_bytes);
+	if (!o)
+		return -ENOMEM;
+	cs_buf b = CS_BUF_INIT;
+	int rc;
+	do {
+		b.len = 0;
+		rc = cs_sqlout_next(o, &b, 64u << 10);
+		if (rc >= 0 && b.len && sink(ctx, b.data, b.len))
+			rc = -EIO;
+	} while (rc == 1);
+	if (truncated)
+		*truncated = rc == -E2BIG;
+	int64_t rows = cs_sqlout_rows(o);
+	cs_sqlout_close(o);
+	cs_buf_free(&b);
+	return rc == -E2BIG ? rows : rc < 0 ? rc : rows;
+}
+
+int64_t cs_sqlout_csv(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
+		      uint64_t max_rows, uint64_t max_bytes, int *truncated)
+{
+	return run_all(st, 0, sink, ctx, max_rows, max_bytes, truncated);
 }
 
 int64_t cs_sqlout_json(sqlite3_stmt *st, cs_csv_sink_fn sink, void *ctx,
 		       uint64_t max_rows, uint64_t max_bytes, int *truncated)
 {
-	budget bg = {sink, ctx, 0, max_bytes};
-	int over = 0;
-	cs_buf b = CS_BUF_INIT;
-	int ncol = sqlite3_column_count(st);
-	int64_t rows = 0;
-	int rc, out = 0;
-	if (truncated)
-		*truncated = 0;
-	cs_buf_put_u8(&b, '[');
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (max_rows && (uint64_t)rows == max_rows) {
-			if (truncated)
-				*truncated = 1;
-			break;
-		}
-		if (rows)
-			cs_buf_put_u8(&b, ',');
-		cs_buf_put_u8(&b, '{');
-		int first = 1;
-		for (int c = 0; c < ncol && !over; c++) {
-			if ((over = over_budget(&bg, b.len, st, c)))
-				break;
-			cs_json_key(&b, &first, sqlite3_column_name(st, c));
-			switch (sqlite3_column_type(st, c)) {
-			case SQLITE_INTEGER:
-				cs_json_i64(&b, sqlite3_column_int64(st, c));
-				break;
-			case SQLITE_FLOAT:
-				cs_json_f64(&b, sqlite3_column_double(st, c));
-				break;
-			case SQLITE_TEXT:
-				cs_json_str(&b, (const char *)sqlite3_column_text(st, c));
-				break;
-			case SQLITE_BLOB:
-				cs_buf_put_u8(&b, '"');
-				hex(&b, sqlite3_column_blob(st, c), sqlite3_column_bytes(st, c));
-				cs_buf_put_u8(&b, '"');
-				break;
-			default:
-				cs_json_raw(&b, "null");
-			}
-		}
-		if (over)
-			break;
-		cs_buf_put_u8(&b, '}');
-		rows++;
-		if (b.len >= (64u << 10)) {
-			out = counted_sink(&bg, b.data, b.len);
-			b.len = 0;
-			if (out)
-				break;
-		}
-	}
-	if (over) {
-		cs_buf_free(&b);
-		return -EFBIG;
-	}
-	cs_json_raw(&b, "]\n");
-	if (!out)
-		out = counted_sink(&bg, b.data, b.len);
-	cs_buf_free(&b);
-	if (out)
-		return out;
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return -EIO;
-	return rows;
+	return run_all(st, 1, sink, ctx, max_rows, max_bytes, truncated);
 }
