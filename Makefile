@@ -289,7 +289,7 @@ lint:
 FUZZ_SECONDS ?= 30
 FUZZ_LIB_SRC := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) $(BUILD)/gen/ui_files.c
 fuzz: $(BUILD)/gen/ui_files.c
-	@mkdir -p build-fuzz/obj
+	@rm -rf build-fuzz/obj && mkdir -p build-fuzz/obj
 	@set -e; for f in $(FUZZ_LIB_SRC); do \
 		o=build-fuzz/obj/$$(echo $$f | tr / _).o; \
 		clang $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
