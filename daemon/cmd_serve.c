@@ -100,9 +100,9 @@ static const char *degraded_cb(void *ctx)
 	return cs_ingest_degraded(((parts *)ctx)->in);
 }
 
-static int delete_cb(void *ctx, int64_t run, char *err, size_t errlen)
+static int delete_cb(void *ctx, const char *uuid, int64_t *run, char *err, size_t errlen)
 {
-	return cs_ingest_delete_run(((parts *)ctx)->in, run, err, errlen);
+	return cs_ingest_delete_run(((parts *)ctx)->in, uuid, run, err, errlen);
 }
 
 static int run_serve(int argc, char **argv)

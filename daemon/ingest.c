@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "reader.h"
 #include "prom.h"
 #include "wire.h"
 
@@ -59,7 +60,8 @@ enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP, ITEM_DELETE };
 /* A deletion asked by another thread (cs_ingest_delete_run), done by the
  * writer: the caller waits on done. */
 typedef struct del_req {
-	int64_t run;
+	const char *uuid; /* the run, by its uuid: ids are reused */
+	int64_t run;      /* what it resolved to */
 	int rc, done;
 	char err[512];
 } del_req;
@@ -491,6 +493,11 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 		} else {
 			open_link(in, c);
 			atomic_fetch_add(&in->st.runs_begun, 1);
+			/* the run's row committed now, not at the next batch: a
+			 * run that was begun always leaves a row */
+			int crc = cs_store_commit_ex(s, 0);
+			if (crc)
+				degrade(in, crc);
 		}
 		break;
 	}
@@ -629,7 +636,9 @@ static void conn_state_free(conn_state *c)
  * writes the run or while the store cannot be written. */
 static void delete_run(cs_ingest *in, del_req *d)
 {
-	int rc = 0;
+	int rc = cs_read_find_run(in->s, d->uuid, &d->run);
+	if (rc)
+		snprintf(d->err, sizeof d->err, "no run '%s' (deleted meanwhile?)", d->uuid);
 	for (conn_state *c = in->open; c && !rc; c = c->next_open)
 		if (cs_writer_run(c->w) == d->run) {
 			snprintf(d->err, sizeof d->err, "run %lld is being written by pid %lld on %s; "
@@ -653,9 +662,10 @@ static void delete_run(cs_ingest *in, del_req *d)
 	pthread_mutex_unlock(&in->mu);
 }
 
-int cs_ingest_delete_run(cs_ingest *in, int64_t run, char *err, size_t errlen)
+int cs_ingest_delete_run(cs_ingest *in, const char *uuid, int64_t *run, char *err,
+			 size_t errlen)
 {
-	del_req d = {.run = run};
+	del_req d = {.uuid = uuid};
 	item *it = calloc(1, sizeof *it);
 	if (!it) {
 		snprintf(err, errlen, "out of memory");
@@ -670,6 +680,7 @@ int cs_ingest_delete_run(cs_ingest *in, int64_t run, char *err, size_t errlen)
 	pthread_mutex_unlock(&in->mu);
 	if (d.rc)
 		snprintf(err, errlen, "%s", d.err);
+	*run = d.run;
 	return d.rc;
 }
 

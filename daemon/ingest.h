@@ -64,10 +64,13 @@ int cs_ingest_stop(cs_ingest *in);
  * error"): open runs were cut and new ones are refused until it can. */
 const char *cs_ingest_degraded(cs_ingest *in);
 
-/* Deletes a run through the writer thread (the store's one writer): 0,
- * -EBUSY while a producer is writing it, -EROFS while the store cannot be
- * written, or the store's error; the reason in err. Blocks until done. */
-int cs_ingest_delete_run(cs_ingest *in, int64_t run, char *err, size_t errlen);
+/* Deletes the run of that uuid through the writer thread (the store's one
+ * writer; by uuid, since ids are reused): 0 with its id in *run, -ENOENT
+ * when it is gone, -EBUSY while a producer is writing it, -EROFS while the
+ * store cannot be written, or the store's error; the reason in err.
+ * Blocks until done. */
+int cs_ingest_delete_run(cs_ingest *in, const char *uuid, int64_t *run, char *err,
+			 size_t errlen);
 
 /* Appends the counters in Prometheus text format. */
 void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out);

@@ -2,6 +2,7 @@
  * main.c - the cyclescope binary: a table of subcommands, one file each
  * (cmd_*.c), perf/git style.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,8 +314,18 @@ int main(int argc, char **argv)
 		return CS_EXIT_OK;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i]->name, name))
-			return commands[i]->run(argc - 1, argv + 1);
+		if (!strcmp(commands[i]->name, name)) {
+			int rc = commands[i]->run(argc - 1, argv + 1);
+			/* output that could not be written (a full disk, -o
+			 * /dev/full, a closed pipe) is a failure, never exit 0 */
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				fprintf(stderr, "cyclescope %s: writing the output: %s\n", name,
+					strerror(errno));
+				if (rc == CS_EXIT_OK)
+					rc = CS_EXIT_FAIL;
+			}
+			return rc;
+		}
 	const char *names[NCOMMANDS];
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		names[i] = commands[i]->name;

@@ -32,8 +32,8 @@ struct cs_producer {
 	uint32_t nmetrics;
 	int64_t run;
 	cs_buf out;
-	char label[64];
-	char uuid[37];     /* socket: the open (or last) run's uuid */
+	char label[300];
+	char uuid[256];    /* socket: the open (or last) run's uuid */
 	unsigned ack_ms;   /* socket: how long a RUN_END waits for its ACK */
 	uint64_t acked_samples;
 	char errmsg[512];
@@ -166,6 +166,9 @@ static int begin_run(cs_producer *p, const cs_run_info *info)
 	char uuid[37];
 	if (!info->uuid)
 		cs_store_uuid(uuid);
+	else if (strlen(info->uuid) >= sizeof p->uuid)
+		return perr(p, -EINVAL, "a run uuid of %zu bytes (at most %zu)", strlen(info->uuid),
+			    sizeof p->uuid - 1);
 	cs_wire_msg m = {.type = CS_WIRE_RUN_BEGIN};
 	m.u.run_begin = (cs_wire_run_begin){
 		.kind = strcmp(info->kind, "sim") ? CS_WIRE_KIND_HW : CS_WIRE_KIND_SIM,

@@ -702,6 +702,7 @@ cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
 	sqlite3_stmt *st = NULL;
 	cs_writer *w = NULL;
 	char uuid[37];
+	s->last_rc = 0; /* a failure below is this call's, not an earlier one's */
 	if (s->readonly) {
 		snprintf(err, errlen, "database opened read-only");
 		return NULL;
@@ -1133,7 +1134,10 @@ int cs_store_delete_run(cs_store *s, int64_t run)
 {
 	static const char *const tables[] = {"chunks", "timelines", "ranges",
 					     "metrics", "devices", "runs"};
+	/* A savepoint: a failure part way undoes only the deletion, never
+	 * what other runs wrote into the same transaction. */
 	int rc = begin_tx(s);
+	rc = rc ? rc : exec(s, "SAVEPOINT delete_run");
 	if (!rc) {
 		char sql[128];
 		snprintf(sql, sizeof sql, "DELETE FROM ship_marks WHERE run_uuid = "
@@ -1147,6 +1151,14 @@ int cs_store_delete_run(cs_store *s, int64_t run)
 			 (long long)run);
 		rc = exec(s, sql);
 	}
+	if (rc) {
+		if (s->in_tx && !sqlite3_get_autocommit(s->db)) {
+			sqlite3_exec(s->db, "ROLLBACK TO delete_run", NULL, NULL, NULL);
+			sqlite3_exec(s->db, "RELEASE delete_run", NULL, NULL, NULL);
+		}
+		return rc;
+	}
+	rc = exec(s, "RELEASE delete_run");
 	return rc ? rc : commit_open(s);
 }
 

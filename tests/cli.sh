@@ -262,6 +262,7 @@ want=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execut
 	[ "$("$CS" runs --db "$T/conv.db" --kind sim | tail -n +2 | wc -l)" = 0 ] &&
 	ok "runs --kind hw -n 'conv*' lists the $want runs the filter names" || no "runs filters"
 fails "an unknown short option is a usage error" "unknown option '-x'" 2 "$CS" runs -x --db "$DB"
+fails "output that cannot be written is a failure, never exit 0" "cyclescope runs: writing the output: No space left on device" 1 "$CS" runs --db "$DB" -o /dev/full
 fails "-j on a command without JSON output is a usage error" "this command has no JSON output" 2 "$CS" -j check --db "$DB"
 "$CS" --version --verbose >"$T/out" 2>&1 && grep -q '^collector library: ' "$T/out" && grep -q '^web assets (uPlot): ' "$T/out" &&
 	grep -q '^metric sets: ' "$T/out" && ok "--version --verbose says where the parts were found" || no "--version --verbose" "$T/out"

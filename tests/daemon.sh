@@ -176,6 +176,15 @@ for bomb in "SELECT zeroblob(1000000000), zeroblob(1000000000)" \
 		else no "query bomb ($code, ${ms} ms): $bomb $fmt" "$T/body"; fi
 	done
 done
+# Text counted at its most escaped: 30 MB of control bytes would be 180 MB
+# of JSON (\u0001 each) and 2 x 32 MB of quotes 128 MB of CSV; both are
+# refused before they are formatted (they came out whole, past the limit).
+code=$(q "SELECT replace(hex(zeroblob(15000000)), '0', char(1)) AS a" "--data-urlencode format=json" 2>/dev/null)
+size=$(wc -c <"$T/body")
+[ "$code" = 413 ] && [ "$size" -lt 1000 ] && ok "30 MB of control bytes as JSON: 413, not 180 MB" || no "escaped text bomb ($code, $size bytes)" "$T/body"
+code=$(q "SELECT replace(hex(zeroblob(16000000)), '0', '\"') AS a, replace(hex(zeroblob(16000000)), '0', '\"') AS b" 2>/dev/null)
+size=$(wc -c <"$T/body")
+[ "$code" = 413 ] && [ "$size" -lt 1000 ] && ok "2 x 32 MB of quotes as CSV: 413, not 128 MB" || no "quote bomb ($code, $size bytes)" "$T/body"
 # A large answer streams in bounded memory: 4000 rows of 400 bytes (1.6 MB,
 # past the 1 MiB kept whole) arrive whole, chunked, every row there
 # (checked with Python's csv); then the row limit (5000 here) cuts a longer

@@ -83,6 +83,7 @@ PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' 
 cat >"$T/slow.py" <<'PY'
 import socket, sys, threading, time
 port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+body = len(sys.argv) > 4 and sys.argv[4] == "body"
 closed_after = []
 def client():
     s = socket.socket(); s.settimeout(secs + 5)
@@ -92,6 +93,9 @@ def client():
         closed_after.append(0.0); return
     t0 = time.time()
     req = b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200
+    if body: # the headers at once, then the body a byte a second
+        s.sendall(b"POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nsql=")
+        req = b"x" * 200
     for b in req:
         try:
             s.send(bytes([b]))
@@ -123,6 +127,24 @@ wait $SPID
 held=$(sed -n 's/^max_held //p' "$T/slow.out")
 python3 -c "import sys; sys.exit(0 if float('${held:-99}') < 6 else 1)" &&
 	ok "a client that never finishes its headers is closed after the header timeout (held $held s, limit 3 s)" || no "slow clients closed (held $held s)" "$T/slow.out"
+# The same with clients that send their headers at once and then drip
+# their body: the guard covers the whole request, not only its headers.
+python3 "$T/slow.py" "$PORT" 70 12 body >"$T/slow.out" 2>&1 &
+SPID=$!
+sleep 1.5
+worst=0 bad=0
+for k in 1 2 3 4 5 6 7 8 9 10; do
+	tm=$(curl -sS --noproxy '*' -m 5 -o /dev/null -w '%{http_code} %{time_total}' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/api/v1/health")
+	code=${tm% *}; secs=${tm#* }
+	[ "$code" = 200 ] || bad=$((bad + 1))
+	worst=$(python3 -c "print(max($worst, $secs))")
+	sleep 0.5
+done
+wait $SPID
+held=$(sed -n 's/^max_held //p' "$T/slow.out")
+[ $bad -eq 0 ] && python3 -c "import sys; sys.exit(0 if $worst < 1.0 and float('${held:-99}') < 6 else 1)" &&
+	ok "70 clients dripping their request body: health answers every time ($worst s at worst), each closed after the request timeout (held $held s)" ||
+	no "health under slow bodies ($bad failed, worst $worst s, held $held s)" "$T/slow.out"
 curl -sS --noproxy '*' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/metrics" | grep -q '^cyclescope_http_slow_closed_total [1-9]' &&
 	ok "metrics count the slow connections closed" || no "slow_closed metric"
 kill -TERM "$DPID"; wait "$DPID"; DPID=

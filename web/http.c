@@ -319,7 +319,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 					  : s->series ? cs_store_errmsg(s->s)
 						      : sqlite3_errmsg(cs_store_db(s->s));
 			char line[600];
-			int n = snprintf(line, sizeof line, "# error: %s\r\n",
+			int n = snprintf(line, sizeof line, "%s# error: %s\r\n",
+					 s->q && s->pending.len && s->pending.data[s->pending.len - 1] != '\n'
+						 ? "\r\n" : "",
 					 why && *why ? why : strerror(-rc));
 			if (!s->q) /* a query's pieces are whole rows: keep them */
 				s->pending.len = before;
@@ -1034,14 +1036,27 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		}
 		enum MHD_Result r;
 		if (!*sub && !strcmp(method, "DELETE")) {
+			/* by uuid: ids are reused, and another request may delete
+			 * and an import reuse this one meanwhile */
+			char uuid[128] = "";
+			sqlite3_stmt *us = NULL;
+			if (sqlite3_prepare_v2(cs_store_db(s), "SELECT uuid FROM runs WHERE id = ?1",
+					       -1, &us, NULL) == SQLITE_OK) {
+				sqlite3_bind_int64(us, 1, run);
+				if (sqlite3_step(us) == SQLITE_ROW)
+					snprintf(uuid, sizeof uuid, "%s",
+						 (const char *)sqlite3_column_text(us, 0));
+			}
+			sqlite3_finalize(us);
 			cs_store_close(s);
 			char why[600] = "";
-			rc = h->o.delete_run ? h->o.delete_run(h->o.metrics_ctx, run, why, sizeof why)
-					     : -ENOTSUP;
+			rc = !h->o.delete_run ? -ENOTSUP
+			     : h->o.delete_run(h->o.metrics_ctx, uuid, &run, why, sizeof why);
 			if (rc == -ENOTSUP)
 				return error(c, h, 405, "this daemon does not delete runs");
 			if (rc)
-				return error(c, h, rc == -EBUSY ? 409 : 503, "%s", why);
+				return error(c, h, rc == -EBUSY ? 409 : rc == -ENOENT ? 404 : 503, "%s",
+					     why);
 			char body[64];
 			snprintf(body, sizeof body, "{\"deleted\":%lld}", (long long)run);
 			return json_text(c, h, body);
@@ -1079,10 +1094,10 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
  * a byte a second holds its connection (and, one thread per connection, a
  * thread) for ever, and 64 of them locked everyone out, token or not (the
  * token is read with the headers). So:
- *  - a request's headers must arrive within header_timeout_s of the
- *    connection's start (or of the previous request's end, keep-alive);
- *    a watchdog closes connections past it;
- *  - connections still waiting for headers may hold all but a reserve of
+ *  - a request (its headers and its body) must arrive within
+ *    header_timeout_s of the connection's start (or of the previous
+ *    request's end, keep-alive); a watchdog closes connections past it;
+ *  - connections still waiting for their request may hold all but a reserve of
  *    the connection slots, and one address may hold at most per_ip: a new
  *    connection past either closes the longest-waiting such connection
  *    (a client that sends its request at once is never the longest
@@ -1241,7 +1256,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)version;
 	req *rq = *con_cls;
 	if (!rq) {
-		guard_waiting(h, c, 0);
 		rq = calloc(1, sizeof *rq);
 		if (!rq)
 			return MHD_NO;
@@ -1261,6 +1275,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	/* the whole request (headers and body) is in: the connection is no
+	 * longer one the guard may close */
+	guard_waiting(h, c, 0);
 	atomic_fetch_add(&h->requests, 1);
 	/* Health and metrics never wait behind data work. */
 	int light = !strcmp(url, "/api/v1/health") || !strcmp(url, "/metrics");

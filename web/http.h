@@ -34,9 +34,10 @@ typedef struct cs_http_opts {
 	/* NULL while ingest works, else why not ("disk full"): health says
 	 * degraded (same ctx) */
 	const char *(*degraded)(void *ctx);
-	/* DELETE /api/v1/runs/{run}: deletes through the daemon's writer
-	 * (same ctx); NULL = 405. 0, -EBUSY, -EROFS or an error, why in err. */
-	int (*delete_run)(void *ctx, int64_t run, char *err, size_t errlen);
+	/* DELETE /api/v1/runs/{run}: deletes the run of that uuid through the
+	 * daemon's writer (same ctx), its id in *run; NULL = 405. 0, -ENOENT,
+	 * -EBUSY, -EROFS or an error, why in err. */
+	int (*delete_run)(void *ctx, const char *uuid, int64_t *run, char *err, size_t errlen);
 } cs_http_opts;
 
 typedef struct cs_http cs_http;

@@ -30,7 +30,8 @@ void cs_sqlout_close(cs_sqlout *o) { free(o); }
 int64_t cs_sqlout_rows(const cs_sqlout *o) { return o->rows; }
 
 /* The most bytes the current row can take once formatted (hex doubles a
- * blob, escaping can make text six times longer, numbers take 32): a row
+ * blob, escaping can make text six times longer in JSON and twice in CSV,
+ * numbers take 30): a row
  * that cannot fit what is left of max_bytes is refused before any of it
  * is formatted (two zeroblob(1e9) would otherwise be 4 GB of hex first). */
 static int row_over_budget(const cs_sqlout *o, size_t buffered)
@@ -41,7 +42,10 @@ static int row_over_budget(const cs_sqlout *o, size_t buffered)
 	for (int c = 0; c < o->ncol; c++) {
 		uint64_t n = (uint64_t)sqlite3_column_bytes(o->st, c);
 		int t = sqlite3_column_type(o->st, c);
-		need += (t == SQLITE_BLOB ? 2 * n : t == SQLITE_TEXT ? n : 30) + 4;
+		/* text at its most escaped: \u00XX per byte in JSON, every
+		 * quote doubled in CSV */
+		uint64_t text = o->json ? 6 * n : 2 * n;
+		need += (t == SQLITE_BLOB ? 2 * n : t == SQLITE_TEXT ? text : 30) + 4;
 		if (o->json) /* "name": */
 			need += 4 + strlen(sqlite3_column_name(o->st, c));
 	}
