@@ -250,7 +250,7 @@ static void version_verbose(void)
 	}
 	char *js = NULL, *css = NULL;
 	if (cs_report_assets(&js, &css, err, sizeof err) == 0)
-		printf("web assets (uPlot): found\n");
+		printf("web assets (uPlot): %s\n", err);
 	else
 		printf("web assets (uPlot): not found (%s)\n", err);
 	free(js);

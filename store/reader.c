@@ -733,22 +733,31 @@ int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end)
 static int no_run(cs_store *s, const char *spec)
 {
 	sqlite3_stmt *st = NULL;
-	char best[256] = "";
-	size_t bd = (size_t)-1;
+	char best[256] = "", prefixed[256] = "";
+	size_t bd = (size_t)-1, speclen = strlen(spec), pl = (size_t)-1;
 	if (prepare1(s, "SELECT DISTINCT name FROM runs LIMIT 100000", &st) == 0) {
 		while (sqlite3_step(st) == SQLITE_ROW) {
 			const char *name = (const char *)sqlite3_column_text(st, 0);
 			const char *one[1] = {name};
-			if (name && cs_nearest(spec, one, 1, 3)) {
+			if (!name)
+				continue;
+			if (cs_nearest(spec, one, 1, 3)) {
 				size_t d = cs_edit_distance(spec, name);
 				if (d < bd) {
 					bd = d;
 					snprintf(best, sizeof best, "%s", name);
 				}
 			}
+			/* the name with a suffix ("h100-l2-overlap.csv") */
+			if (speclen >= 3 && !strncmp(name, spec, speclen) && strlen(name) < pl) {
+				pl = strlen(name);
+				snprintf(prefixed, sizeof prefixed, "%s", name);
+			}
 		}
 		sqlite3_finalize(st);
 	}
+	if (!best[0] && prefixed[0])
+		snprintf(best, sizeof best, "%s", prefixed);
 	if (best[0])
 		return fail(s, -ENOENT, "no run '%s' (did you mean '%s'? 'cyclescope runs' lists "
 			    "them)", spec, best);

@@ -128,6 +128,8 @@ fails "unknown run" "no run 'nosuch'" 1 "$CS" export nosuch --db "$DB"
 fails "unknown metric" "has no metric 'nope'" 1 "$CS" export 1 --metric nope --db "$DB"
 fails "a misspelt metric gets the nearest name" "has no metric 'lts__t_sector.sum' (did you mean 'lts__t_sectors.sum'?)" 1 "$CS" export 1 --metric lts__t_sector.sum --db "$DB"
 fails "a misspelt run name gets the nearest run" "no run 'exampel' (did you mean 'example'?" 1 "$CS" export exampel --db "$DB"
+"$CS" import csv "$EX" --db "$T/pre.db" >/dev/null 2>&1
+fails "a run name without its suffix gets the run" "no run 'h100-l2-overlap' (did you mean 'h100-l2-overlap.csv'?" 1 "$CS" export h100-l2-overlap --db "$T/pre.db"
 fails "bad number" "--buckets: expected a non-negative integer" 2 "$CS" export 1 --buckets ten --db "$DB"
 check "help" "$CS" --help
 grep -q "import" "$T/out" && ok "help lists the commands" || no "help lists the commands" "$T/out"

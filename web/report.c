@@ -215,5 +215,6 @@ int cs_report_assets(char **js, char **css, char *err, size_t errlen)
 			 "web/assets/package.json with npm), or set CYCLESCOPE_WEB_ASSETS", dir);
 		return -ENOENT;
 	}
+	snprintf(err, errlen, "%s", dir); /* where they were found */
 	return 0;
 }

@@ -21,9 +21,11 @@
 int cs_report_html(cs_store *s, const cs_corr_request *rq, const char *uplot_js,
 		   const char *uplot_css, cs_buf *out, char *err, size_t errlen);
 
-/* Reads uPlot's JS and CSS from the build tree: $CYCLESCOPE_WEB_ASSETS,
- * else web-assets/ next to the executable. On 0 the caller frees *js and
- * *css; -ENOENT with what to run (make web-assets) in err. */
+/* Reads uPlot's JS and CSS: $CYCLESCOPE_WEB_ASSETS, else web-assets/ next
+ * to the executable (the build tree), else ../share/cyclescope/web-assets
+ * (an installed copy). On 0 the caller frees *js and *css and err holds
+ * the directory they were read from; -ENOENT with what to run (make
+ * web-assets) in err. */
 int cs_report_assets(char **js, char **css, char *err, size_t errlen);
 
 #endif
