@@ -1104,6 +1104,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
  *    waiting for long), or is itself refused when none is waiting;
  * so a client whose headers come at once always finds a slot. */
 
+/* libmicrohttpd's connection limit, as a multiple of the guard's. */
+#define MHD_HEADROOM 2u
+
 static uint64_t guard_now(void)
 {
 	struct timespec ts;
@@ -1191,7 +1194,10 @@ static void guard_notify(void *cls, struct MHD_Connection *c, void **socket_cont
 	unsigned reserve = slots / 8 < 4 ? 4 : slots / 8;
 	unsigned per_ip = h->o.per_ip ? h->o.per_ip : slots;
 	int over_ip = same + 1 > per_ip;
-	if (over_ip || waiting + 1 + reserve > slots) {
+	/* The guard admits; libmicrohttpd's own limit is set higher
+	 * (MHD_HEADROOM) so that connections still being torn down after a
+	 * cut never make it refuse a new one before the guard sees it. */
+	if (over_ip || waiting + 1 + reserve > slots || h->nconns + 1 > slots) {
 		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL);
 		if (victim)
 			guard_cut(h, victim);
@@ -1412,7 +1418,8 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_ERROR_LOG | (family == AF_INET6 ? MHD_USE_IPv6 : 0);
 	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, &ss,
-				  MHD_OPTION_CONNECTION_LIMIT, o->connections ? o->connections : 64,
+				  MHD_OPTION_CONNECTION_LIMIT,
+				  (o->connections ? o->connections : 64) * MHD_HEADROOM,
 				  MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s ? o->timeout_s : 60,
 				  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256u << 10),
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, h,
