@@ -1100,8 +1100,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
  *  - connections still waiting for their request may hold all but a reserve of
  *    the connection slots, and one address may hold at most per_ip: a new
  *    connection past either closes the longest-waiting such connection
- *    (a client that sends its request at once is never the longest
- *    waiting for long), or is itself refused when none is waiting;
+ *    that has waited at least GUARD_MIN_AGE_MS (a client that sends its
+ *    request at once has sent it by then), else it is admitted into the
+ *    headroom above the slots (libmicrohttpd's limit is twice them);
  * so a client whose headers come at once always finds a slot. */
 
 /* libmicrohttpd's connection limit, as a multiple of the guard's. */
@@ -1135,14 +1136,19 @@ static void guard_cut(cs_http *h, conn_info *ci)
 	atomic_fetch_add(&h->slow_closed, 1);
 }
 
-/* The connection waiting longest for headers, from addr's host when addr
- * is given. gmu held. */
-static conn_info *guard_oldest(cs_http *h, const struct sockaddr_storage *addr)
+/* A connection younger than this is never closed to make room: a client
+ * that sends its request at once has sent it by then (right after a burst
+ * of slow connections, the oldest waiting one could be a quick client's). */
+#define GUARD_MIN_AGE_MS 250
+
+/* The connection waiting longest for its request, at least
+ * GUARD_MIN_AGE_MS, from addr's host when addr is given. gmu held. */
+static conn_info *guard_oldest(cs_http *h, const struct sockaddr_storage *addr, uint64_t now)
 {
 	conn_info *best = NULL;
 	for (conn_info *ci = h->conns; ci; ci = ci->next)
-		if (ci->waiting && (!addr || same_host(&ci->addr, addr)) &&
-		    (!best || ci->since_ms < best->since_ms))
+		if (ci->waiting && now - ci->since_ms >= GUARD_MIN_AGE_MS &&
+		    (!addr || same_host(&ci->addr, addr)) && (!best || ci->since_ms < best->since_ms))
 			best = ci;
 	return best;
 }
@@ -1198,11 +1204,13 @@ static void guard_notify(void *cls, struct MHD_Connection *c, void **socket_cont
 	 * (MHD_HEADROOM) so that connections still being torn down after a
 	 * cut never make it refuse a new one before the guard sees it. */
 	if (over_ip || waiting + 1 + reserve > slots || h->nconns + 1 > slots) {
-		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL);
+		conn_info *victim = guard_oldest(h, over_ip ? &ci->addr : NULL, ci->since_ms);
 		if (victim)
 			guard_cut(h, victim);
-		else
-			guard_cut(h, ci); /* refused: nobody to make room */
+		else if (h->nconns + 1 >= slots * MHD_HEADROOM)
+			guard_cut(h, ci); /* refused: nobody to make room, no headroom left */
+		/* else admitted into the headroom: the young ones waiting now
+		 * are closed when they have waited GUARD_MIN_AGE_MS */
 	}
 	ci->next = h->conns;
 	if (h->conns)
