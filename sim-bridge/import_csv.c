@@ -1,6 +1,7 @@
 /* import_csv.c - the generic wide CSV importer; see import_csv.h. */
 #include "import_csv.h"
 #include "json.h"
+#include "simrun.h"
 #include "totals.h"
 #include "log.h"
 
@@ -411,12 +412,6 @@ static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
 int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 		  const cs_import_opts *opts, char *err, size_t errlen)
 {
@@ -424,18 +419,14 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 	const char *unit = opts->time_unit ? opts->time_unit : "ns";
 	const char *kind = opts->kind ? opts->kind : strcmp(unit, "cycle") ? "hw" : "sim";
 	cs_buf meta = CS_BUF_INIT;
-	cs_json_raw(&meta, "{\"file\":");
-	cs_json_str(&meta, label);
-	cs_json_raw(&meta, ",\"format\":\"csv\"}");
-	if (cs_buf_put_u8(&meta, 0)) {
-		cs_buf_free(&meta);
+	if (cs_simrun_meta(&meta, label, "csv", NULL)) {
 		snprintf(err, errlen, "%s: out of memory", label);
 		return -ENOMEM;
 	}
 	cs_run_info info = {
 		.kind = kind,
 		.source = "csv",
-		.name = opts->name ? opts->name : base_name(label),
+		.name = opts->name ? opts->name : cs_simrun_base_name(label),
 		.time_unit = unit,
 		.meta = (const char *)meta.data,
 		.clock_hz = opts->clock_hz,

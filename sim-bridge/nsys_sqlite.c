@@ -626,26 +626,26 @@ int cs_import_nsys_sqlite(cs_producer *p, const char *path, const cs_import_opts
 	char chip[64] = "";
 	double clock = 0;
 	if (rc == 0) {
-		cs_buf meta = CS_BUF_INIT;
-		cs_json_raw(&meta, "{\"file\":");
-		cs_json_str(&meta, x->label);
-		cs_buf_printf(&meta, ",\"format\":\"nsys-sqlite\",\"session_start_utc_ns\":%" PRId64
-			      ",\"export_schema_version\":", start_utc);
-		cs_json_str(&meta, ver);
-		cs_json_raw(&meta, "}");
-		cs_buf_put_u8(&meta, 0);
+		cs_buf extra = CS_BUF_INIT, meta = CS_BUF_INIT;
+		cs_buf_printf(&extra, "\"session_start_utc_ns\":%" PRId64 ",\"export_schema_version\":",
+			      start_utc);
+		cs_json_str(&extra, ver);
+		if (cs_buf_put_u8(&extra, 0) ||
+		    cs_simrun_meta(&meta, x->label, "nsys-sqlite", (const char *)extra.data))
+			rc = nfail(x, -ENOMEM, "out of memory");
+		cs_buf_free(&extra);
 		cs_run_info info = {
 			.kind = o->kind ? o->kind : "hw",
 			.source = "nsys-sqlite",
 			.name = o->name ? o->name : cs_simrun_base_name(x->label),
 			.time_unit = "ns",
-			.meta = meta.len ? (const char *)meta.data : NULL,
+			.meta = (const char *)meta.data,
 			.start_ns = start_utc > 0 ? (uint64_t)start_utc : 0,
 			.clock_hz = o->clock_hz,
 		};
-		if ((rc = cs_producer_begin(p, &info)) < 0)
+		if (rc == 0 && (rc = cs_producer_begin(p, &info)) < 0)
 			rc = nfail(x, rc, "%s", cs_producer_errmsg(p));
-		else
+		else if (rc == 0)
 			begun = 1;
 		cs_buf_free(&meta);
 	}

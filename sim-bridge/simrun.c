@@ -432,6 +432,24 @@ const char *cs_simrun_base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+int cs_simrun_meta(cs_buf *meta, const char *label, const char *format, const char *extra)
+{
+	cs_json_raw(meta, "{\"file\":");
+	cs_json_str(meta, label);
+	cs_json_raw(meta, ",\"format\":");
+	cs_json_str(meta, format);
+	if (extra) {
+		cs_json_raw(meta, ",");
+		cs_json_raw(meta, extra);
+	}
+	cs_json_raw(meta, "}");
+	if (cs_buf_put_u8(meta, 0)) {
+		cs_buf_free(meta);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int cs_simrun_verrf(char *err, size_t errlen, const char *label, uint64_t line,
 		    const char *fmt, va_list ap)
 {
@@ -468,17 +486,7 @@ cs_simrun *cs_simrun_open(cs_producer *p, const cs_import_opts *o, const char *s
 {
 	const char *label = o->label ? o->label : "input";
 	cs_buf meta = CS_BUF_INIT;
-	cs_json_raw(&meta, "{\"file\":");
-	cs_json_str(&meta, label);
-	cs_json_raw(&meta, ",\"format\":");
-	cs_json_str(&meta, source);
-	if (extra_members) {
-		cs_json_raw(&meta, ",");
-		cs_json_raw(&meta, extra_members);
-	}
-	cs_json_raw(&meta, "}");
-	if (cs_buf_put_u8(&meta, 0)) {
-		cs_buf_free(&meta);
+	if (cs_simrun_meta(&meta, label, source, extra_members)) {
 		snprintf(err, errlen, "%s: out of memory", label);
 		return NULL;
 	}

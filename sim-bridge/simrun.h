@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "import_csv.h"
 #include "metric_map.h"
 #include "producer.h"
@@ -113,5 +114,9 @@ int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, ch
 /* Helpers for importers' run metadata and names. */
 /* The last path component of path (borrowed). */
 const char *cs_simrun_base_name(const char *path);
+/* An imported run's meta into meta, NUL-terminated: {"file":LABEL,
+ * "format":FORMAT[,EXTRA]} where extra is further members as JSON text
+ * (or NULL). 0, or -ENOMEM (meta freed). */
+int cs_simrun_meta(cs_buf *meta, const char *label, const char *format, const char *extra);
 
 #endif
