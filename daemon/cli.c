@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "json.h"
 #include "log.h"
 
 static void vprint(const cs_cmd *cmd, const char *fmt, va_list ap)
@@ -52,6 +53,27 @@ void cs_cli_say(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cs_cli_wrote(const char *file, uint64_t bytes, const char *format, int64_t rows, int json)
+{
+	if (!json) {
+		cs_cli_say("wrote %s (%llu bytes)", file, (unsigned long long)bytes);
+		return;
+	}
+	cs_buf b = CS_BUF_INIT;
+	cs_json_raw(&b, "{\"file\":");
+	cs_json_str(&b, file);
+	if (format) {
+		cs_json_raw(&b, ",\"format\":");
+		cs_json_str(&b, format);
+	}
+	cs_buf_printf(&b, ",\"bytes\":%llu", (unsigned long long)bytes);
+	if (rows >= 0)
+		cs_buf_printf(&b, ",\"rows\":%lld", (long long)rows);
+	cs_json_raw(&b, "}\n");
+	fwrite(b.data, 1, b.len, stdout);
+	cs_buf_free(&b);
 }
 
 static void set_verbosity(void)

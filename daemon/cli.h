@@ -72,6 +72,11 @@ int cs_cli_usage_error(const cs_cmd *cmd, const char *fmt, ...)
  * unless --quiet. Data results go to stdout. */
 void cs_cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* What a command wrote to FILE: "wrote FILE (N bytes)" via cs_cli_say,
+ * or with json {"file":...,[ "format":...,]"bytes":N[,"rows":N]} on
+ * stdout (format NULL and rows < 0 are left out). */
+void cs_cli_wrote(const char *file, uint64_t bytes, const char *format, int64_t rows, int json);
+
 /* Prints "cyclescope CMD: message" to stderr; returns CS_EXIT_FAIL. */
 int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

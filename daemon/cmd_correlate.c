@@ -11,7 +11,6 @@
 
 #include "buf.h"
 #include "cmds.h"
-#include "json.h"
 #include "corr_out.h"
 #include "report.h"
 #include "metric_map.h"
@@ -188,15 +187,7 @@ static int run_report(int argc, char **argv)
 		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
 			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
 		} else {
-			if (c.json) {
-				cs_buf j = CS_BUF_INIT;
-				cs_buf_append(&j, "{\"file\":", 8);
-				cs_json_str(&j, c.out);
-				cs_buf_printf(&j, ",\"bytes\":%zu}\n", out.len);
-				fwrite(j.data, 1, j.len, stdout);
-				cs_buf_free(&j);
-			} else
-				cs_cli_say("wrote %s (%zu bytes)", c.out, out.len);
+			cs_cli_wrote(c.out, out.len, NULL, -1, c.json);
 			rc = CS_EXIT_OK;
 		}
 		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)

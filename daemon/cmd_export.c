@@ -9,12 +9,10 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "json.h"
 #include "series_csv.h"
 #include "trace.h"
 
 static int run_export(int argc, char **argv);
-static void wrote(const char *file, uint64_t bytes, uint64_t rows, const char *format, int json);
 
 const cs_cmd cs_cmd_export = {
 	"export", run_export, "write a run's series as CSV (raw or bucketed)",
@@ -121,7 +119,7 @@ static int run_export(int argc, char **argv)
 			return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output",
 					   strerror(errno));
 		if (outfile)
-			wrote(outfile, len, 0, "perfetto", json);
+			cs_cli_wrote(outfile, len, "perfetto", -1, json);
 		return CS_EXIT_OK;
 	}
 	int status; /* the HTTP status; the CLI only needs the message */
@@ -154,27 +152,9 @@ static int run_export(int argc, char **argv)
 		rc = cs_cli_fail(cmd, "%s", rc == -EIO ? (outfile ? outfile : "cannot write to standard output")
 						       : cs_store_errmsg(s));
 	else if (outfile)
-		wrote(outfile, bytes, rows ? rows - 1 : 0, "csv", json);
+		cs_cli_wrote(outfile, bytes, "csv", rows ? (int64_t)rows - 1 : 0, json);
 	cs_buf_free(&out);
 	cs_series_csv_close(x);
 	cs_store_close(s);
 	return rc ? CS_EXIT_FAIL : CS_EXIT_OK;
-}
-
-/* What -o wrote: a line on stderr, or with --json a JSON object on stdout. */
-static void wrote(const char *file, uint64_t bytes, uint64_t rows, const char *format, int json)
-{
-	if (!json) {
-		cs_cli_say("wrote %s (%llu bytes)", file, (unsigned long long)bytes);
-		return;
-	}
-	cs_buf b = CS_BUF_INIT;
-	cs_buf_append(&b, "{\"file\":", 8);
-	cs_json_str(&b, file);
-	cs_buf_printf(&b, ",\"format\":\"%s\",\"bytes\":%llu", format, (unsigned long long)bytes);
-	if (!strcmp(format, "csv"))
-		cs_buf_printf(&b, ",\"rows\":%llu", (unsigned long long)rows);
-	cs_buf_append(&b, "}\n", 2);
-	fwrite(b.data, 1, b.len, stdout);
-	cs_buf_free(&b);
 }
