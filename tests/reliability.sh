@@ -110,18 +110,23 @@ for t in threads: t.start()
 for t in threads: t.join()
 print("max_held %.1f" % max(closed_after))
 PY
+# health_while_slow: ten health checks with the token while the slow
+# clients ($SPID) run; bad = the ones not answered 200, worst = the slowest
+health_while_slow() {
+	sleep 1.5
+	worst=0 bad=0
+	for k in 1 2 3 4 5 6 7 8 9 10; do
+		tm=$(curl -sS --noproxy '*' -m 5 -o /dev/null -w '%{http_code} %{time_total}' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/api/v1/health")
+		code=${tm% *}; secs=${tm#* }
+		[ "$code" = 200 ] || bad=$((bad + 1))
+		worst=$(python3 -c "print(max($worst, $secs))")
+		sleep 0.5
+	done
+	wait $SPID
+}
 python3 "$T/slow.py" "$PORT" 70 12 >"$T/slow.out" 2>&1 &
 SPID=$!
-sleep 1.5
-worst=0 bad=0
-for k in 1 2 3 4 5 6 7 8 9 10; do
-	tm=$(curl -sS --noproxy '*' -m 5 -o /dev/null -w '%{http_code} %{time_total}' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/api/v1/health")
-	code=${tm% *}; secs=${tm#* }
-	[ "$code" = 200 ] || bad=$((bad + 1))
-	worst=$(python3 -c "print(max($worst, $secs))")
-	sleep 0.5
-done
-wait $SPID
+health_while_slow
 [ $bad -eq 0 ] && python3 -c "import sys; sys.exit(0 if $worst < 1.0 else 1)" &&
 	ok "70 slow clients: health with the token answers every time, in $worst s at worst" || no "health under slow clients ($bad failed, worst $worst s)" "$T/slow.out"
 held=$(sed -n 's/^max_held //p' "$T/slow.out")
@@ -131,16 +136,7 @@ python3 -c "import sys; sys.exit(0 if float('${held:-99}') < 6 else 1)" &&
 # their body: the guard covers the whole request, not only its headers.
 python3 "$T/slow.py" "$PORT" 70 12 body >"$T/slow.out" 2>&1 &
 SPID=$!
-sleep 1.5
-worst=0 bad=0
-for k in 1 2 3 4 5 6 7 8 9 10; do
-	tm=$(curl -sS --noproxy '*' -m 5 -o /dev/null -w '%{http_code} %{time_total}' -H 'Authorization: Bearer tok' "http://127.0.0.1:$PORT/api/v1/health")
-	code=${tm% *}; secs=${tm#* }
-	[ "$code" = 200 ] || bad=$((bad + 1))
-	worst=$(python3 -c "print(max($worst, $secs))")
-	sleep 0.5
-done
-wait $SPID
+health_while_slow
 held=$(sed -n 's/^max_held //p' "$T/slow.out")
 [ $bad -eq 0 ] && python3 -c "import sys; sys.exit(0 if $worst < 1.0 and float('${held:-99}') < 6 else 1)" &&
 	ok "70 clients dripping their request body: health answers every time ($worst s at worst), each closed after the request timeout (held $held s)" ||
