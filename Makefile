@@ -161,6 +161,10 @@ $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
 
+$(BUILD)/tests/bench_scale: tests/bench/bench_scale.c $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
+
 # Every test binary, then the CLI end-to-end script. Prints one
 # "N passed, N failed" line at the end.
 TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject

@@ -17,30 +17,42 @@
 #define fail(s, rc, ...) (cs_store_fail_(s, rc, __VA_ARGS__), cs_nonzero_(rc))
 #define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
 
-/* Statements and buffers of one scan. */
+/* Statements and buffers of one scan. Chunks are looked up one at a time
+ * by (run, metric, device, seq0) with a single statement, so a scan holds
+ * two cursors whatever the number of metrics (a cursor per metric made
+ * SQLite's bookkeeping quadratic in them). */
 typedef struct scan_ctx {
 	cs_store *s;
 	const cs_scan *q;
 	sqlite3_stmt *tl;
-	sqlite3_stmt **ck; /* one per metric */
-	int *ck_row;       /* ck[k] is positioned on a row */
-	int ck_bound;
+	sqlite3_stmt *ck;
+	int64_t seq0;   /* the timeline being read */
+	uint64_t to;    /* timelines starting at or after it end the scan */
+	/* the chunk find_chunk found */
+	int64_t ck_id;
+	cs_agg ck_agg;
 	uint64_t *t0, *t1;
-	double **vals; /* per metric, CS_CHUNK_MAX */
-	double *row;   /* m values of one sample */
+	double *vals;   /* raw scans: m x slice values */
+	uint32_t slice; /* samples decoded at once (a multiple of a block) */
+	double *row;    /* m values of one sample */
 	cs_values_view view;
-	/* Bucketed scans read chunk blobs in pieces (directory, then only
-	 * the blocks they must unpack) instead of copying whole blobs. */
-	int by_rowid;       /* ck column 6 is chunks.id, not data */
+	/* Chunk blobs are read in pieces (directory, then only the blocks
+	 * wanted) unless most of a chunk is wanted. */
 	sqlite3_blob *blob; /* open on the current chunk */
 	int partial;        /* view.payload holds only the blocks fetched */
 	size_t head_len;
 	cs_buf head, payload;
 } scan_ctx;
 
+/* The timelines from the last one starting before the window (found by
+ * time through timelines_t0, v4) on, in sample order; the scan stops at
+ * the first one starting at or after the window's end. */
+static const char tl_start_sql[] =
+	"SELECT seq0 FROM timelines WHERE run = ?1 AND device = ?2 AND t0_first < ?3"
+	" ORDER BY t0_first DESC, seq0 DESC LIMIT 1";
 static const char tl_sql[] =
 	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
-	" WHERE run = ?1 AND device = ?2 AND t0_last >= ?3 AND t0_first < ?4"
+	" WHERE run = ?1 AND device = ?2 AND seq0 >= ?3 AND t0_last >= ?4"
 	" ORDER BY seq0";
 /* The same by sample number (cs_scan.seq_to > 0). */
 static const char tl_seq_sql[] =
@@ -48,24 +60,16 @@ static const char tl_seq_sql[] =
 	" WHERE run = ?1 AND device = ?2 AND seq0 + n > ?3 AND seq0 < ?4"
 	" ORDER BY seq0";
 static const char ck_sql[] =
-	"SELECT seq0, n, count, vmin, vmax, vsum, data FROM chunks"
-	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
-	" ORDER BY seq0";
-static const char ck_id_sql[] =
-	"SELECT seq0, n, count, vmin, vmax, vsum, id FROM chunks"
-	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4"
-	" ORDER BY seq0";
+	"SELECT count, vmin, vmax, vsum, id FROM chunks"
+	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 = ?4";
+
+/* Raw scans decode at most this many values at once (m x slice). */
+#define RAW_VALUES_BUDGET (1u << 21)
 
 static void scan_close(scan_ctx *c)
 {
 	sqlite3_finalize(c->tl);
-	for (uint32_t k = 0; c->ck && k < c->q->m; k++) {
-		sqlite3_finalize(c->ck[k]);
-		if (c->vals)
-			free(c->vals[k]);
-	}
-	free(c->ck);
-	free(c->ck_row);
+	sqlite3_finalize(c->ck);
 	free(c->vals);
 	free(c->t0);
 	free(c->t1);
@@ -75,92 +79,100 @@ static void scan_close(scan_ctx *c)
 	cs_buf_free(&c->payload);
 }
 
+static int bind_time(sqlite3_stmt *st, int i, uint64_t t)
+{
+	/* past the int64 range ("no end", or an extent ending at 2^63): a
+	 * real, so that a t0 of INT64_MAX still compares below it */
+	return t > INT64_MAX ? sqlite3_bind_double(st, i, (double)t)
+			     : sqlite3_bind_int64(st, i, (int64_t)t);
+}
+
+/* The first timeline a time-bounded scan must read: the last one starting
+ * before from (every earlier one ends before it), else the first. */
+static int first_timeline(scan_ctx *c, int64_t *seq0)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(cs_store_db(c->s), tl_start_sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(c->s, rc, "reading timelines");
+	sqlite3_bind_int64(st, 1, c->q->run);
+	sqlite3_bind_int64(st, 2, c->q->device);
+	bind_time(st, 3, c->q->from);
+	rc = sqlite3_step(st);
+	*seq0 = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : fail_sql(c->s, rc, "reading timelines");
+}
+
 static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 {
 	memset(c, 0, sizeof *c);
 	c->s = s;
 	c->q = q;
-	c->by_rowid = !raw;
 	sqlite3 *db = cs_store_db(s);
-	uint32_t m = q->m;
-	c->ck = calloc(m ? m : 1, sizeof *c->ck);
-	c->ck_row = calloc(m ? m : 1, sizeof *c->ck_row);
-	c->vals = calloc(m ? m : 1, sizeof *c->vals);
+	uint32_t m = q->m ? q->m : 1;
 	c->t0 = malloc(CS_CHUNK_MAX * sizeof *c->t0);
 	c->t1 = malloc(CS_CHUNK_MAX * sizeof *c->t1);
-	c->row = malloc((m ? m : 1) * sizeof *c->row);
-	if (!c->ck || !c->ck_row || !c->vals || !c->t0 || !c->t1 || !c->row)
+	c->row = malloc(m * sizeof *c->row);
+	if (raw) {
+		uint32_t slice = RAW_VALUES_BUDGET / m / CS_BLOCK_SAMPLES * CS_BLOCK_SAMPLES;
+		c->slice = slice < CS_BLOCK_SAMPLES ? CS_BLOCK_SAMPLES
+			   : slice > CS_CHUNK_MAX  ? CS_CHUNK_MAX
+						   : slice;
+		c->vals = malloc((size_t)m * c->slice * sizeof *c->vals);
+	}
+	if (!c->t0 || !c->t1 || !c->row || (raw && !c->vals))
 		return fail(s, -ENOMEM, "out of memory");
 	int by_seq = raw && q->seq_to > 0;
-	int rc = sqlite3_prepare_v2(db, by_seq ? tl_seq_sql : tl_sql, -1, &c->tl, NULL);
+	int64_t start = 0;
+	int rc = by_seq ? 0 : first_timeline(c, &start);
+	if (rc)
+		return rc;
+	rc = sqlite3_prepare_v2(db, by_seq ? tl_seq_sql : tl_sql, -1, &c->tl, NULL);
 	if (rc != SQLITE_OK)
 		return fail_sql(s, rc, "reading timelines");
-	uint64_t lo = by_seq ? q->seq_from : q->from, hi = by_seq ? q->seq_to : q->to;
 	sqlite3_bind_int64(c->tl, 1, q->run);
 	sqlite3_bind_int64(c->tl, 2, q->device);
-	sqlite3_bind_int64(c->tl, 3, lo > INT64_MAX ? INT64_MAX : (int64_t)lo);
-	/* past the int64 range ("no end", or an extent ending at 2^63): a
-	 * real, so that a t0 of INT64_MAX still compares below it */
-	if (hi > INT64_MAX)
-		sqlite3_bind_double(c->tl, 4, (double)hi);
-	else
-		sqlite3_bind_int64(c->tl, 4, (int64_t)hi);
-	for (uint32_t k = 0; k < m; k++) {
-		rc = sqlite3_prepare_v2(db, raw ? ck_sql : ck_id_sql, -1, &c->ck[k], NULL);
-		if (rc != SQLITE_OK)
-			return fail_sql(s, rc, "reading chunks");
-		sqlite3_bind_int64(c->ck[k], 1, q->run);
-		sqlite3_bind_int64(c->ck[k], 2, q->metrics[k]);
-		sqlite3_bind_int64(c->ck[k], 3, q->device);
-		if (raw) {
-			c->vals[k] = malloc(CS_CHUNK_MAX * sizeof(double));
-			if (!c->vals[k])
-				return fail(s, -ENOMEM, "out of memory");
-		}
+	if (by_seq) {
+		bind_time(c->tl, 3, q->seq_from);
+		bind_time(c->tl, 4, q->seq_to);
+		c->to = UINT64_MAX;
+	} else {
+		sqlite3_bind_int64(c->tl, 3, start);
+		bind_time(c->tl, 4, q->from);
+		c->to = q->to;
 	}
+	rc = sqlite3_prepare_v2(db, ck_sql, -1, &c->ck, NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(s, rc, "reading chunks");
+	sqlite3_bind_int64(c->ck, 1, q->run);
+	sqlite3_bind_int64(c->ck, 3, q->device);
 	return 0;
 }
 
-/* Positions every chunk statement on the chunk starting at seq0, if any.
- * Returns 0 or an error; c->ck_row[k] says whether metric k has one. */
-static int scan_align(scan_ctx *c, int64_t seq0)
+/* Looks up metric k's chunk of the current timeline: 1 found (c->ck_*),
+ * 0 none (all its values absent), or an error. */
+static int find_chunk(scan_ctx *c, uint32_t k)
 {
-	for (uint32_t k = 0; k < c->q->m; k++) {
-		sqlite3_stmt *st = c->ck[k];
-		if (!c->ck_bound) {
-			sqlite3_bind_int64(st, 4, seq0);
-			c->ck_row[k] = -1; /* not stepped yet */
-		}
-		for (;;) {
-			if (c->ck_row[k] != 0 && (c->ck_row[k] == -1 ||
-						  sqlite3_column_int64(st, 0) < seq0)) {
-				int rc = sqlite3_step(st);
-				if (rc == SQLITE_DONE) {
-					c->ck_row[k] = 0;
-					break;
-				}
-				if (rc != SQLITE_ROW)
-					return fail_sql(c->s, rc, "reading chunks");
-				c->ck_row[k] = 1;
-				continue;
-			}
-			break;
-		}
-	}
-	c->ck_bound = 1;
-	return 0;
-}
-
-static int has_chunk(scan_ctx *c, uint32_t k, int64_t seq0)
-{
-	return c->ck_row[k] == 1 && sqlite3_column_int64(c->ck[k], 0) == seq0; /* NOLINT(clang-analyzer-core.NullDereference): set by scan_open */
+	sqlite3_stmt *st = c->ck;
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 2, c->q->metrics[k]);
+	sqlite3_bind_int64(st, 4, c->seq0);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return fail_sql(c->s, rc, "reading chunks");
+	c->ck_agg = (cs_agg){(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+			     sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)};
+	c->ck_id = sqlite3_column_int64(st, 4);
+	return 1;
 }
 
 static int corrupt(scan_ctx *c, uint32_t k, int rc, const char *err)
 {
 	return fail(c->s, rc, "run %lld metric %u seq %lld: corrupt chunk: %s",
-		    (long long)c->q->run, c->q->metrics[k],
-		    (long long)sqlite3_column_int64(c->ck[k], 0), err);
+		    (long long)c->q->run, c->q->metrics[k], (long long)c->seq0, err);
 }
 
 /* Reads len bytes at off of the open chunk blob into dst. */
@@ -170,14 +182,15 @@ static int blob_read(scan_ctx *c, uint32_t k, void *dst, size_t len, size_t off)
 	return rc == SQLITE_OK ? 0 : corrupt(c, k, -EBADMSG, sqlite3_errstr(rc));
 }
 
-/* Positions the blob handle on the chunk row under ck[k] and reads its
- * header and directory (or, for a compressed chunk, all of it). */
-static int open_values_by_rowid(scan_ctx *c, uint32_t k, char *err, size_t errlen)
+/* Opens the chunk find_chunk found (n samples, as its timeline): reads its
+ * header and directory, and all of it when it is compressed or when whole
+ * is set (the caller wants most of its blocks). */
+static int open_values(scan_ctx *c, uint32_t k, uint32_t n, int whole)
 {
-	sqlite3_int64 id = sqlite3_column_int64(c->ck[k], 6);
-	int rc = c->blob ? sqlite3_blob_reopen(c->blob, id)
-			 : sqlite3_blob_open(cs_store_db(c->s), "main", "chunks", "data", id, 0,
-					     &c->blob);
+	char err[128] = "";
+	int rc = c->blob ? sqlite3_blob_reopen(c->blob, c->ck_id)
+			 : sqlite3_blob_open(cs_store_db(c->s), "main", "chunks", "data", c->ck_id,
+					     0, &c->blob);
 	if (rc != SQLITE_OK)
 		return corrupt(c, k, -EIO, sqlite3_errmsg(cs_store_db(c->s)));
 	size_t len = (size_t)sqlite3_blob_bytes(c->blob);
@@ -185,53 +198,37 @@ static int open_values_by_rowid(scan_ctx *c, uint32_t k, char *err, size_t errle
 	if (len < sizeof hdr)
 		return corrupt(c, k, -EBADMSG, "chunk shorter than its header");
 	rc = blob_read(c, k, hdr, sizeof hdr, 0);
-	size_t head_len = rc ? 0 : cs_values_head_len(hdr);
 	if (rc)
 		return rc;
+	size_t head_len = cs_values_head_len(hdr);
 	if (!head_len || head_len > len)
 		return corrupt(c, k, -EBADMSG, "chunk header out of range");
 	cs_buf_reset(&c->head);
 	if (cs_buf_reserve(&c->head, len))
 		return fail(c->s, -ENOMEM, "out of memory");
-	int whole = hdr[1] != 0; /* compressed (or corrupt): read it all */
+	whole = whole || hdr[1] != 0; /* compressed (or corrupt): read it all */
 	rc = blob_read(c, k, c->head.data, whole ? len : head_len, 0);
 	if (rc)
 		return rc;
 	c->head_len = head_len;
 	c->partial = !whole;
 	if (whole)
-		return cs_values_open(cs_store_codec_(c->s), &c->view, c->head.data, len, err,
-				      errlen);
-	rc = cs_values_open_dir(&c->view, c->head.data, head_len, len, err, errlen);
+		rc = cs_values_open(cs_store_codec_(c->s), &c->view, c->head.data, len, err,
+				    sizeof err);
+	else
+		rc = cs_values_open_dir(&c->view, c->head.data, head_len, len, err, sizeof err);
+	if (!rc && c->view.n != n)
+		snprintf(err, sizeof err, "chunk and timeline sample counts differ"),
+			rc = -EBADMSG;
 	if (rc)
-		return rc;
+		return corrupt(c, k, rc, err[0] ? err : "unreadable");
+	if (whole)
+		return 0;
 	cs_buf_reset(&c->payload);
 	if (cs_buf_reserve(&c->payload, c->view.payload_len + 1))
 		return fail(c->s, -ENOMEM, "out of memory");
 	c->view.payload = c->payload.data;
 	return 0;
-}
-
-static int open_values(scan_ctx *c, uint32_t k, uint32_t n)
-{
-	sqlite3_stmt *st = c->ck[k];
-	char err[128] = "";
-	int rc;
-	if (c->by_rowid) {
-		rc = open_values_by_rowid(c, k, err, sizeof err);
-		if (rc && !err[0])
-			return rc; /* already reported */
-	} else {
-		const void *blob = sqlite3_column_blob(st, 6);
-		int len = sqlite3_column_bytes(st, 6);
-		rc = cs_values_open(cs_store_codec_(c->s), &c->view, blob, (size_t)len, err,
-				    sizeof err);
-		c->partial = 0;
-	}
-	if (!rc && c->view.n != n)
-		snprintf(err, sizeof err, "chunk and timeline sample counts differ"),
-			rc = -EBADMSG;
-	return rc ? corrupt(c, k, rc, err) : 0;
 }
 
 /* Makes block b of the open chunk decodable (fetching it when partial). */
@@ -256,8 +253,7 @@ static int decode_timeline(scan_ctx *c, uint32_t n)
 				    c->t0, c->t1, err, sizeof err);
 	if (rc)
 		return fail(c->s, rc, "run %lld device %u seq %lld: corrupt timeline: %s",
-			    (long long)c->q->run, c->q->device, /* NOLINT(clang-analyzer-core.NullDereference): set by scan_open */
-			    (long long)sqlite3_column_int64(c->tl, 0), err);
+			    (long long)c->q->run, c->q->device, (long long)c->seq0, err);
 	return 0;
 }
 
@@ -269,14 +265,15 @@ static int next_timeline(scan_ctx *c, int64_t *seq0, uint32_t *n)
 		return 0;
 	if (rc != SQLITE_ROW)
 		return fail_sql(c->s, rc, "reading timelines");
-	*seq0 = sqlite3_column_int64(c->tl, 0);
+	if ((uint64_t)sqlite3_column_int64(c->tl, 2) >= c->to)
+		return 0; /* starts past the window: so do all after it */
+	*seq0 = c->seq0 = sqlite3_column_int64(c->tl, 0);
 	int64_t nn = sqlite3_column_int64(c->tl, 1);
 	if (nn <= 0 || nn > (int64_t)CS_CHUNK_MAX)
 		return fail(c->s, -EBADMSG, "run %lld: timeline with %lld samples",
-			    (long long)c->q->run, (long long)nn); /* NOLINT(clang-analyzer-core.NullDereference): set by scan_open */
+			    (long long)c->q->run, (long long)nn);
 	*n = (uint32_t)nn;
-	rc = scan_align(c, *seq0);
-	return rc ? rc : 1;
+	return 1;
 }
 
 /* First index with t0 >= t in the decoded timeline. */
@@ -321,6 +318,35 @@ cs_raw_iter *cs_raw_open(cs_store *s, const cs_scan *q)
 	return it;
 }
 
+/* Decodes samples [s0, s1) of the current timeline (s0 a block boundary)
+ * for every metric into c->vals, metric k at k * slice. */
+static int decode_slice(scan_ctx *c, uint32_t n, uint32_t s0, uint32_t s1)
+{
+	uint32_t b0 = s0 / CS_BLOCK_SAMPLES, b1 = (s1 + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	for (uint32_t k = 0; k < c->q->m; k++) {
+		double *v = c->vals + (size_t)k * c->slice;
+		int rc = find_chunk(c, k);
+		if (rc < 0)
+			return rc;
+		if (!rc) {
+			for (uint32_t i = s0; i < s1; i++)
+				v[i - s0] = NAN;
+			continue;
+		}
+		rc = open_values(c, k, n, 2 * (b1 - b0) >= nblocks);
+		for (uint32_t b = b0; !rc && b < b1; b++) {
+			rc = fetch_block(c, k, b);
+			if (!rc)
+				cs_values_block_decode(&c->view, b,
+						       v + (size_t)b * CS_BLOCK_SAMPLES - s0);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 {
 	scan_ctx *c = &it->c;
@@ -345,22 +371,15 @@ int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 		if (i1 < i0)
 			i1 = i0;
 	}
-	for (uint32_t k = 0; !rc && k < q->m; k++) {
-		if (!has_chunk(c, k, seq0)) {
-			for (uint32_t i = i0; i < i1; i++)
-				c->vals[k][i] = NAN;
-			continue;
+	/* a slice of the samples at a time, so m x slice values stay bounded */
+	for (uint32_t s0 = i0 - i0 % CS_BLOCK_SAMPLES; !rc && s0 < i1; s0 += c->slice) {
+		uint32_t s1 = s0 + c->slice < i1 ? s0 + c->slice : i1;
+		rc = decode_slice(c, n, s0, s1);
+		for (uint32_t i = s0 > i0 ? s0 : i0; !rc && i < s1; i++) {
+			for (uint32_t k = 0; k < q->m; k++)
+				c->row[k] = c->vals[(size_t)k * c->slice + (i - s0)];
+			rc = fn(ctx, (uint64_t)seq0 + i, c->t0[i], c->t1[i], c->row);
 		}
-		rc = open_values(c, k, n);
-		if (rc)
-			break;
-		for (uint32_t b = i0 / CS_BLOCK_SAMPLES; b * CS_BLOCK_SAMPLES < i1; b++)
-			cs_values_block_decode(&c->view, b, c->vals[k] + (size_t)b * CS_BLOCK_SAMPLES);
-	}
-	for (uint32_t i = i0; !rc && i < i1; i++) {
-		for (uint32_t k = 0; k < q->m; k++)
-			c->row[k] = c->vals[k][i];
-		rc = fn(ctx, (uint64_t)seq0 + i, c->t0[i], c->t1[i], c->row); /* NOLINT(clang-analyzer-core.NullDereference): set by scan_open */
 	}
 	if (rc) {
 		it->done = 1;
@@ -522,33 +541,27 @@ int cs_read_buckets_part(cs_store *s, const cs_scan *q, uint32_t nbuckets, uint3
 		rc = 0;
 		uint64_t tf = (uint64_t)sqlite3_column_int64(c.tl, 2);
 		uint64_t tl = (uint64_t)sqlite3_column_int64(c.tl, 3);
-		if (in_one_bucket(&bk, tf, tl)) {
-			/* the timeline overlaps [lo, hi): its one bucket is ours */
-			uint32_t b = bucket_of(&bk, tf) - b0;
-			for (uint32_t k = 0; k < m; k++) {
-				if (!has_chunk(&c, k, seq0))
-					continue;
-				sqlite3_stmt *ck = c.ck[k];
-				cs_agg a = {(uint64_t)sqlite3_column_int64(ck, 2),
-					    sqlite3_column_double(ck, 3),
-					    sqlite3_column_double(ck, 4),
-					    sqlite3_column_double(ck, 5)};
-				cs_agg_merge(&aggs[(size_t)b * m + k], &a);
-				st->chunks_whole++;
-			}
-			continue;
-		}
-		int decoded = 0;
+		int one = in_one_bucket(&bk, tf, tl), decoded = 0;
 		for (uint32_t k = 0; !rc && k < m; k++) {
-			if (!has_chunk(&c, k, seq0))
+			int found = find_chunk(&c, k);
+			if (found <= 0) {
+				rc = found;
 				continue;
+			}
+			if (one) {
+				/* the timeline overlaps [lo, hi): its one bucket is ours */
+				uint32_t b = bucket_of(&bk, tf) - b0;
+				cs_agg_merge(&aggs[(size_t)b * m + k], &c.ck_agg);
+				st->chunks_whole++;
+				continue;
+			}
 			if (!decoded) {
 				rc = decode_timeline(&c, n);
 				st->timelines_decoded++;
 				decoded = 1;
 			}
 			if (!rc)
-				rc = open_values(&c, k, n);
+				rc = open_values(&c, k, n, 0);
 			if (!rc)
 				rc = bucket_chunk(&c, &bk, aggs, k, st);
 		}

@@ -1,6 +1,6 @@
 /*
- * schema.sql.h - the cyclescope database's schema (v1, and what v2 adds),
- * as SQL text.
+ * schema.sql.h - the cyclescope database's schema (v1, and what each later
+ * version adds), as SQL text.
  * docs/schema.md describes every column; keep the two in step.
  */
 #ifndef CS_SCHEMA_SQL_H
@@ -98,5 +98,11 @@ static const char cs_schema_v2[] =
 static const char cs_schema_v3[] =
 	"ALTER TABLE runs ADD COLUMN bad_records INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE runs ADD COLUMN empty_samples INTEGER NOT NULL DEFAULT 0;";
+
+/* v4: timelines by time, so a window finds its first timeline with one
+ * index seek however long the run (the primary key orders them by sample
+ * number, and finding a time through it read every timeline before). */
+static const char cs_schema_v4[] =
+	"CREATE INDEX timelines_t0 ON timelines(run, device, t0_first, seq0);";
 
 #endif

@@ -313,10 +313,17 @@ static int migrate_2_to_3(cs_store *s)
 	return migrate_step(s, cs_schema_v3, 3);
 }
 
+/* v4: the timelines_t0 index. */
+static int migrate_3_to_4(cs_store *s)
+{
+	return migrate_step(s, cs_schema_v4, 4);
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_2_to_3,
+	migrate_3_to_4,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -349,8 +356,9 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			    "%s: schema version %lld is newer than this cyclescope "
 			    "understands (%d): upgrade cyclescope to read it",
 			    path, (long long)version, CS_SCHEMA_VERSION);
-	/* v3 only added runs columns that readers do not need: a v2 file on
-	 * read-only media still reads. */
+	/* v3 only added runs columns that readers do not need, v4 an index
+	 * they use when it is there: a v2 or v3 file on read-only media
+	 * still reads (a window then finds its start by a scan). */
 	if (version < CS_SCHEMA_VERSION && s->readonly && version >= 2)
 		return 0;
 	if (version < CS_SCHEMA_VERSION && s->readonly)

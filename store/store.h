@@ -21,7 +21,7 @@
 
 #include <sqlite3.h>
 
-#define CS_SCHEMA_VERSION 3
+#define CS_SCHEMA_VERSION 4
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
 /* Samples per chunk the writer produces. */

@@ -78,14 +78,17 @@ static void test_migrates_v1(void **state)
 	 * or runs.empty_samples (v3) */
 	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; "
 				      "ALTER TABLE runs DROP COLUMN bad_records; "
-				      "ALTER TABLE runs DROP COLUMN empty_samples; PRAGMA user_version = 1",
+				      "ALTER TABLE runs DROP COLUMN empty_samples; "
+				      "DROP INDEX timelines_t0; PRAGMA user_version = 1",
 				      NULL, NULL, NULL), SQLITE_OK);
 	cs_store_close(s);
 	char err[512] = "";
 	assert_null(cs_store_open(tu_path("v1.db"), CS_OPEN_READONLY, err, sizeof err));
-	assert_non_null(strstr(err, "schema version 1 needs migrating to 3"));
+	assert_non_null(strstr(err, "schema version 1 needs migrating to 4"));
 	s = open_rw("v1.db", 0);
-	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), 3);
+	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), CS_SCHEMA_VERSION);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM sqlite_master"
+			       " WHERE name = 'timelines_t0'"), 1);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT sum(bad_records) + sum(empty_samples) FROM runs"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM ship_marks"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 1);

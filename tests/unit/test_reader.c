@@ -230,6 +230,154 @@ static void test_corrupt_chunks(void **state)
 	}
 }
 
+/* Raw scans over many metrics decode a slice of each timeline at a time
+ * (the store bounds metrics x samples in memory): every value of a window
+ * still comes back where it belongs, metrics asked in any order and twice,
+ * metrics with no chunk in a timeline as NaN. */
+#define WM 1500
+#define WN 9000
+static double wide_value(uint32_t i, uint32_t k)
+{
+	if (k % 7 == 3 && i >= 4096 && i < 8192)
+		return NAN; /* no chunk at all in the second timeline */
+	if ((i * 31 + k) % 11 == 0)
+		return NAN;
+	return (double)((i * 2654435761u) ^ (k * 40503u)) / (k % 3 ? 1.0 : 8.0);
+}
+
+typedef struct wide_got {
+	const uint32_t *ids;
+	uint32_t m;
+	uint64_t next;
+	uint64_t rows;
+} wide_got;
+
+static int wide_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	wide_got *g = ctx;
+	if (g->rows && seq != g->next)
+		fail_msg("row %llu after %llu", (unsigned long long)seq,
+			 (unsigned long long)g->next - 1);
+	assert_int_equal(t0, 1000 + 10 * seq);
+	assert_int_equal(t1, 1000 + 10 * seq + 10);
+	for (uint32_t k = 0; k < g->m; k++) {
+		double want = wide_value((uint32_t)seq, g->ids[k]);
+		if (!(isnan(want) ? isnan(v[k]) : v[k] == want))
+			fail_msg("seq %llu metric %u: %.17g, want %.17g", (unsigned long long)seq,
+				 g->ids[k], v[k], want);
+	}
+	g->next = seq + 1;
+	g->rows++;
+	return 0;
+}
+
+static void test_raw_many_metrics(void **state)
+{
+	(void)state;
+	char err[256];
+	unlink(tu_path("w.db"));
+	cs_store *s = cs_store_open(tu_path("w.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	static uint32_t ids[WM];
+	for (uint32_t k = 0; k < WM; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "m%u", k);
+		cs_metric_info mi = {.name = name};
+		assert_int_equal(cs_writer_add_metric(w, &mi, &ids[k]), 0);
+	}
+	enum { B = 500 };
+	static double v[B * WM];
+	uint64_t t0[B], t1[B];
+	for (uint32_t i = 0; i < WN; i += B) {
+		for (uint32_t j = 0; j < B; j++) {
+			t0[j] = 1000 + 10 * (uint64_t)(i + j);
+			t1[j] = t0[j] + 10;
+			for (uint32_t k = 0; k < WM; k++)
+				v[(size_t)j * WM + k] = wide_value(i + j, k);
+		}
+		cs_batch b = {0, i, B, WM, ids, t0, t1, v};
+		assert_int_equal(cs_writer_append(w, &b), 0);
+	}
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	/* every metric reversed, then a few twice */
+	static uint32_t ask[WM + 3];
+	for (uint32_t k = 0; k < WM; k++)
+		ask[k] = WM - 1 - k;
+	ask[WM] = 3, ask[WM + 1] = 3, ask[WM + 2] = 0;
+	const uint64_t win[][2] = {{0, WN}, {4000, 8300}, {4096, 4097}, {8191, 8192}, {1, 130}};
+	for (size_t j = 0; j < sizeof win / sizeof *win; j++) {
+		wide_got g = {ask, WM + 3, 0, 0};
+		cs_scan q = {.run = 1, .device = 0, .m = WM + 3, .metrics = ask,
+			     .from = 1000 + 10 * win[j][0], .to = 1000 + 10 * win[j][1]};
+		assert_int_equal(cs_read_raw(s, &q, wide_row, &g), 0);
+		assert_int_equal(g.rows, win[j][1] - win[j][0]);
+		/* the same by sample number */
+		wide_got h = {ask, WM + 3, 0, 0};
+		cs_scan qs = {.run = 1, .device = 0, .m = WM + 3, .metrics = ask,
+			      .seq_from = win[j][0], .seq_to = win[j][1]};
+		assert_int_equal(cs_read_raw(s, &qs, wide_row, &h), 0);
+		assert_int_equal(h.rows, win[j][1] - win[j][0]);
+	}
+	cs_store_close(s);
+}
+
+/* Windows whose start falls among equal t0s that span timelines: the scan
+ * still starts at the first sample with t0 >= from. */
+static int count_rows(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)seq, (void)t1, (void)v;
+	uint64_t *c = ctx;
+	c[0]++;
+	if (!c[1] || t0 + 1 < c[1])
+		c[1] = t0 + 1; /* the smallest t0, plus one (0 = none yet) */
+	return 0;
+}
+
+static void test_window_start_among_equal_times(void **state)
+{
+	(void)state;
+	char err[256];
+	unlink(tu_path("e.db"));
+	cs_store *s = cs_store_open(tu_path("e.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	uint32_t id;
+	cs_metric_info mi = {.name = "x"};
+	assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+	/* t0: 0..2999 step 1, then 10000 samples at t0 = 5000, then on */
+	enum { NS = 20000 };
+	static uint64_t t0[NS], t1[NS];
+	static double v[NS];
+	for (uint32_t i = 0; i < NS; i++) {
+		t0[i] = i < 3000 ? i : i < 13000 ? 5000 : 5000 + (i - 12999);
+		t1[i] = t0[i] + 1;
+		v[i] = i;
+	}
+	cs_batch b = {0, 0, NS, 1, &id, t0, t1, v};
+	assert_int_equal(cs_writer_append(w, &b), 0);
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	const uint64_t from[] = {0, 2999, 3000, 4999, 5000, 5001, 6000, 12000};
+	for (size_t j = 0; j < sizeof from / sizeof *from; j++) {
+		uint64_t want = 0, first = 0;
+		for (uint32_t i = 0; i < NS; i++)
+			if (t0[i] >= from[j] && t0[i] < from[j] + 3000) {
+				want++;
+				first = first ? first : t0[i] + 1;
+			}
+		uint64_t seen[2] = {0, 0};
+		cs_scan q = {.run = 1, .device = 0, .m = 1, .metrics = &id, .from = from[j],
+			     .to = from[j] + 3000};
+		assert_int_equal(cs_read_raw(s, &q, count_rows, seen), 0);
+		if (seen[0] != want)
+			fail_msg("from %llu: %llu rows, want %llu", (unsigned long long)from[j],
+				 (unsigned long long)seen[0], (unsigned long long)want);
+		if (want)
+			assert_int_equal(seen[1], first);
+	}
+	cs_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +385,8 @@ int main(void)
 		cmocka_unit_test(test_buckets_use_aggregates),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_corrupt_chunks),
+		cmocka_unit_test(test_raw_many_metrics),
+		cmocka_unit_test(test_window_start_among_equal_times),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();

@@ -570,9 +570,92 @@ static void test_sigkill_mid_import(void **state)
 	cs_store_close(s);
 }
 
+/* A v3 file (tests/fixtures/store/v3.db, written by the code before v4):
+ * read-only it reads as it is, without the v4 index; opened read-write it
+ * is migrated, and windows read the same before and after. (Its values
+ * against the source CSV: tests/cli.sh.) */
+typedef struct fold {
+	uint64_t rows, hash;
+} fold;
+
+static int fold_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	fold *f = ctx;
+	uint64_t x[5] = {seq, t0, t1, 0, 0};
+	memcpy(&x[3], &v[0], 8);
+	memcpy(&x[4], &v[1], 8);
+	for (int i = 0; i < 5; i++)
+		f->hash = (f->hash ^ x[i]) * 0x100000001b3ull;
+	f->rows++;
+	return 0;
+}
+
+static void read_windows(cs_store *s, fold out[2][4])
+{
+	uint32_t ids[2] = {0, 1};
+	const uint64_t win[4][2] = {{0, UINT64_MAX}, {1000, 2000}, {200000, 300000}, {440000, 460000}};
+	for (uint32_t d = 0; d < 2; d++)
+		for (int w = 0; w < 4; w++) {
+			cs_scan q = {.run = 1, .device = d, .m = 2, .metrics = ids,
+				     .from = win[w][0], .to = win[w][1]};
+			out[d][w] = (fold){0, 0};
+			assert_int_equal(cs_read_raw(s, &q, fold_row, &out[d][w]), 0);
+		}
+}
+
+static void test_migrates_v3_file(void **state)
+{
+	(void)state;
+	const char *src = getenv("CS_SRC") ? getenv("CS_SRC") : ".";
+	char from[600], cmd[1400], err[512];
+	snprintf(from, sizeof from, "%s/tests/fixtures/store/v3.db", src);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, tu_path("v3.db"));
+	assert_int_equal(system(cmd), 0);
+	cs_store *s = cs_store_open(tu_path("v3.db"), CS_OPEN_READONLY, err, sizeof err);
+	if (!s)
+		fail_msg("read-only open of a v3 file: %s", err);
+	assert_int_equal(sql_int(s, "PRAGMA user_version"), 3);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM sqlite_master WHERE name = 'timelines_t0'"), 0);
+	fold before[2][4], after[2][4];
+	read_windows(s, before);
+	cs_store_close(s);
+	assert_int_equal(before[0][0].rows, 4500);
+	assert_int_equal(before[1][0].rows, 4500);
+	s = cs_store_open(tu_path("v3.db"), 0, err, sizeof err);
+	if (!s)
+		fail_msg("read-write open of a v3 file: %s", err);
+	assert_int_equal(sql_int(s, "PRAGMA user_version"), CS_SCHEMA_VERSION);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM sqlite_master WHERE name = 'timelines_t0'"), 1);
+	/* the window's first timeline is found through the new index */
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), "EXPLAIN QUERY PLAN SELECT seq0 FROM"
+					    " timelines WHERE run = 1 AND device = 0 AND"
+					    " t0_first < 5000 ORDER BY t0_first DESC, seq0 DESC"
+					    " LIMIT 1", -1, &st, NULL), SQLITE_OK);
+	int by_index = 0;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		by_index |= strstr((const char *)sqlite3_column_text(st, 3), "timelines_t0") != NULL;
+	sqlite3_finalize(st);
+	assert_true(by_index);
+	read_windows(s, after);
+	assert_int_equal(sqlite3_prepare_v2(cs_store_db(s), "PRAGMA integrity_check", -1, &st, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	cs_store_close(s);
+	for (int d = 0; d < 2; d++)
+		for (int w = 0; w < 4; w++) {
+			assert_true(before[d][w].rows > 0);
+			assert_int_equal(before[d][w].rows, after[d][w].rows);
+			assert_int_equal(before[d][w].hash, after[d][w].hash);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_migrates_v3_file),
 		cmocka_unit_test(test_schema_created),
 		cmocka_unit_test(test_refuses_foreign_and_newer),
 		cmocka_unit_test(test_odd_batches_roundtrip),
