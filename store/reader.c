@@ -17,15 +17,19 @@
 #define fail(s, rc, ...) (cs_store_fail_(s, rc, __VA_ARGS__), cs_nonzero_(rc))
 #define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
 
-/* Statements and buffers of one scan. Chunks are looked up one at a time
- * by (run, metric, device, seq0) with a single statement, so a scan holds
- * two cursors whatever the number of metrics (a cursor per metric made
- * SQLite's bookkeeping quadratic in them). */
+/* Statements and buffers of one scan. With a few metrics, each has a
+ * statement stepping through its chunks in sample order (a step is cheaper
+ * than a seek); with more, chunks are looked up one at a time by (run,
+ * metric, device, seq0) with a single statement, because every open cursor
+ * costs every other one (SQLite walks its list of them): a cursor per
+ * metric made reading thousands of metrics quadratic. */
 typedef struct scan_ctx {
 	cs_store *s;
 	const cs_scan *q;
 	sqlite3_stmt *tl;
-	sqlite3_stmt *ck;
+	sqlite3_stmt *ck;   /* the look-up, or NULL when stepping */
+	sqlite3_stmt **cks; /* stepping: one per metric */
+	int *ck_state;      /* stepping: -1 not started, 0 done, 1 on a row */
 	int64_t seq0;   /* the timeline being read */
 	uint64_t to;    /* timelines starting at or after it end the scan */
 	/* the chunk find_chunk found */
@@ -60,8 +64,14 @@ static const char tl_seq_sql[] =
 	" WHERE run = ?1 AND device = ?2 AND seq0 + n > ?3 AND seq0 < ?4"
 	" ORDER BY seq0";
 static const char ck_sql[] =
-	"SELECT count, vmin, vmax, vsum, id FROM chunks"
+	"SELECT count, vmin, vmax, vsum, id, seq0 FROM chunks"
 	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 = ?4";
+static const char ck_step_sql[] =
+	"SELECT count, vmin, vmax, vsum, id, seq0 FROM chunks"
+	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 >= ?4 ORDER BY seq0";
+
+/* Up to this many metrics a scan steps a statement per metric. */
+#define STEP_METRICS 64
 
 /* Raw scans decode at most this many values at once (m x slice). */
 #define RAW_VALUES_BUDGET (1u << 21)
@@ -70,6 +80,10 @@ static void scan_close(scan_ctx *c)
 {
 	sqlite3_finalize(c->tl);
 	sqlite3_finalize(c->ck);
+	for (uint32_t k = 0; c->cks && k < c->q->m; k++)
+		sqlite3_finalize(c->cks[k]);
+	free(c->cks);
+	free(c->ck_state);
 	free(c->vals);
 	free(c->t0);
 	free(c->t1);
@@ -142,12 +156,45 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 		bind_time(c->tl, 4, q->from);
 		c->to = q->to;
 	}
-	rc = sqlite3_prepare_v2(db, ck_sql, -1, &c->ck, NULL);
-	if (rc != SQLITE_OK)
-		return fail_sql(s, rc, "reading chunks");
-	sqlite3_bind_int64(c->ck, 1, q->run);
-	sqlite3_bind_int64(c->ck, 3, q->device);
+	if (q->m > STEP_METRICS) {
+		rc = sqlite3_prepare_v2(db, ck_sql, -1, &c->ck, NULL);
+		if (rc != SQLITE_OK)
+			return fail_sql(s, rc, "reading chunks");
+		sqlite3_bind_int64(c->ck, 1, q->run);
+		sqlite3_bind_int64(c->ck, 3, q->device);
+		return 0;
+	}
+	c->cks = calloc(m, sizeof *c->cks);
+	c->ck_state = malloc(m * sizeof *c->ck_state);
+	if (!c->cks || !c->ck_state)
+		return fail(s, -ENOMEM, "out of memory");
+	for (uint32_t k = 0; k < q->m; k++) {
+		rc = sqlite3_prepare_v2(db, ck_step_sql, -1, &c->cks[k], NULL);
+		if (rc != SQLITE_OK)
+			return fail_sql(s, rc, "reading chunks");
+		sqlite3_bind_int64(c->cks[k], 1, q->run);
+		sqlite3_bind_int64(c->cks[k], 2, q->metrics[k]);
+		sqlite3_bind_int64(c->cks[k], 3, q->device);
+		c->ck_state[k] = -1;
+	}
 	return 0;
+}
+
+/* Positions metric k's stepping statement on its first chunk at or after
+ * the current timeline: 1 = on a row, 0 = none left, or an error. */
+static int step_to(scan_ctx *c, uint32_t k)
+{
+	sqlite3_stmt *st = c->cks[k];
+	int *state = &c->ck_state[k];
+	if (*state == -1)
+		sqlite3_bind_int64(st, 4, c->seq0);
+	while (*state == -1 || (*state == 1 && sqlite3_column_int64(st, 5) < c->seq0)) {
+		int rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return fail_sql(c->s, rc, "reading chunks");
+		*state = rc == SQLITE_ROW;
+	}
+	return *state;
 }
 
 /* Looks up metric k's chunk of the current timeline: 1 found (c->ck_*),
@@ -155,14 +202,24 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 static int find_chunk(scan_ctx *c, uint32_t k)
 {
 	sqlite3_stmt *st = c->ck;
-	sqlite3_reset(st);
-	sqlite3_bind_int64(st, 2, c->q->metrics[k]);
-	sqlite3_bind_int64(st, 4, c->seq0);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return fail_sql(c->s, rc, "reading chunks");
+	int rc;
+	if (c->cks) {
+		st = c->cks[k];
+		rc = step_to(c, k);
+		if (rc <= 0)
+			return rc;
+		if (sqlite3_column_int64(st, 5) != c->seq0)
+			return 0;
+	} else {
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 2, c->q->metrics[k]);
+		sqlite3_bind_int64(st, 4, c->seq0);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			return 0;
+		if (rc != SQLITE_ROW)
+			return fail_sql(c->s, rc, "reading chunks");
+	}
 	c->ck_agg = (cs_agg){(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
 			     sqlite3_column_double(st, 2), sqlite3_column_double(st, 3)};
 	c->ck_id = sqlite3_column_int64(st, 4);
@@ -676,8 +733,12 @@ int cs_read_metric_ids(cs_store *s, int64_t run, uint32_t **ids, uint32_t *count
 int cs_read_devices(cs_store *s, int64_t run, uint32_t **devs, uint32_t *count)
 {
 	return read_u32_list(s,
-			     "SELECT DISTINCT device FROM timelines WHERE run = ?1"
-			     " ORDER BY device",
+			     "WITH RECURSIVE d(dev) AS ("
+			     " SELECT (SELECT device FROM timelines WHERE run = ?1 ORDER BY device"
+			     "  LIMIT 1)"
+			     " UNION ALL SELECT (SELECT device FROM timelines WHERE run = ?1"
+			     "  AND device > dev ORDER BY device LIMIT 1) FROM d WHERE dev IS NOT NULL)"
+			     "SELECT dev FROM d WHERE dev IS NOT NULL",
 			     run, devs, count);
 }
 
@@ -702,9 +763,19 @@ int cs_read_run_span(cs_store *s, int64_t run, uint64_t *t_min, uint64_t *t_max)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = prepare1(s,
-			  "SELECT (SELECT min(t0_first) FROM timelines WHERE run = ?1),"
-			  " (SELECT max(t0_last) FROM timelines WHERE run = ?1),"
-			  " EXISTS(SELECT 1 FROM runs WHERE id = ?1)",
+			  /* each device's first and last timeline through the
+			   * primary key, the devices by skipping from one to the
+			   * next: a few seeks however long the run */
+			  "WITH RECURSIVE d(dev) AS ("
+			  " SELECT (SELECT device FROM timelines WHERE run = ?1 ORDER BY device LIMIT 1)"
+			  " UNION ALL SELECT (SELECT device FROM timelines WHERE run = ?1 AND device > dev"
+			  "  ORDER BY device LIMIT 1) FROM d WHERE dev IS NOT NULL)"
+			  "SELECT min((SELECT t0_first FROM timelines WHERE run = ?1 AND device = dev"
+			  "  ORDER BY seq0 LIMIT 1)),"
+			  " max((SELECT t0_last FROM timelines WHERE run = ?1 AND device = dev"
+			  "  ORDER BY seq0 DESC LIMIT 1)),"
+			  " EXISTS(SELECT 1 FROM runs WHERE id = ?1)"
+			  " FROM d WHERE dev IS NOT NULL",
 			  &st);
 	if (rc)
 		return rc;

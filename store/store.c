@@ -21,6 +21,7 @@
 #include "store_int.h"
 #include "wire.h"
 #include "series.h"
+#include "vfs.h"
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
 #define PAGE_SIZE_BYTES 16384
@@ -417,7 +418,7 @@ static int reopen_immutable(cs_store *s, const char *path)
 	snprintf(o, 16, "?immutable=1");
 	sqlite3_close(s->db);
 	s->db = NULL;
-	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, cs_vfs_name());
 	if (rc != SQLITE_OK) {
 		fail(s, -EROFS, "%s: cannot open read-only media: %s", path,
 		     s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -442,7 +443,7 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (!s->readonly && (flags & CS_OPEN_CREATE))
 		oflags |= SQLITE_OPEN_CREATE;
-	int rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
+	int rc = sqlite3_open_v2(path, &s->db, oflags, cs_vfs_name());
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open: %s", path,
 			 s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));

@@ -356,6 +356,7 @@ int main(int argc, char **argv)
 		{"raw-all", 1, {1, 0, m, ids, mid, mid + span / 100, 0, 0}, 0},
 		{"buckets-all", 0, {1, 0, m, ids, tmin, tmax + 1, 0, 0}, 1000},
 		{"window-one", 1, {1, 0, 1, &ids[one], mid, mid + 1000 * 10000, 0, 0}, 0},
+		{"window1pct-one", 1, {1, 0, 1, &ids[one], mid, mid + span / 100, 0, 0}, 0},
 		{"buckets-one", 0, {1, 0, 1, &ids[one], tmin, tmax + 1, 0, 0}, 1000},
 	};
 	for (size_t j = 0; j < sizeof qs / sizeof *qs; j++) {
@@ -368,7 +369,7 @@ int main(int argc, char **argv)
 		       t[1] * 1e3, (unsigned long long)got);
 	}
 	/* cold: the one-metric queries read what they decode, not the file */
-	const size_t cold[] = {2, 3, 0};
+	const size_t cold[] = {2, 3, 4, 0};
 	for (size_t j = 0; j < sizeof cold / sizeof *cold; j++) {
 		const query *qq = &qs[cold[j]];
 		evict(path);

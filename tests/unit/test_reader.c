@@ -271,6 +271,19 @@ static int wide_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const dou
 	return 0;
 }
 
+typedef struct wide_buckets {
+	cs_agg *aggs;
+	uint32_t m;
+} wide_buckets;
+
+static int wide_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	(void)t0, (void)t1;
+	wide_buckets *w = ctx;
+	memcpy(w->aggs + (size_t)i * w->m, a, w->m * sizeof *a);
+	return 0;
+}
+
 static void test_raw_many_metrics(void **state)
 {
 	(void)state;
@@ -319,6 +332,32 @@ static void test_raw_many_metrics(void **state)
 		assert_int_equal(cs_read_raw(s, &qs, wide_row, &h), 0);
 		assert_int_equal(h.rows, win[j][1] - win[j][0]);
 	}
+	/* bucketed, looked up chunk by chunk: 7 buckets of every metric
+	 * against sums over wide_value (bucket b holds samples whose t0 is
+	 * in [from + ceil(b W / 7), ...)) */
+	static cs_agg aggs[7 * WM];
+	wide_buckets wb = {aggs, WM};
+	cs_scan qb = {.run = 1, .device = 0, .m = WM, .metrics = ids, .from = 1000,
+		      .to = 1000 + 10 * (uint64_t)WN};
+	assert_int_equal(cs_read_buckets(s, &qb, 7, wide_bucket, &wb, NULL), 0);
+	for (uint32_t k = 0; k < WM; k += 97)
+		for (uint32_t b = 0; b < 7; b++) {
+			uint64_t lo = (b * 10ull * WN + 6) / 7, hi = ((b + 1) * 10ull * WN + 6) / 7;
+			cs_agg want = {0, INFINITY, -INFINITY, 0};
+			for (uint32_t i = 0; i < WN; i++) {
+				double x = wide_value(i, k);
+				if (10ull * i < lo || 10ull * i >= hi || isnan(x))
+					continue;
+				cs_agg one = {1, x, x, x};
+				cs_agg_merge(&want, &one);
+			}
+			const cs_agg *have = &aggs[(size_t)b * WM + k];
+			if (have->count != want.count || (want.count && (have->min != want.min || have->max != want.max)) ||
+			    fabs(have->sum - want.sum) > 1e-9 * fabs(want.sum))
+				fail_msg("metric %u bucket %u: count %llu sum %.17g, want %llu %.17g", k,
+					 b, (unsigned long long)have->count, have->sum,
+					 (unsigned long long)want.count, want.sum);
+		}
 	cs_store_close(s);
 }
 
