@@ -1,5 +1,5 @@
 # cyclescope build.  make | make test | make asan | make tsan | make valgrind
-#                    make lint | make fuzz | make bench | make stress | make demo | make clean
+#                    make lint | make fuzz | make bench | make bench-scale | make stress | make demo | make clean
 # Knobs: SAN=address,undefined  O=-O0  BUILD=dir  CC=clang  WERROR=1  V=1
 CC      ?= cc
 O       ?= -O2
@@ -165,6 +165,10 @@ $(BUILD)/tests/bench_scale: tests/bench/bench_scale.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
 
+$(BUILD)/tests/http_load: tests/bench/http_load.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lcurl -lpthread -o $@
+
 # Every test binary, then the CLI end-to-end script. Prints one
 # "N passed, N failed" line at the end.
 TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject
@@ -186,13 +190,27 @@ valgrind:
 	@CS_BUILD=build-vg CS_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
 		sh tests/run-tests.sh $(TESTS:$(BUILD)/%=build-vg/%)
 
-bench: $(BENCH) all $(BUILD)/tests/produce
+# Each part also writes its figures (name, best, median, unit, goal) to
+# figures.txt; the run ends with them beside the previous run's, kept in
+# $(BUILD)/bench-previous.txt, so a regression shows.
+bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load
 	@rm -rf $(BUILD)/bench && mkdir -p $(BUILD)/bench
-	$(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
-	@sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
-	@sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
-	@sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
+	BENCH_FIGURES=$(BUILD)/bench/figures.txt $(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
+	@python3 tests/bench/figures.py $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
+	@cp $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
 	@rm -rf $(BUILD)/bench
+
+# How costs grow with metrics and run length, warm and cold (about 4
+# minutes here); figures kept in $(BUILD)/bench-scale-previous.txt.
+bench-scale: all $(BUILD)/tests/bench_scale
+	@rm -rf $(BUILD)/bench-scale && mkdir -p $(BUILD)/bench-scale
+	@sh tests/bench/bench_scale.sh $(BUILD) $(BUILD)/bench-scale $(BUILD)/bench-scale/figures.txt
+	@python3 tests/bench/figures.py $(BUILD)/bench-scale/figures.txt $(BUILD)/bench-scale-previous.txt
+	@cp $(BUILD)/bench-scale/figures.txt $(BUILD)/bench-scale-previous.txt
+	@rm -rf $(BUILD)/bench-scale
 
 # The standing reliability test at its long size (make test runs it small):
 # 6 producers, 10 daemon SIGKILLs, slow clients and query bombs, disk full.
@@ -317,5 +335,5 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
-.PHONY: all test check asan tsan valgrind bench stress man setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall deb
+.PHONY: all test check asan tsan valgrind bench bench-scale stress man setup demo lint fuzz format clean gpu-check gpu-bundle web-assets install uninstall deb
 .SECONDARY:

@@ -15,9 +15,12 @@
 
 /* Format 1 blobs (written before checksums) are still read, unchecked;
  * format 2 adds a checksum per block payload and one over header and
- * directory (values), or one over the whole blob (timelines). */
+ * directory (values), or one over the whole blob (timelines). Format 3,
+ * what is written now, has a compact value directory (varints, deltas
+ * between blocks) and timelines in blocks that decode alone. */
 #define FORMAT_UNCHECKED 1
 #define FORMAT_CHECKED 2
+#define FORMAT_COMPACT 3
 #define FLAG_ZSTD 0x01
 #define HEADER_LEN 16
 #define DIR_ENTRY_LEN_V1 28
@@ -31,7 +34,9 @@ struct cs_codec {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;
 	cs_buf raw;     /* payload before compression */
+	cs_buf dir;     /* the directory being written */
 	cs_buf scratch; /* decompressed payload of the open chunk */
+	cs_buf tscratch; /* decompressed payload of the open timeline */
 	cs_buf packed;  /* compressed payload being written */
 };
 
@@ -56,7 +61,9 @@ void cs_codec_free(cs_codec *c)
 	ZSTD_freeCCtx(c->cctx);
 	ZSTD_freeDCtx(c->dctx);
 	cs_buf_free(&c->raw);
+	cs_buf_free(&c->dir);
 	cs_buf_free(&c->scratch);
+	cs_buf_free(&c->tscratch);
 	cs_buf_free(&c->packed);
 	free(c);
 }
@@ -175,20 +182,17 @@ static size_t block_payload_len(uint8_t type, unsigned bw, uint32_t count,
 	return len;
 }
 
-static void put_dir(uint8_t *d, uint8_t type, uint8_t bw, uint16_t count,
-		    const cs_agg *agg)
-{
-	d[0] = type;
-	d[1] = bw;
-	memcpy(d + 2, &count, 2);
-	memcpy(d + 4, &agg->min, 8);
-	memcpy(d + 12, &agg->max, 8);
-	memcpy(d + 20, &agg->sum, 8);
-}
+/* What the directory says of one block. */
+typedef struct block_info {
+	uint8_t type, bw;
+	uint32_t count;
+	cs_agg agg;
+	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
+	uint32_t check;           /* of the block's payload bytes */
+} block_info;
 
-/* Encodes one block into c->raw and its directory entry into dir. */
-static int encode_block(cs_codec *c, const double *v, uint32_t blen,
-			uint8_t *dir, cs_agg *agg)
+/* Encodes one block into c->raw and describes it in *bi. */
+static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
 {
 	double buf[CS_BLOCK_SAMPLES];
 	uint64_t ints[CS_BLOCK_SAMPLES];
@@ -233,10 +237,9 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 			all_int = x == (double)(int64_t)x && !(x == 0.0 && signbit(x));
 		}
 	}
-	*agg = a;
+	memset(bi, 0, sizeof *bi);
 	if (!count) {
-		put_dir(dir, BLOCK_EMPTY, 0, 0, &a);
-		put_check(dir + DIR_ENTRY_LEN_V1, "", 0);
+		bi->agg = a;
 		return 0;
 	}
 	uint8_t type = all_int ? BLOCK_INT : BLOCK_F64;
@@ -245,6 +248,15 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 	if (all_int) {
 		base = (int64_t)a.min;
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
+		/* the exact sum (|sum| <= 128 * 2^53 fits), so the directory
+		 * can store it as an integer */
+		int64_t isum = 0;
+		for (uint32_t i = 0; i < count; i++)
+			isum += (int64_t)present[i];
+		a.sum = (double)isum;
+		bi->imin = base;
+		bi->imax = (int64_t)a.max;
+		bi->isum = isum;
 	}
 	size_t need = block_payload_len(type, bw, count, blen);
 	int rc = cs_buf_reserve(&c->raw, need + 8);
@@ -271,16 +283,51 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen,
 				p[(size_t)j * count + i] = bytes[j];
 		}
 	}
-	put_dir(dir, type, (uint8_t)bw, (uint16_t)count, &a);
-	put_check(dir + DIR_ENTRY_LEN_V1, c->raw.data + c->raw.len, need);
+	bi->type = type;
+	bi->bw = (uint8_t)bw;
+	bi->count = count;
+	bi->agg = a;
+	bi->check = check32(c->raw.data + c->raw.len, need);
 	c->raw.len += need;
 	return 0;
 }
 
-/* Appends a format 2 blob: header, directory and its checksum (values), or
+/* Directory entry of a format 3 block, appended to out (prev: the last
+ * integer block's min and sum, which integer blocks are stored against):
+ *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
+ *            present (no count, no bitmap)
+ *   count    varint, unless every sample is present (not for empty blocks)
+ *   integer blocks: bw (1 byte), zigzag(min - prev min), max - min,
+ *            zigzag(sum - prev sum), varints
+ *   double blocks: min, max, sum as 8-byte doubles
+ *   checksum 4 bytes, of the block's payload (not for empty blocks) */
+static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2])
+{
+	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0);
+	int rc = cs_buf_append(out, &kind, 1);
+	if (rc || bi->type == BLOCK_EMPTY)
+		return rc;
+	if (bi->count != blen)
+		rc = cs_buf_put_varint(out, bi->count);
+	if (bi->type == BLOCK_INT) {
+		rc = rc ? rc : cs_buf_append(out, &bi->bw, 1);
+		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->imin - prev[0]));
+		rc = rc ? rc : cs_buf_put_varint(out, (uint64_t)(bi->imax - bi->imin));
+		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->isum - prev[1]));
+		prev[0] = bi->imin;
+		prev[1] = bi->isum;
+	} else {
+		rc = rc ? rc : cs_buf_append(out, &bi->agg.min, 8);
+		rc = rc ? rc : cs_buf_append(out, &bi->agg.max, 8);
+		rc = rc ? rc : cs_buf_append(out, &bi->agg.sum, 8);
+	}
+	return rc ? rc : cs_buf_append(out, &bi->check, 4);
+}
+
+/* Appends a format 3 blob: header, directory and its checksum (values), or
  * header, payload and a checksum of both (timelines, dir == NULL); the
- * payload compressed when that pays. */
-static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirlen,
+ * payload compressed when try_zstd is set and that saves 1/8 of it. */
+static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirlen, int try_zstd,
 		       cs_buf *out)
 {
 	const uint8_t *payload = c->raw.data;
@@ -288,7 +335,7 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 	size_t stored_len = raw_len;
 	uint8_t flags = 0;
 
-	if (raw_len >= 64) {
+	if (try_zstd && raw_len >= 64) {
 		size_t bound = ZSTD_compressBound(raw_len);
 		int rc = cs_buf_reserve(&c->packed, bound);
 		if (rc)
@@ -301,14 +348,16 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 			flags |= FLAG_ZSTD;
 		}
 	}
+	if (dirlen > UINT16_MAX)
+		return -EINVAL;
 	int rc = cs_buf_reserve(out, HEADER_LEN + dirlen + CHECK_LEN + stored_len);
 	if (rc)
 		return rc;
 	size_t start = out->len;
-	uint8_t h[HEADER_LEN] = {FORMAT_CHECKED, flags, 0, 0};
-	uint16_t bs = dir ? CS_BLOCK_SAMPLES : 0;
+	uint8_t h[HEADER_LEN] = {FORMAT_COMPACT, flags, 0, 0};
+	uint16_t dl = (uint16_t)dirlen;
 	uint32_t rl = (uint32_t)raw_len, sl = (uint32_t)stored_len;
-	memcpy(h + 2, &bs, 2);
+	memcpy(h + 2, &dl, 2);
 	memcpy(h + 4, &n, 4);
 	memcpy(h + 8, &rl, 4);
 	memcpy(h + 12, &sl, 4);
@@ -328,37 +377,56 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		     cs_agg *agg)
 {
-	uint8_t dir[CS_CHUNK_MAX_BLOCKS * DIR_ENTRY_LEN];
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return -EINVAL;
 	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	cs_agg total = {0, 0, 0, 0};
 	cs_buf_reset(&c->raw);
+	cs_buf_reset(&c->dir);
+	int64_t prev[2] = {0, 0};
+	size_t f64_bytes = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		uint32_t start = b * CS_BLOCK_SAMPLES;
 		uint32_t blen = n - start < CS_BLOCK_SAMPLES ? n - start
 							     : CS_BLOCK_SAMPLES;
-		cs_agg a;
-		int rc = encode_block(c, v + start, blen,
-				      dir + (size_t)b * DIR_ENTRY_LEN, &a);
+		block_info bi;
+		size_t before = c->raw.len;
+		int rc = encode_block(c, v + start, blen, &bi);
+		if (!rc)
+			rc = put_entry(&c->dir, &bi, blen, prev);
 		if (rc)
 			return rc;
-		cs_agg_merge(&total, &a);
+		if (bi.type == BLOCK_F64)
+			f64_bytes += c->raw.len - before;
+		cs_agg_merge(&total, &bi.agg);
 	}
 	*agg = total;
-	return finish_blob(c, n, dir, (size_t)nblocks * DIR_ENTRY_LEN, out);
+	/* Packed integers are about as dense as their noise: zstd is tried
+	 * only when byte-plane doubles, which it does shrink, are at least
+	 * half of the payload. */
+	return finish_blob(c, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len, out);
 }
 
-/* Directory and checksum bytes before the payload of a value chunk of n
- * samples in the given format; 0 for an unknown format or n. */
-static size_t values_dir_len(uint8_t format, uint32_t n)
+/* Directory and checksum bytes between the header and the payload of a
+ * value chunk, from its header; 0 for an unknown format or n. */
+static size_t values_dir_len(const uint8_t *head)
 {
+	uint32_t n = cs_get_u32(head + 4);
 	size_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
-	if (format == FORMAT_CHECKED)
+	switch (head[0]) {
+	case FORMAT_COMPACT: {
+		size_t dl = cs_get_u16(head + 2);
+		return dl ? dl + CHECK_LEN : 0;
+	}
+	case FORMAT_CHECKED:
 		return DIR_ENTRY_LEN * nblocks + CHECK_LEN;
-	return format == FORMAT_UNCHECKED ? DIR_ENTRY_LEN_V1 * nblocks : 0;
+	case FORMAT_UNCHECKED:
+		return DIR_ENTRY_LEN_V1 * nblocks;
+	default:
+		return 0;
+	}
 }
 
 /* Validates the common header (and, for a checked blob, the checksum of
@@ -372,7 +440,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	if (len < HEADER_LEN)
 		return seterr(err, errlen, "chunk shorter than its header");
 	uint8_t format = blob[0];
-	if (format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
+	if (format != FORMAT_COMPACT && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
@@ -381,13 +449,17 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	uint32_t stored_len = cs_get_u32(blob + 12);
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return seterr(err, errlen, "chunk sample count out of range");
-	if (values && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
+	if (values && format != FORMAT_COMPACT && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
-	size_t before = values ? values_dir_len(format, n) : 0;
-	size_t after = !values && format == FORMAT_CHECKED ? CHECK_LEN : 0;
+	if (!values && cs_get_u16(blob + 2) != 0 && format == FORMAT_COMPACT)
+		return seterr(err, errlen, "unknown timeline header");
+	size_t before = values ? values_dir_len(blob) : 0;
+	if (values && !before)
+		return seterr(err, errlen, "chunk directory length out of range");
+	size_t after = !values && format != FORMAT_UNCHECKED ? CHECK_LEN : 0;
 	if (len != HEADER_LEN + before + stored_len + after)
 		return seterr(err, errlen, "chunk length does not match header");
-	if (format == FORMAT_CHECKED) {
+	if (format != FORMAT_UNCHECKED) {
 		size_t covered = values ? HEADER_LEN + before - CHECK_LEN : len - CHECK_LEN;
 		if (check32(blob, covered) != cs_get_u32(blob + covered))
 			return seterr(err, errlen, values ? "checksum mismatch in chunk header"
@@ -399,14 +471,15 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 		return seterr(err, errlen, "chunk payload size out of range");
 	const uint8_t *p = blob + HEADER_LEN + before;
 	if (blob[1] & FLAG_ZSTD) {
-		int rc = cs_buf_reserve(&c->scratch, (size_t)raw_len + 1); /* never NULL, even for 0 */
+		cs_buf *scratch = values ? &c->scratch : &c->tscratch;
+		int rc = cs_buf_reserve(scratch, (size_t)raw_len + 1); /* never NULL, even for 0 */
 		if (rc)
 			return rc;
-		size_t got = ZSTD_decompressDCtx(c->dctx, c->scratch.data,
+		size_t got = ZSTD_decompressDCtx(c->dctx, scratch->data,
 						 raw_len, p, stored_len);
 		if (ZSTD_isError(got) || got != raw_len)
 			return seterr(err, errlen, "corrupt zstd payload");
-		p = c->scratch.data;
+		p = scratch->data;
 	} else if (stored_len != raw_len) {
 		return seterr(err, errlen, "uncompressed payload length mismatch");
 	}
@@ -417,37 +490,119 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	return 0;
 }
 
-static const uint8_t *dir_entry(const cs_values_view *view, uint32_t b)
+/* Reads a varint of the directory at *p (below end) into *v. */
+static int dir_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	return view->dir + (size_t)b * (view->checked ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1);
+	return cs_get_varint(p, end, v);
 }
 
-/* Validates the block directory and computes every block's offset. */
-static int parse_dir(cs_values_view *view, char *err, size_t errlen)
+/* The fields of block b's entry that every format has, validated. */
+static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw, uint32_t count,
+		     double mn, double mx, double sum, uint32_t check, size_t *off, char *err,
+		     size_t errlen)
+{
+	uint32_t blen = cs_values_block_len(view, b);
+	if (type > BLOCK_F64 || count > blen || (type == BLOCK_EMPTY) != (count == 0))
+		return seterr(err, errlen, "corrupt block directory");
+	if (type == BLOCK_INT && (bw > 55 || !is_packable_int(mn) || !is_packable_int(mx) || mx < mn))
+		return seterr(err, errlen, "corrupt integer block header");
+	view->type[b] = type;
+	view->bw[b] = (uint8_t)bw;
+	view->count[b] = (uint16_t)count;
+	view->min[b] = mn;
+	view->max[b] = mx;
+	view->sum[b] = sum;
+	view->check[b] = check;
+	view->offset[b] = (uint32_t)*off;
+	*off += block_payload_len(type, bw, count, blen);
+	if (*off > view->payload_len)
+		return seterr(err, errlen, "block runs past payload");
+	return 0;
+}
+
+/* Parses a format 3 directory (see put_entry). */
+static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8_t *end,
+			     size_t *off, char *err, size_t errlen)
+{
+	int64_t prev_min = 0, prev_sum = 0;
+	for (uint32_t b = 0; b < view->nblocks; b++) {
+		uint32_t blen = cs_values_block_len(view, b);
+		if (p >= end)
+			return seterr(err, errlen, "block directory cut short");
+		uint8_t kind = *p++;
+		uint8_t type = kind & 3;
+		if (kind & ~7u || type > BLOCK_F64 || (type == BLOCK_EMPTY && kind != 0))
+			return seterr(err, errlen, "corrupt block directory");
+		uint64_t count = type == BLOCK_EMPTY ? 0 : blen;
+		double mn = 0, mx = 0, sum = 0;
+		unsigned bw = 0;
+		uint32_t check = 0;
+		if (type != BLOCK_EMPTY && !(kind & 4) &&
+		    (dir_varint(&p, end, &count) || count == 0 || count >= blen))
+			return seterr(err, errlen, "corrupt block count");
+		if (type == BLOCK_INT) {
+			uint64_t dmin, range, dsum;
+			if (p >= end)
+				return seterr(err, errlen, "block directory cut short");
+			bw = *p++;
+			if (dir_varint(&p, end, &dmin) || dir_varint(&p, end, &range) ||
+			    dir_varint(&p, end, &dsum))
+				return seterr(err, errlen, "block directory cut short");
+			int64_t imin, isum;
+			if (__builtin_add_overflow(prev_min, cs_unzigzag(dmin), &imin) ||
+			    __builtin_add_overflow(prev_sum, cs_unzigzag(dsum), &isum) ||
+			    imin < -9007199254740992ll || imin > 9007199254740992ll ||
+			    range > 18014398509481984ull || imin + (int64_t)range > 9007199254740992ll)
+				return seterr(err, errlen, "corrupt integer block header");
+			prev_min = imin;
+			prev_sum = isum;
+			mn = (double)imin;
+			mx = (double)(imin + (int64_t)range);
+			sum = (double)isum;
+		} else if (type == BLOCK_F64) {
+			if (end - p < 24)
+				return seterr(err, errlen, "block directory cut short");
+			mn = cs_get_f64(p);
+			mx = cs_get_f64(p + 8);
+			sum = cs_get_f64(p + 16);
+			p += 24;
+		}
+		if (type != BLOCK_EMPTY) {
+			if (end - p < 4)
+				return seterr(err, errlen, "block directory cut short");
+			check = cs_get_u32(p);
+			p += 4;
+		}
+		int rc = set_block(view, b, type, bw, (uint32_t)count, mn, mx, sum, check, off, err,
+				   errlen);
+		if (rc)
+			return rc;
+	}
+	return p == end ? 0 : seterr(err, errlen, "block directory has trailing bytes");
+}
+
+/* Validates the block directory at dir (dirlen bytes, before any
+ * checksum) and records every block's entry and offset. */
+static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, size_t dirlen,
+		     char *err, size_t errlen)
 {
 	view->nblocks = (view->n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	size_t off = 0;
-	for (uint32_t b = 0; b < view->nblocks; b++) {
-		const uint8_t *d = dir_entry(view, b);
-		uint8_t type = d[0];
-		unsigned bw = d[1];
-		uint32_t count = cs_get_u16(d + 2);
-		uint32_t blen = cs_values_block_len(view, b);
-		if (type > BLOCK_F64 || count > blen ||
-		    (type == BLOCK_EMPTY) != (count == 0))
-			return seterr(err, errlen, "corrupt block directory");
-		if (type == BLOCK_INT) {
-			double mn = cs_get_f64(d + 4), mx = cs_get_f64(d + 12);
-			if (bw > 55 || !is_packable_int(mn) ||
-			    !is_packable_int(mx) || mx < mn)
-				return seterr(err, errlen,
-					      "corrupt integer block header");
+	int rc = 0;
+	if (format == FORMAT_COMPACT) {
+		rc = parse_compact_dir(view, dir, dir + dirlen, &off, err, errlen);
+	} else {
+		size_t el = format == FORMAT_CHECKED ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1;
+		for (uint32_t b = 0; !rc && b < view->nblocks; b++) {
+			const uint8_t *d = dir + (size_t)b * el;
+			rc = set_block(view, b, d[0], d[1], cs_get_u16(d + 2), cs_get_f64(d + 4),
+				       cs_get_f64(d + 12), cs_get_f64(d + 20),
+				       format == FORMAT_CHECKED ? cs_get_u32(d + DIR_ENTRY_LEN_V1) : 0,
+				       &off, err, errlen);
 		}
-		view->offset[b] = (uint32_t)off;
-		off += block_payload_len(type, bw, count, blen);
-		if (off > view->payload_len)
-			return seterr(err, errlen, "block runs past payload");
 	}
+	if (rc)
+		return rc;
 	if (off != view->payload_len)
 		return seterr(err, errlen, "payload has trailing bytes");
 	view->offset[view->nblocks] = (uint32_t)off;
@@ -456,12 +611,11 @@ static int parse_dir(cs_values_view *view, char *err, size_t errlen)
 
 int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, size_t errlen)
 {
-	const uint8_t *d = dir_entry(view, b);
-	uint32_t count = cs_get_u16(d + 2);
+	uint32_t count = view->count[b];
 	uint32_t blen = cs_values_block_len(view, b);
 	const uint8_t *p = view->payload + view->offset[b];
-	if (view->checked &&
-	    check32(p, view->offset[b + 1] - view->offset[b]) != cs_get_u32(d + DIR_ENTRY_LEN_V1))
+	if (view->checked && view->type[b] != BLOCK_EMPTY &&
+	    check32(p, view->offset[b + 1] - view->offset[b]) != view->check[b])
 		return seterr(err, errlen, "block checksum mismatch");
 	if (!count || count == blen)
 		return 0;
@@ -481,9 +635,9 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 			   &view->payload_len, err, errlen);
 	if (rc)
 		return rc;
-	view->dir = blob + HEADER_LEN;
-	view->checked = blob[0] == FORMAT_CHECKED;
-	rc = parse_dir(view, err, errlen);
+	view->checked = blob[0] != FORMAT_UNCHECKED;
+	rc = parse_dir(view, blob[0], blob + HEADER_LEN, before - (view->checked ? CHECK_LEN : 0),
+		       err, errlen);
 	for (uint32_t b = 0; !rc && b < view->nblocks; b++)
 		rc = cs_values_check_block(view, b, err, errlen);
 	return rc;
@@ -491,7 +645,7 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 
 size_t cs_values_head_len(const uint8_t head[CS_VALUES_HEADER_LEN])
 {
-	size_t dirlen = values_dir_len(head[0], cs_get_u32(head + 4));
+	size_t dirlen = values_dir_len(head);
 	return dirlen ? HEADER_LEN + dirlen : 0;
 }
 
@@ -499,29 +653,29 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 		       size_t blob_len, char *err, size_t errlen)
 {
 	if (head_len < HEADER_LEN ||
-	    (head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
+	    (head[0] != FORMAT_COMPACT && head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
 		return seterr(err, errlen, "unknown chunk format");
 	if (head[1] & FLAG_ZSTD)
 		return -ENOTSUP;
 	if (head[1])
 		return seterr(err, errlen, "unknown chunk flags");
-	if (cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
+	if (head[0] != FORMAT_COMPACT && cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
 	if (cs_values_head_len(head) != head_len)
 		return seterr(err, errlen, "chunk sample count out of range");
 	uint32_t raw_len = cs_get_u32(head + 8), stored_len = cs_get_u32(head + 12);
 	view->n = cs_get_u32(head + 4);
-	view->checked = head[0] == FORMAT_CHECKED;
+	view->checked = head[0] != FORMAT_UNCHECKED;
 	if (raw_len != stored_len || blob_len != head_len + stored_len ||
 	    raw_len > (size_t)view->n * 24 + 64)
 		return seterr(err, errlen, "chunk length does not match header");
 	if (view->checked &&
 	    check32(head, head_len - CHECK_LEN) != cs_get_u32(head + head_len - CHECK_LEN))
 		return seterr(err, errlen, "checksum mismatch in chunk header");
-	view->dir = head + HEADER_LEN;
 	view->payload = NULL;
 	view->payload_len = raw_len;
-	return parse_dir(view, err, errlen);
+	return parse_dir(view, head[0], head + HEADER_LEN,
+			 head_len - HEADER_LEN - (view->checked ? CHECK_LEN : 0), err, errlen);
 }
 
 uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
@@ -533,20 +687,18 @@ uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
 
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 {
-	const uint8_t *d = dir_entry(view, b);
-	agg->count = cs_get_u16(d + 2);
-	agg->min = cs_get_f64(d + 4);
-	agg->max = cs_get_f64(d + 12);
-	agg->sum = cs_get_f64(d + 20);
+	agg->count = view->count[b];
+	agg->min = view->min[b];
+	agg->max = view->max[b];
+	agg->sum = view->sum[b];
 }
 
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			    double *out)
 {
-	const uint8_t *d = dir_entry(view, b);
-	uint8_t type = d[0];
-	unsigned bw = d[1];
-	uint32_t count = cs_get_u16(d + 2);
+	uint8_t type = view->type[b];
+	unsigned bw = view->bw[b];
+	uint32_t count = view->count[b];
 	uint32_t blen = cs_values_block_len(view, b);
 	const uint8_t *p = view->payload + view->offset[b];
 	size_t plen = view->offset[b + 1] - view->offset[b];
@@ -565,8 +717,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 		plen -= (blen + 7) / 8;
 	}
 	if (type == BLOCK_INT) {
-		unpack_bits(p, plen, count, bw, (int64_t)cs_get_f64(d + 4),
-			    dst);
+		unpack_bits(p, plen, count, bw, (int64_t)view->min[b], dst);
 	} else {
 		for (uint32_t i = 0; i < count; i++) {
 			uint8_t bytes[8];
@@ -591,50 +742,53 @@ void cs_values_decode(const cs_values_view *view, double *out)
 		cs_values_block_decode(view, b, out + (size_t)b * CS_BLOCK_SAMPLES);
 }
 
+/* Format 3 timeline payload (before zstd): for each block of
+ * CS_BLOCK_SAMPLES samples, three varints: its first t0 (block 0) or how
+ * far it is past the previous block's first t0, its last t0 minus its
+ * first, and the length of its stream; then the streams, block after
+ * block. A block's stream restarts the deltas: per sample j, zigzag of
+ * (t0[j] - t0[j-1]) - (t0[j-1] - t0[j-2]) for j >= 1 (the delta before
+ * j = 1 taken as 0), then zigzag of d[j] - d[j-1] with d = t1 - t0 and
+ * d[-1] = 0. */
 int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 		       uint32_t n, cs_buf *out)
 {
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return -EINVAL;
-	cs_buf_reset(&c->raw);
-	int rc = cs_buf_reserve(&c->raw, (size_t)n * 20);
-	if (rc)
-		return rc;
-	int64_t prev_delta = 0, prev_dur = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (t1[i] < t0[i] || (i && t0[i] < t0[i - 1]) ||
-		    t1[i] - t0[i] > INT64_MAX)
+	for (uint32_t i = 0; i < n; i++)
+		if (t1[i] < t0[i] || (i && t0[i] < t0[i - 1]) || t1[i] - t0[i] > INT64_MAX ||
+		    (i && t0[i] - t0[i - 1] > INT64_MAX))
 			return -EINVAL;
-		int64_t dur = (int64_t)(t1[i] - t0[i]);
-		if (i == 0) {
-			cs_buf_put_varint(&c->raw, t0[0]);
-		} else {
-			uint64_t delta = t0[i] - t0[i - 1];
-			if (delta > INT64_MAX)
-				return -EINVAL;
-			cs_buf_put_varint(&c->raw,
-					  cs_zigzag((int64_t)delta - prev_delta));
-			prev_delta = (int64_t)delta;
+	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	cs_buf_reset(&c->raw);
+	cs_buf_reset(&c->dir); /* the streams, appended to raw after the block list */
+	int rc = 0;
+	for (uint32_t b = 0; !rc && b < nblocks; b++) {
+		uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < n ? j0 + CS_BLOCK_SAMPLES : n;
+		size_t before = c->dir.len;
+		int64_t prev_delta = 0, prev_dur = 0;
+		for (uint32_t i = j0; !rc && i < j1; i++) {
+			int64_t dur = (int64_t)(t1[i] - t0[i]);
+			if (i > j0) {
+				int64_t delta = (int64_t)(t0[i] - t0[i - 1]);
+				rc = cs_buf_put_varint(&c->dir, cs_zigzag(delta - prev_delta));
+				prev_delta = delta;
+			}
+			rc = rc ? rc : cs_buf_put_varint(&c->dir, cs_zigzag(dur - prev_dur));
+			prev_dur = dur;
 		}
-		cs_buf_put_varint(&c->raw, cs_zigzag(dur - prev_dur));
-		prev_dur = dur;
+		rc = rc ? rc : cs_buf_put_varint(&c->raw, b ? t0[j0] - t0[j0 - CS_BLOCK_SAMPLES] : t0[0]);
+		rc = rc ? rc : cs_buf_put_varint(&c->raw, t0[j1 - 1] - t0[j0]);
+		rc = rc ? rc : cs_buf_put_varint(&c->raw, c->dir.len - before);
 	}
-	return finish_blob(c, n, NULL, 0, out);
+	rc = rc ? rc : cs_buf_append(&c->raw, c->dir.data, c->dir.len);
+	return rc ? rc : finish_blob(c, n, NULL, 0, 1, out);
 }
 
-int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
-		       uint32_t n, uint64_t *t0, uint64_t *t1, char *err,
-		       size_t errlen)
+/* Decodes a whole format 1 or 2 timeline (one delta stream). */
+static int decode_stream_v2(const uint8_t *p, const uint8_t *end, uint32_t n, uint64_t *t0,
+			    uint64_t *t1, char *err, size_t errlen)
 {
-	uint32_t bn;
-	const uint8_t *p;
-	size_t before, plen;
-	int rc = open_blob(c, blob, len, 0, &bn, &before, &p, &plen, err, errlen);
-	if (rc)
-		return rc;
-	if (bn != n)
-		return seterr(err, errlen, "timeline sample count mismatch");
-	const uint8_t *end = p + plen;
 	int64_t delta = 0, dur = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t v;
@@ -660,4 +814,97 @@ int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
 	if (p != end)
 		return seterr(err, errlen, "timeline has trailing bytes");
 	return 0;
+}
+
+int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size_t len,
+		     uint32_t n, uint64_t *t0, uint64_t *t1, char *err, size_t errlen)
+{
+	uint32_t bn;
+	const uint8_t *p;
+	size_t before, plen;
+	int rc = open_blob(c, blob, len, 0, &bn, &before, &p, &plen, err, errlen);
+	if (rc)
+		return rc;
+	if (bn != n)
+		return seterr(err, errlen, "timeline sample count mismatch");
+	v->n = n;
+	v->nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	v->t0 = t0;
+	v->t1 = t1;
+	const uint8_t *end = p + plen;
+	v->blocked = blob[0] == FORMAT_COMPACT;
+	if (!v->blocked) {
+		/* older formats: one stream, decoded here whole */
+		rc = decode_stream_v2(p, end, n, t0, t1, err, errlen);
+		for (uint32_t b = 0; !rc && b < v->nblocks; b++) {
+			uint32_t j0 = b * CS_BLOCK_SAMPLES;
+			uint32_t j1 = j0 + CS_BLOCK_SAMPLES < n ? j0 + CS_BLOCK_SAMPLES : n;
+			v->first[b] = t0[j0];
+			v->last[b] = t0[j1 - 1];
+		}
+		return rc;
+	}
+	size_t off = 0;
+	for (uint32_t b = 0; b < v->nblocks; b++) {
+		uint64_t start, span, slen;
+		if (cs_get_varint(&p, end, &start) || cs_get_varint(&p, end, &span) ||
+		    cs_get_varint(&p, end, &slen))
+			return seterr(err, errlen, "truncated timeline block list");
+		if (b && __builtin_add_overflow(v->first[b - 1], start, &start))
+			return seterr(err, errlen, "corrupt timeline block list");
+		if (start > INT64_MAX || span > INT64_MAX - start || (b && start < v->last[b - 1]) ||
+		    slen > plen)
+			return seterr(err, errlen, "corrupt timeline block list");
+		v->first[b] = start;
+		v->last[b] = start + span;
+		v->offset[b] = (uint32_t)off;
+		off += slen;
+	}
+	if (off != (size_t)(end - p))
+		return seterr(err, errlen, "timeline streams do not fill the payload");
+	v->offset[v->nblocks] = (uint32_t)off;
+	v->payload = p;
+	return 0;
+}
+
+int cs_timeline_block(cs_timeline_view *v, uint32_t b, char *err, size_t errlen)
+{
+	if (!v->blocked)
+		return 0;
+	const uint8_t *p = v->payload + v->offset[b], *end = v->payload + v->offset[b + 1];
+	uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < v->n ? j0 + CS_BLOCK_SAMPLES : v->n;
+	uint64_t *t0 = v->t0, *t1 = v->t1;
+	int64_t delta = 0, dur = 0;
+	for (uint32_t i = j0; i < j1; i++) {
+		uint64_t x;
+		if (i == j0) {
+			t0[i] = v->first[b];
+		} else {
+			if (cs_get_varint(&p, end, &x))
+				return seterr(err, errlen, "truncated timeline");
+			if (__builtin_add_overflow(delta, cs_unzigzag(x), &delta) || delta < 0 ||
+			    __builtin_add_overflow(t0[i - 1], (uint64_t)delta, &t0[i]) ||
+			    t0[i] > v->last[b])
+				return seterr(err, errlen, "corrupt timeline delta");
+		}
+		if (cs_get_varint(&p, end, &x))
+			return seterr(err, errlen, "truncated timeline");
+		if (__builtin_add_overflow(dur, cs_unzigzag(x), &dur) || dur < 0 ||
+		    __builtin_add_overflow(t0[i], (uint64_t)dur, &t1[i]) || t1[i] > INT64_MAX)
+			return seterr(err, errlen, "corrupt timeline duration");
+	}
+	if (p != end || t0[j1 - 1] != v->last[b])
+		return seterr(err, errlen, "corrupt timeline block");
+	return 0;
+}
+
+int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
+		       uint32_t n, uint64_t *t0, uint64_t *t1, char *err,
+		       size_t errlen)
+{
+	cs_timeline_view v;
+	int rc = cs_timeline_open(c, &v, blob, len, n, t0, t1, err, errlen);
+	for (uint32_t b = 0; !rc && b < v.nblocks; b++)
+		rc = cs_timeline_block(&v, b, err, errlen);
+	return rc;
 }

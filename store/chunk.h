@@ -64,10 +64,15 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 typedef struct cs_values_view {
 	uint32_t n;
 	uint32_t nblocks;
-	const uint8_t *dir;
 	const uint8_t *payload;
 	size_t payload_len;
-	int checked; /* format 2: every block checked against its checksum */
+	int checked; /* format 2 or 3: every block checked against its checksum */
+	/* each block's directory entry, parsed */
+	uint8_t type[CS_CHUNK_MAX_BLOCKS];
+	uint8_t bw[CS_CHUNK_MAX_BLOCKS];
+	uint16_t count[CS_CHUNK_MAX_BLOCKS];
+	uint32_t check[CS_CHUNK_MAX_BLOCKS];
+	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
 } cs_values_view;
 
@@ -79,8 +84,8 @@ int cs_values_open(cs_codec *c, cs_values_view *view, const uint8_t *blob,
 
 /* Partial reading, for readers that fetch blob ranges (sqlite3_blob_read)
  * instead of whole blobs. A chunk starts with a CS_VALUES_HEADER_LEN
- * header; cs_values_head_len() says how long header plus directory are (0
- * for a corrupt header). cs_values_open_dir() parses just those bytes
+ * header; cs_values_head_len() says how long header plus directory (and
+ * its checksum) are (0 for a corrupt header). cs_values_open_dir() parses just those bytes
  * (borrowed, like the blob in cs_values_open) for a blob of blob_len bytes
  * and leaves view->payload NULL: the caller points it at a buffer of
  * payload_len bytes and fills, for each block b it decodes, the bytes
@@ -117,5 +122,27 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
 		       uint32_t n, uint64_t *t0, uint64_t *t1, char *err,
 		       size_t errlen);
+
+/* A timeline opened for decoding a block at a time: first[b] and last[b]
+ * are the first and last t0 of block b (samples b * CS_BLOCK_SAMPLES on),
+ * known without decoding it. It borrows the blob, the codec's timeline
+ * scratch memory and the caller's t0/t1 arrays (n entries). */
+typedef struct cs_timeline_view {
+	uint32_t n, nblocks;
+	int blocked; /* format 3; older timelines are decoded whole at open */
+	const uint8_t *payload;
+	uint64_t *t0, *t1;
+	uint64_t first[CS_CHUNK_MAX_BLOCKS], last[CS_CHUNK_MAX_BLOCKS];
+	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
+} cs_timeline_view;
+
+/* Opens a timeline blob of n samples (validating its header, checksum and
+ * block list). Returns 0 or -EBADMSG with a reason in err. */
+int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size_t len,
+		     uint32_t n, uint64_t *t0, uint64_t *t1, char *err, size_t errlen);
+
+/* Decodes block b into t0/t1 (at b * CS_BLOCK_SAMPLES). Returns 0 or
+ * -EBADMSG. */
+int cs_timeline_block(cs_timeline_view *v, uint32_t b, char *err, size_t errlen);
 
 #endif

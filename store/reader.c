@@ -36,6 +36,8 @@ typedef struct scan_ctx {
 	int64_t ck_id;
 	cs_agg ck_agg;
 	uint64_t *t0, *t1;
+	cs_timeline_view tv; /* the current timeline, opened */
+	uint8_t tv_done[CS_CHUNK_MAX_BLOCKS]; /* its blocks decoded into t0/t1 */
 	double *vals;   /* raw scans: m x slice values */
 	uint32_t slice; /* samples decoded at once (a multiple of a block) */
 	double *row;    /* m values of one sample */
@@ -301,17 +303,82 @@ static int fetch_block(scan_ctx *c, uint32_t k, uint32_t b)
 	return rc;
 }
 
-static int decode_timeline(scan_ctx *c, uint32_t n)
+/* First index with t0 >= t in the decoded timeline. */
+static uint32_t lower_bound(const uint64_t *t0, uint32_t n, uint64_t t)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (t0[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int timeline_failed(scan_ctx *c, int rc, const char *err)
+{
+	return fail(c->s, rc, "run %lld device %u seq %lld: corrupt timeline: %s",
+		    (long long)c->q->run, c->q->device, (long long)c->seq0, err);
+}
+
+/* Opens the current timeline; its blocks are decoded as they are needed
+ * (need_block), each knowing its first and last t0 before. */
+static int open_timeline(scan_ctx *c, uint32_t n)
 {
 	char err[128];
 	const void *blob = sqlite3_column_blob(c->tl, 4);
 	int len = sqlite3_column_bytes(c->tl, 4);
-	int rc = cs_timeline_decode(cs_store_codec_(c->s), blob, (size_t)len, n,
-				    c->t0, c->t1, err, sizeof err);
+	int rc = cs_timeline_open(cs_store_codec_(c->s), &c->tv, blob, (size_t)len, n, c->t0, c->t1,
+				  err, sizeof err);
 	if (rc)
-		return fail(c->s, rc, "run %lld device %u seq %lld: corrupt timeline: %s",
-			    (long long)c->q->run, c->q->device, (long long)c->seq0, err);
+		return timeline_failed(c, rc, err);
+	memset(c->tv_done, 0, c->tv.nblocks);
 	return 0;
+}
+
+static int need_block(scan_ctx *c, uint32_t b)
+{
+	if (c->tv_done[b])
+		return 0;
+	char err[128];
+	int rc = cs_timeline_block(&c->tv, b, err, sizeof err);
+	if (rc)
+		return timeline_failed(c, rc, err);
+	c->tv_done[b] = 1;
+	return 0;
+}
+
+/* The samples [*i0, *i1) of the open timeline whose t0 is in [from, to),
+ * decoding only the blocks that hold them or border them. */
+static int time_range(scan_ctx *c, uint64_t from, uint64_t to, uint32_t *i0, uint32_t *i1)
+{
+	const cs_timeline_view *tv = &c->tv;
+	uint32_t b = 0, nb = tv->nblocks;
+	while (b < nb && tv->last[b] < from)
+		b++;
+	*i0 = *i1 = b < nb ? b * CS_BLOCK_SAMPLES : tv->n;
+	for (; b < nb && tv->first[b] < to; b++) {
+		int rc = need_block(c, b);
+		if (rc)
+			return rc;
+		uint32_t j0 = b * CS_BLOCK_SAMPLES;
+		uint32_t j1 = j0 + CS_BLOCK_SAMPLES < tv->n ? j0 + CS_BLOCK_SAMPLES : tv->n;
+		if (*i0 == j0)
+			*i0 = j0 + lower_bound(c->t0 + j0, j1 - j0, from);
+		*i1 = j0 + lower_bound(c->t0 + j0, j1 - j0, to);
+	}
+	return 0;
+}
+
+/* Decodes the blocks of samples [i0, i1) of the open timeline. */
+static int need_samples(scan_ctx *c, uint32_t i0, uint32_t i1)
+{
+	int rc = 0;
+	for (uint32_t b = i0 / CS_BLOCK_SAMPLES; !rc && b * CS_BLOCK_SAMPLES < i1; b++)
+		rc = need_block(c, b);
+	return rc;
 }
 
 /* Reads the next timeline row: 1 = row, 0 = done, < 0 = error. */
@@ -331,20 +398,6 @@ static int next_timeline(scan_ctx *c, int64_t *seq0, uint32_t *n)
 			    (long long)c->q->run, (long long)nn);
 	*n = (uint32_t)nn;
 	return 1;
-}
-
-/* First index with t0 >= t in the decoded timeline. */
-static uint32_t lower_bound(const uint64_t *t0, uint32_t n, uint64_t t)
-{
-	uint32_t lo = 0, hi = n;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (t0[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 struct cs_raw_iter {
@@ -417,9 +470,8 @@ int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 		it->done = 1;
 		return rc;
 	}
-	rc = decode_timeline(c, n);
-	uint32_t i0 = rc ? 0 : lower_bound(c->t0, n, q->from);
-	uint32_t i1 = rc ? 0 : lower_bound(c->t0, n, q->to);
+	rc = open_timeline(c, n);
+	uint32_t i0 = 0, i1 = 0;
 	if (!rc && q->seq_to > 0) {
 		/* by sample number: [seq_from, seq_to) of this timeline */
 		uint64_t s0 = (uint64_t)seq0;
@@ -427,6 +479,9 @@ int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 		i1 = q->seq_to - s0 < n ? (uint32_t)(q->seq_to - s0) : n;
 		if (i1 < i0)
 			i1 = i0;
+		rc = need_samples(c, i0, i1);
+	} else if (!rc) {
+		rc = time_range(c, q->from, q->to, &i0, &i1);
 	}
 	/* a slice of the samples at a time, so m x slice values stay bounded */
 	for (uint32_t s0 = i0 - i0 % CS_BLOCK_SAMPLES; !rc && s0 < i1; s0 += c->slice) {
@@ -543,16 +598,20 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 	for (uint32_t b = 0; b < c->view.nblocks; b++) {
 		uint32_t j0 = b * CS_BLOCK_SAMPLES;
 		uint32_t j1 = j0 + cs_values_block_len(&c->view, b) - 1;
-		if (t0[j1] < bk->lo || t0[j0] >= end)
+		uint64_t first = c->tv.first[b], last = c->tv.last[b];
+		if (last < bk->lo || first >= end)
 			continue;
-		if (in_one_bucket(bk, t0[j0], t0[j1])) {
+		if (in_one_bucket(bk, first, last)) {
 			cs_agg a;
 			cs_values_block_agg(&c->view, b, &a);
-			cs_agg_merge(&aggs[(size_t)(bucket_of(bk, t0[j0]) - bk->b0) * m + k], &a);
+			cs_agg_merge(&aggs[(size_t)(bucket_of(bk, first) - bk->b0) * m + k], &a);
 			st->blocks_whole++;
 			continue;
 		}
-		int rc = fetch_block(c, k, b);
+		int rc = need_block(c, b);
+		if (rc)
+			return rc;
+		rc = fetch_block(c, k, b);
 		if (rc)
 			return rc;
 		cs_values_block_decode(&c->view, b, vals);
@@ -613,7 +672,7 @@ int cs_read_buckets_part(cs_store *s, const cs_scan *q, uint32_t nbuckets, uint3
 				continue;
 			}
 			if (!decoded) {
-				rc = decode_timeline(&c, n);
+				rc = open_timeline(&c, n);
 				st->timelines_decoded++;
 				decoded = 1;
 			}

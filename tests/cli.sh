@@ -316,10 +316,14 @@ for seed in 1 2 3 4 5 6 7 8; do
 done
 [ $silent -eq 0 ] && [ $caught -ge 7 ] && ok "8 copies with 16 random bit flips: none exports different values with exit 0; check finds $caught" ||
 	no "random bit flips: $silent exported different values silently, check found $caught of 8"
-cp "$CK" "$T/ck0.db"
+# (format 1 from the format 2 blobs of the v3 fixture, which the code
+# before format 3 wrote)
+cp tests/fixtures/store/v3.db "$T/ck0.db"
+cp tests/fixtures/store/v3.db "$T/ck2.db"
+"$CS" export v3-fixture --db "$T/ck2.db" >"$T/ck2.clean" 2>&1
 python3 tests/tools/chunkfmt.py format1 "$T/ck0.db"
 fails "check: a file from before checksums is validated, and says so" "were written before checksums and are validated, not verified" 0 "$CS" check --db "$T/ck0.db"
-"$CS" export ck --db "$T/ck0.db" | cmp -s - "$T/ck.clean" && ok "a file from before checksums exports the same values" || no "format 1 export"
+"$CS" export v3-fixture --db "$T/ck0.db" | cmp -s - "$T/ck2.clean" && ok "a file from before checksums exports the same values" || no "format 1 export"
 
 # Archived files on read-only media: a WAL database whose file and
 # directory are read-only (it failed with "attempt to write a readonly

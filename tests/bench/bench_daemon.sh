@@ -14,6 +14,8 @@ P=8
 now() { date +%s.%N; }
 rate() { awk -v v="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.2f", v / (b - a) / 1e6 }'; }
 C() { curl -s --noproxy '*' "$@"; }
+# fig NAME BEST MEDIAN UNIT GOAL: a figure for the summary (figures.py)
+fig() { [ -n "$BENCH_FIGURES" ] && echo "$*" >>"$BENCH_FIGURES"; return 0; }
 
 start_daemon() { # DB
 	rm -f "$D/ingest.sock" "$D/serve.log"
@@ -80,13 +82,40 @@ echo "ingest:"
 echo "  in-process writer API     $inproc M values/s (one process, runs one after another)"
 echo "  socket, $P producers       $sock M values/s"
 awk -v a="$sock" -v b="$inproc" 'BEGIN { printf "  ratio socket/in-process   %.0f%%   (goal >= 70%%)\n", 100 * a / b }'
+fig daemon.socket_ingest "$sock" "$sock" Mvalues/s -
+fig daemon.socket_over_inprocess "$(awk -v a="$sock" -v b="$inproc" 'BEGIN { print a / b }')" "$(awk -v a="$sock" -v b="$inproc" 'BEGIN { print a / b }')" x ">=0.7"
 echo "  socket, 16 HTTP readers   $loaded M values/s"
 awk -v a="$loaded" -v b="$sock" 'BEGIN { printf "  ratio loaded/idle         %.0f%%   (goal >= 80%%)\n", 100 * a / b }'
+r=$(awk -v a="$loaded" -v b="$sock" 'BEGIN { print a / b }')
+fig daemon.ingest_with_16_readers_over_idle "$r" "$r" x ">=0.8"
 echo "  reader requests           $requests, failed: $failed (16 curl loops at nice 19, see the script)"
 
 [ -n "$BENCH_SKIP_SERIES" ] && exit 0
 # series.csv of the bench run (20 metrics x 1M samples) against sqlite3 -csv
 start_daemon "$D/ours.db"
+# HTTP under load (tests/bench/http_load.c: C clients on kept-alive
+# connections, closed loop, 3 rounds of 4 s): what the UI asks for, the
+# buckets of two metrics, and every metric's buckets.
+LOAD="$B/tests/http_load"
+S="$U/api/v1/runs/1/series.csv?buckets=1000"
+two_metric() { "$LOAD" -c 4 -s 4 "$S&metric=metric_00.sum,metric_01.sum"; }
+all_metric() { "$LOAD" -c 4 -s 4 "$S"; }
+echo "HTTP series.csv?buckets=1000, 4 clients on the same 2 cores (3 rounds of 4 s):"
+for what in two_metric all_metric; do
+	: >"$D/load.txt"
+	for rep in 1 2 3; do $what >>"$D/load.txt" || echo "  $what: requests failed"; done
+	sed "s/^/  $what: /" "$D/load.txt"
+	# requests/s best and median, p99 best and median
+	set -- $(awk '{ print $6, $10 }' "$D/load.txt" | sort -n | awk '{ r[NR] = $1 } END { print r[3], r[2] }')
+	rb=$1 rm=$2
+	set -- $(awk '{ print $10 }' "$D/load.txt" | sort -n | awk '{ p[NR] = $1 } END { print p[1], p[2] }')
+	if [ $what = two_metric ]; then
+		fig http.two_metric_buckets_4_clients "$rb" "$rm" req/s ">=200"
+	else
+		fig http.all_metric_buckets_4_clients_p99 "$1" "$2" ms "<=250"
+		fig http.all_metric_buckets_4_clients "$rb" "$rm" req/s -
+	fi
+done
 best=999
 for rep in 1 2 3; do
 	t0=$(now)

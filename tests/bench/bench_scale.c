@@ -3,12 +3,12 @@
  * number of metrics and the length of a run, warm and cold.
  *
  *   bench_scale --metrics M --samples N [--dir DIR] [--keep] [--cli PATH]
- *               [--reuse]
+ *               [--reuse] [--repeat R]
  *
  * Writes one run of M metrics x N samples (the counter-like data of
  * bench_store, generated batch by batch so 4000 metrics fit in memory),
  * then measures, each the best (and median) of 3:
- *   ingest        values/s through the writer API
+ *   ingest        values/s through the writer API (R runs, default 3)
  *   size          bytes per value (file + WAL after a checkpoint), and how
  *                 full the chunk pages are (dbstat, when compiled in)
  *   raw-all       every metric, a window of 1% of the run in the middle
@@ -20,7 +20,8 @@
  *                 (posix_fadvise DONTNEED): bytes read from storage
  *                 (/proc/self/io read_bytes) against the bytes of the rows
  *                 they decode (chunks and timelines, summed with SQL)
- * One line per figure, "key value unit", for bench_scale.sh to tabulate.
+ * One line per figure, "key best median unit", for bench_scale.sh to
+ * tabulate.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -253,12 +254,65 @@ static double chunk_page_slack(const char *path)
 	return v;
 }
 
+/* Writes the run into a new file at path; returns the writer's seconds
+ * (generating the values not counted). */
+static double ingest(const char *path, uint32_t m, uint64_t n, uint32_t *ids)
+{
+	char err[256], p[600];
+	const char *suffix[] = {"", "-wal", "-shm"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+		unlink(p);
+	}
+	cs_store *s = cs_store_open(path, CS_OPEN_CREATE, err, sizeof err);
+	if (!s)
+		die(path, err);
+	cs_run_info info = {.kind = "hw", .source = "bench", .name = "scale", .time_unit = "ns"};
+	gen g;
+	gen_init(&g, m);
+	const uint32_t batch = 1000;
+	uint64_t *t0 = malloc(batch * sizeof *t0), *t1 = malloc(batch * sizeof *t1);
+	double *v = malloc((size_t)batch * m * sizeof *v);
+	if (!t0 || !t1 || !v)
+		die("malloc", "out of memory");
+	double gen_time = 0, t = now_s();
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	if (!w)
+		die("begin", err);
+	for (uint32_t k = 0; k < m; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "metric_%04u.sum", k);
+		cs_metric_info mi = {.name = name};
+		if (cs_writer_add_metric(w, &mi, &ids[k]))
+			die("metric", cs_store_errmsg(s));
+	}
+	for (uint64_t i = 0; i < n; i += batch) {
+		uint32_t nb = n - i < batch ? (uint32_t)(n - i) : batch;
+		double g0 = now_s();
+		gen_batch(&g, i, nb, t0, t1, v);
+		gen_time += now_s() - g0;
+		cs_batch b = {0, i, nb, m, ids, t0, t1, v};
+		if (cs_writer_append(w, &b))
+			die("append", cs_store_errmsg(s));
+	}
+	if (cs_writer_end(w, "complete", NULL))
+		die("end", cs_store_errmsg(s));
+	t = now_s() - t - gen_time;
+	sqlite3_exec(cs_store_db(s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	cs_store_close(s);
+	free(t0);
+	free(t1);
+	free(v);
+	free(g.rate);
+	return t;
+}
+
 int main(int argc, char **argv)
 {
 	uint32_t m = 20;
 	uint64_t n = 1000000;
 	const char *dir = "/tmp", *cli = NULL;
-	int keep = 0, reuse = 0;
+	int keep = 0, reuse = 0, repeat = 3;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--metrics") && i + 1 < argc)
 			m = (uint32_t)strtoul(argv[++i], NULL, 10);
@@ -272,74 +326,36 @@ int main(int argc, char **argv)
 			keep = 1;
 		else if (!strcmp(argv[i], "--reuse"))
 			reuse = 1;
+		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = atoi(argv[++i]);
 		else
 			die("usage", "--metrics M --samples N [--dir DIR] [--cli PATH] [--keep] [--reuse]");
 	}
-	if (m < 1 || n < 10000)
-		die("arguments", "--metrics >= 1, --samples >= 10000");
+	if (m < 1 || n < 10000 || repeat < 1 || repeat > 3)
+		die("arguments", "--metrics >= 1, --samples >= 10000, --repeat 1..3");
 	char path[512];
 	snprintf(path, sizeof path, "%s/scale-%ux%llu.db", dir, m, (unsigned long long)n);
 	uint64_t total = (uint64_t)m * n;
-	printf("config %u metrics x %llu samples = %.1fM values\n", m, (unsigned long long)n,
-	       (double)total / 1e6);
 
 	uint32_t *ids = malloc(m * sizeof *ids);
 	if (!ids)
 		die("malloc", "out of memory");
 	struct stat st0;
 	if (!reuse || stat(path, &st0) != 0) {
-		unlink(path);
-		char err[256];
-		cs_store *s = cs_store_open(path, CS_OPEN_CREATE, err, sizeof err);
-		if (!s)
-			die(path, err);
-		cs_run_info info = {.kind = "hw", .source = "bench", .name = "scale",
-				    .time_unit = "ns"};
-		gen g;
-		gen_init(&g, m);
-		const uint32_t batch = 1000;
-		uint64_t *t0 = malloc(batch * sizeof *t0), *t1 = malloc(batch * sizeof *t1);
-		double *v = malloc((size_t)batch * m * sizeof *v);
-		if (!t0 || !t1 || !v)
-			die("malloc", "out of memory");
-		double gen_time = 0, t = now_s();
-		cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
-		if (!w)
-			die("begin", err);
-		for (uint32_t k = 0; k < m; k++) {
-			char name[64];
-			snprintf(name, sizeof name, "metric_%04u.sum", k);
-			cs_metric_info mi = {.name = name};
-			if (cs_writer_add_metric(w, &mi, &ids[k]))
-				die("metric", cs_store_errmsg(s));
-		}
-		for (uint64_t i = 0; i < n; i += batch) {
-			uint32_t nb = n - i < batch ? (uint32_t)(n - i) : batch;
-			double g0 = now_s();
-			gen_batch(&g, i, nb, t0, t1, v);
-			gen_time += now_s() - g0;
-			cs_batch b = {0, i, nb, m, ids, t0, t1, v};
-			if (cs_writer_append(w, &b))
-				die("append", cs_store_errmsg(s));
-		}
-		if (cs_writer_end(w, "complete", NULL))
-			die("end", cs_store_errmsg(s));
-		t = now_s() - t - gen_time;
-		sqlite3_exec(cs_store_db(s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
-		cs_store_close(s);
-		printf("ingest %.2f Mvalues/s\n", (double)total / t / 1e6);
-		free(t0);
-		free(t1);
-		free(v);
-		free(g.rate);
+		double r[3];
+		for (int j = 0; j < repeat; j++)
+			r[j] = (double)total / ingest(path, m, n, ids) / 1e6;
+		qsort(r, (size_t)repeat, sizeof *r, cmp_d);
+		printf("ingest %.2f %.2f Mvalues/s\n", r[repeat - 1], r[repeat / 2]);
 	} else {
 		for (uint32_t k = 0; k < m; k++)
 			ids[k] = k;
 	}
-	printf("size %.3f bytes/value\n", file_bytes(path) / (double)total);
+	printf("size %.3f %.3f bytes/value\n", file_bytes(path) / (double)total,
+	       file_bytes(path) / (double)total);
 	double slack = chunk_page_slack(path);
 	if (slack >= 0)
-		printf("chunk-page-slack %.3f fraction\n", slack);
+		printf("page-slack %.3f %.3f fraction\n", slack, slack);
 
 	/* the run's span: t0 of sample i is 1e6 + 1e4 i plus jitter */
 	char err[256];
@@ -365,8 +381,8 @@ int main(int argc, char **argv)
 		for (int r = 0; r < 3; r++)
 			t[r] = run_query(path, &qs[j], &got);
 		qsort(t, 3, sizeof *t, cmp_d);
-		printf("%s %.2f ms (median %.2f; %llu rows/counts)\n", qs[j].key, t[0] * 1e3,
-		       t[1] * 1e3, (unsigned long long)got);
+		printf("%s %.3f %.3f ms\n", qs[j].key, t[0] * 1e3, t[1] * 1e3);
+		(void)got;
 	}
 	/* cold: the one-metric queries read what they decode, not the file */
 	const size_t cold[] = {2, 3, 4, 0};
@@ -377,16 +393,18 @@ int main(int argc, char **argv)
 		double t = run_query(path, qq, NULL);
 		double r1 = io_read_bytes();
 		double need = rows_bytes(path, &qq->q);
-		printf("cold-%s %.2f ms read %.2f MB of rows %.2f MB (%.2fx)\n", qq->key, t * 1e3,
-		       (r1 - r0) / 1e6, need / 1e6, need > 0 ? (r1 - r0) / need : 0);
+		printf("cold-%s %.2f %.2f ms\n", qq->key, t * 1e3, t * 1e3);
+		printf("cold-read-%s %.3f %.3f MB\n", qq->key, (r1 - r0) / 1e6, (r1 - r0) / 1e6);
+		printf("cold-rows-%s %.3f %.3f MB\n", qq->key, need / 1e6, need / 1e6);
 	}
 	if (cli) {
-		/* the 1% window through the command line, process start included */
+		/* the 1000-sample window through the command line, process start
+		 * included */
 		char cmd[1200];
 		double t[3];
 		snprintf(cmd, sizeof cmd,
 			 "%s export 1 --db %s --metric metric_%04u.sum --from %llu --to %llu > /dev/null",
-			 cli, path, one, (unsigned long long)mid, (unsigned long long)(mid + span / 100));
+			 cli, path, one, (unsigned long long)mid, (unsigned long long)(mid + 1000 * 10000));
 		for (int r = 0; r < 3; r++) {
 			t[r] = now_s();
 			if (system(cmd) != 0)
@@ -394,7 +412,7 @@ int main(int argc, char **argv)
 			t[r] = now_s() - t[r];
 		}
 		qsort(t, 3, sizeof *t, cmp_d);
-		printf("cli-window-one %.2f ms (median %.2f)\n", t[0] * 1e3, t[1] * 1e3);
+		printf("cli-window-one %.2f %.2f ms\n", t[0] * 1e3, t[1] * 1e3);
 	}
 	if (!keep) {
 		unlink(path);

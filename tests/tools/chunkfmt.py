@@ -3,9 +3,11 @@
 version would, from the blob layouts in docs/schema.md (not from our code).
 
   chunkfmt.py flip DB      flips one bit in the payload of one uncompressed
-                           value chunk; prints 'run R metric ID (NAME)' and 'seq S'
-  chunkfmt.py format1 DB   rewrites every blob as format 1 (no checksums),
-                           as files written before checksums hold them
+                           value chunk (format 2 or 3); prints
+                           'run R metric ID (NAME)' and 'seq S'
+  chunkfmt.py format1 DB   rewrites every format 2 blob as format 1 (no
+                           checksums), as files written before checksums
+                           hold them
   chunkfmt.py random DB K SEED
                            flips K random bits anywhere in the file
 """
@@ -35,9 +37,12 @@ def main():
         for cid, run, mid, name, seq0, blob in db.execute(
                 "SELECT c.id, c.run, c.metric, m.name, c.seq0, c.data FROM chunks c"
                 " JOIN metrics m ON m.run = c.run AND m.id = c.metric ORDER BY c.id"):
-            if blob[0] != 2 or blob[1] != 0:
+            if blob[0] not in (2, 3) or blob[1] != 0:
                 continue
-            payload = 16 + 32 * nblocks(blob) + 4
+            if blob[0] == 2:
+                payload = 16 + 32 * nblocks(blob) + 4
+            else:  # the directory's length is in bytes 2-3
+                payload = 16 + int.from_bytes(blob[2:4], "little") + 4
             if len(blob) <= payload + 40:
                 continue
             b = bytearray(blob)
@@ -47,15 +52,19 @@ def main():
             print(f"run {run} metric {mid} ({name})")
             print(f"seq {seq0}")
             return
-        sys.exit("no uncompressed format 2 chunk to flip")
+        sys.exit("no uncompressed format 2 or 3 chunk to flip")
     if what == "format1":
         for cid, blob in db.execute("SELECT id, data FROM chunks").fetchall():
+            if blob[0] != 2:
+                sys.exit("format1: a format %d chunk (only format 2 converts)" % blob[0])
             nb = nblocks(blob)
             dirs = b"".join(blob[16 + 32 * i:16 + 32 * i + 28] for i in range(nb))
             v1 = bytes([1]) + blob[1:16] + dirs + blob[16 + 32 * nb + 4:]
             db.execute("UPDATE chunks SET data = ? WHERE id = ?", (v1, cid))
         for run, dev, seq0, blob in db.execute(
                 "SELECT run, device, seq0, data FROM timelines").fetchall():
+            if blob[0] != 2:
+                sys.exit("format1: a format %d timeline (only format 2 converts)" % blob[0])
             v1 = bytes([1]) + blob[1:-4]
             db.execute("UPDATE timelines SET data = ? WHERE run = ? AND device = ? AND seq0 = ?",
                        (v1, run, dev, seq0))

@@ -1,5 +1,8 @@
 /* test_chunk.c - the chunk codec: round trips, block access, corruption. */
 #include <math.h>
+#include <stdlib.h>
+
+#include <sqlite3.h>
 
 #include "chunk.h"
 #include "testutil.h"
@@ -209,48 +212,158 @@ static size_t to_format1(const uint8_t *v2, size_t len, uint8_t *v1)
 	return o + len - payload;
 }
 
+/* A format 2 value chunk as the code before format 3 wrote it: from the
+ * v3 fixture file (tests/fixtures/store/v3.db, run 1, metric l2.sum). */
+static uint8_t *format2_blob(size_t *len)
+{
+	const char *src = getenv("CS_SRC") ? getenv("CS_SRC") : ".";
+	char path[600];
+	snprintf(path, sizeof path, "%s/tests/fixtures/store/v3.db", src);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT data FROM chunks WHERE run = 1 AND"
+					    " metric = 0 AND device = 0 ORDER BY seq0 DESC LIMIT 1",
+					    -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	*len = (size_t)sqlite3_column_bytes(st, 0);
+	uint8_t *b = malloc(*len);
+	memcpy(b, sqlite3_column_blob(st, 0), *len);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return b;
+}
+
 static void test_unchecked_format(void **state)
 {
 	(void)state;
 	cs_codec *c = cs_codec_new();
-	double v[1000], out[1000];
-	for (int i = 0; i < 1000; i++)
-		v[i] = i % 7 ? (double)(i * i) : (double)NAN;
-	cs_buf b = CS_BUF_INIT;
-	cs_agg agg;
-	assert_int_equal(cs_values_encode(c, v, 1000, &b, &agg), 0);
-	assert_int_equal(b.data[0], 2);
-	assert_int_equal(b.data[1], 0); /* these values stay uncompressed */
-	uint8_t *v1 = malloc(b.len);
-	size_t len1 = to_format1(b.data, b.len, v1);
+	static double out[CS_CHUNK_MAX], out2[CS_CHUNK_MAX];
+	size_t len2;
+	uint8_t *b2 = format2_blob(&len2);
+	assert_int_equal(b2[0], 2);
+	assert_int_equal(b2[1], 0); /* these values stay uncompressed */
+	uint32_t n;
+	memcpy(&n, b2 + 4, 4);
+	uint32_t nb = (n + 127) / 128;
+	uint8_t *v1 = malloc(len2);
+	size_t len1 = to_format1(b2, len2, v1);
 	cs_values_view view;
 	char err[128];
+	assert_int_equal(cs_values_open(c, &view, b2, len2, err, sizeof err), 0);
+	assert_int_equal(view.checked, 1);
+	cs_values_decode(&view, out2);
 	assert_int_equal(cs_values_open(c, &view, v1, len1, err, sizeof err), 0);
 	assert_int_equal(view.checked, 0);
 	cs_values_decode(&view, out);
-	for (int i = 0; i < 1000; i++)
-		assert_true(isnan(v[i]) ? isnan(out[i]) : v[i] == out[i]);
+	for (uint32_t i = 0; i < n; i++)
+		assert_true(isnan(out2[i]) ? isnan(out[i]) : out2[i] == out[i]);
 	/* The partial path reads it too. */
 	size_t head = cs_values_head_len(v1);
-	assert_int_equal(head, 16 + 28 * 8);
+	assert_int_equal(head, 16 + 28 * nb);
 	assert_int_equal(cs_values_open_dir(&view, v1, head, len1, err, sizeof err), 0);
 	view.payload = v1 + head;
-	assert_int_equal(cs_values_check_block(&view, 3, err, sizeof err), 0);
+	assert_int_equal(cs_values_check_block(&view, 3 % nb, err, sizeof err), 0);
 	/* A checked blob read partially: a flipped payload byte fails its
 	 * block, the other blocks still check. */
-	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), 0);
-	assert_int_equal(view.checked, 1);
-	head = cs_values_head_len(b.data);
-	assert_int_equal(head, 16 + 32 * 8 + 4);
-	b.data[head + view.offset[2] + 5] ^= 0x10;
-	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
-	view.payload = b.data + head;
+	assert_int_equal(cs_values_open(c, &view, b2, len2, err, sizeof err), 0);
+	head = cs_values_head_len(b2);
+	assert_int_equal(head, 16 + 32 * nb + 4);
+	b2[head + view.offset[2] + 5] ^= 0x10;
+	assert_int_equal(cs_values_open_dir(&view, b2, head, len2, err, sizeof err), 0);
+	view.payload = b2 + head;
 	assert_int_equal(cs_values_check_block(&view, 2, err, sizeof err), -EBADMSG);
 	assert_string_equal(err, "block checksum mismatch");
 	assert_int_equal(cs_values_check_block(&view, 1, err, sizeof err), 0);
-	b.data[20] ^= 1; /* the directory */
-	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), -EBADMSG);
+	b2[20] ^= 1; /* the directory */
+	assert_int_equal(cs_values_open_dir(&view, b2, head, len2, err, sizeof err), -EBADMSG);
 	free(v1);
+	free(b2);
+	cs_codec_free(c);
+}
+
+/* Format 3 (what is written now): the directory costs a fraction of format
+ * 2's, the partial path works on it, integer payloads are not run through
+ * zstd and byte-plane doubles are. */
+static void test_compact_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static double v[4096], out[4096];
+	uint64_t seed = 11;
+	for (int i = 0; i < 4096; i++)
+		v[i] = i % 1000 == 7 ? (double)NAN : (double)(200000 + tu_rand(&seed) % 4096);
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 3);
+	assert_int_equal(b.data[1], 0);
+	size_t head = cs_values_head_len(b.data);
+	/* 12 bits a value, and a directory under 20 bytes a block (format 2:
+	 * 32) */
+	assert_true(head < 16 + 32 * 20 + 4);
+	assert_true(b.len <= head + 4096 * 12 / 8 + 5 * 16); /* 5 blocks with a bitmap */
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
+	view.payload = b.data + head;
+	double sum = 0, want = 0;
+	uint64_t count = 0;
+	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+		assert_int_equal(cs_values_check_block(&view, blk, err, sizeof err), 0);
+		cs_values_block_decode(&view, blk, out + blk * 128);
+		cs_agg a;
+		cs_values_block_agg(&view, blk, &a);
+		sum += a.sum;
+		count += a.count;
+	}
+	for (int i = 0; i < 4096; i++) {
+		assert_true(isnan(v[i]) ? isnan(out[i]) : v[i] == out[i]);
+		if (!isnan(v[i]))
+			want += v[i];
+	}
+	if (!(sum == want && count == 4091 && agg.sum == want && agg.count == 4091))
+		fail_msg("sum %.17g count %llu agg %.17g %llu want %.17g", sum, (unsigned long long)count, agg.sum, (unsigned long long)agg.count, want);
+	/* doubles with few distinct exponents: compressed */
+	for (int i = 0; i < 4096; i++)
+		v[i] = 1.0 + (double)(i % 64) / 1024.0;
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[1], 1);
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), 0);
+	cs_values_decode(&view, out);
+	assert_memory_equal(v, out, sizeof v);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+/* A format 3 timeline decodes a block at a time, each block knowing its
+ * first and last t0 before it is decoded. */
+static void test_timeline_blocks(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static uint64_t t0[1000], t1[1000], o0[1000], o1[1000];
+	uint64_t seed = 9, t = 5;
+	for (int i = 0; i < 1000; i++) {
+		t0[i] = t;
+		t1[i] = t + tu_rand(&seed) % 3;
+		t += i % 300 < 20 ? 0 : 10 + tu_rand(&seed) % 5; /* runs of equal t0 */
+	}
+	cs_buf b = CS_BUF_INIT;
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 1000, &b), 0);
+	assert_int_equal(b.data[0], 3);
+	cs_timeline_view tv;
+	char err[128];
+	assert_int_equal(cs_timeline_open(c, &tv, b.data, b.len, 1000, o0, o1, err, sizeof err), 0);
+	assert_int_equal(tv.nblocks, 8);
+	for (int blk = 7; blk >= 0; blk--) {
+		uint32_t j0 = (uint32_t)blk * 128, j1 = j0 + 128 < 1000 ? j0 + 128 : 1000;
+		assert_true(tv.first[blk] == t0[j0] && tv.last[blk] == t0[j1 - 1]);
+		assert_int_equal(cs_timeline_block(&tv, (uint32_t)blk, err, sizeof err), 0);
+		assert_memory_equal(t0 + j0, o0 + j0, (j1 - j0) * 8);
+		assert_memory_equal(t1 + j0, o1 + j0, (j1 - j0) * 8);
+	}
 	cs_buf_free(&b);
 	cs_codec_free(c);
 }
@@ -327,6 +440,8 @@ int main(void)
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_unchecked_format),
+		cmocka_unit_test(test_compact_format),
+		cmocka_unit_test(test_timeline_blocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""The summary `make bench` and `make bench-scale` end with.
+
+    figures.py CURRENT [PREVIOUS]
+
+CURRENT holds this run's figures, one per line:
+
+    NAME BEST MEDIAN UNIT GOAL
+
+BEST and MEDIAN are of the repetitions (best = fastest or largest), GOAL
+is `<=X`, `>=X` or `-`. PREVIOUS is the same file from the last run; each
+figure is printed beside its previous value, so a regression shows even
+where no goal is set. Exits 0 whatever the goals say: a benchmark reports.
+"""
+import sys
+
+
+def load(path):
+    figs = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 5:
+                    figs[p[0]] = (float(p[1]), float(p[2]), p[3], p[4])
+    except OSError:
+        pass
+    return figs
+
+
+def met(value, goal):
+    if goal == "-":
+        return ""
+    bound = float(goal[2:])
+    return "yes" if (value <= bound if goal.startswith("<=") else value >= bound) else "NO"
+
+
+def main():
+    cur = load(sys.argv[1])
+    prev = load(sys.argv[2]) if len(sys.argv) > 2 else {}
+    if not cur:
+        return
+    w = max(len(n) for n in cur)
+    print()
+    print("%-*s  %10s %10s  %-10s %10s %7s  %-8s %s" % (w, "figure", "best", "median", "unit",
+                                                       "previous", "change", "goal", "met"))
+    for name, (best, med, unit, goal) in cur.items():
+        before = prev.get(name)
+        if before and before[0]:
+            change = "%+.0f%%" % (100 * (best - before[0]) / abs(before[0]))
+            pv = "%.4g" % before[0]
+        else:
+            change, pv = "", "(none)"
+        print("%-*s  %10.4g %10.4g  %-10s %10s %7s  %-8s %s" % (w, name, best, med, unit, pv, change,
+                                                             goal, met(best, goal)))
+    if not prev:
+        print("(no previous figures: the next run compares against these)")
+
+
+main()
