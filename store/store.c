@@ -21,6 +21,7 @@
 #include "store_int.h"
 #include "wire.h"
 #include "series.h"
+#include "pack.h"
 #include "vfs.h"
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
@@ -80,6 +81,19 @@ struct cs_writer {
 	int have_t;
 };
 
+/* A chunk row encoded and waiting for flush_chunks (in s->batch). */
+typedef struct pending_chunk {
+	int64_t run;
+	uint32_t device, metric, n, len;
+	uint64_t seq0, t0_first, t0_last;
+	size_t off;
+	cs_agg agg;
+} pending_chunk;
+
+/* Encoded chunk rows are held back until a commit, or until this many
+ * bytes wait, so that each flush orders many rows into pages (pack.h). */
+#define PENDING_BYTES (8u << 20)
+
 struct cs_store {
 	sqlite3 *db;
 	int readonly;
@@ -92,6 +106,12 @@ struct cs_store {
 	cs_writer *writers;
 	cs_codec *codec;
 	cs_buf blob;
+	/* chunk rows encoded, waiting to be written in pack order */
+	cs_buf batch;
+	struct pending_chunk *pend;
+	uint32_t *pend_cost, *pend_order, npend, pend_cap;
+	cs_pack pack;
+	int64_t page_size, chunk_rowid; /* chunk_rowid < 0: not known yet */
 	char host[256];
 	char errmsg[512];
 };
@@ -158,6 +178,8 @@ int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what)
 	if (s->in_tx && sqlite3_get_autocommit(s->db)) {
 		s->in_tx = 0;
 		s->tx_lost = 1;
+		s->npend = 0; /* their transaction is gone with them */
+		cs_buf_reset(&s->batch);
 	}
 	return fail(s, cs_store_rc(sqlite_rc) ? cs_store_rc(sqlite_rc) : -EIO,
 		    "%s: %s", what, sqlite3_errmsg(s->db));
@@ -438,6 +460,8 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 	}
 	s->readonly = !!(flags & CS_OPEN_READONLY);
 	s->commit_values = DEFAULT_COMMIT_VALUES;
+	s->chunk_rowid = -1;
+	s->page_size = PAGE_SIZE_BYTES;
 	if (gethostname(s->host, sizeof s->host - 1))
 		snprintf(s->host, sizeof s->host, "localhost");
 	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
@@ -463,6 +487,9 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, s->errmsg);
 		goto fail;
 	}
+	if (pragma_int(s->db, "PRAGMA page_size", &s->page_size) != SQLITE_OK ||
+	    s->page_size < 512)
+		s->page_size = PAGE_SIZE_BYTES;
 	sqlite3_exec(s->db,
 		     "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;"
 		     " PRAGMA temp_store = MEMORY",
@@ -513,6 +540,10 @@ void cs_store_close(cs_store *s)
 	sqlite3_close(s->db);
 	cs_codec_free(s->codec);
 	cs_buf_free(&s->blob);
+	cs_buf_free(&s->batch);
+	free(s->pend);
+	free(s->pend_cost);
+	free(s->pend_order);
 	free(s);
 }
 
@@ -551,7 +582,50 @@ static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
-/* Writes the device's open chunk (timeline and every touched metric). */
+/* Writes the chunk rows held back, in the order that fills pages. */
+static int flush_chunks(cs_store *s)
+{
+	if (!s->npend)
+		return 0;
+	if (s->chunk_rowid < 0 &&
+	    pragma_int(s->db, "SELECT coalesce(max(id), 0) FROM chunks", &s->chunk_rowid) != SQLITE_OK)
+		s->chunk_rowid = 0;
+	for (uint32_t j = 0; j < s->npend; j++) {
+		const pending_chunk *pc = &s->pend[j];
+		int64_t ints[] = {pc->run, pc->device, pc->metric, (int64_t)pc->seq0, pc->n,
+				  (int64_t)pc->t0_first, (int64_t)pc->t0_last, (int64_t)pc->agg.count};
+		double reals[] = {pc->agg.min, pc->agg.max, pc->agg.sum};
+		size_t payload = cs_pack_record_len(ints, 8, reals, 3, pc->len);
+		s->pend_cost[j] = cs_pack_cost(payload, s->chunk_rowid + 1 + j, (uint32_t)s->page_size);
+	}
+	cs_pack_order(&s->pack, (uint32_t)s->page_size, s->pend_cost, s->npend, s->pend_order);
+	sqlite3_stmt *st = s->st[ST_INS_CHUNK];
+	int rc = 0;
+	for (uint32_t j = 0; !rc && j < s->npend; j++) {
+		const pending_chunk *pc = &s->pend[s->pend_order[j]];
+		sqlite3_bind_int64(st, 1, pc->run);
+		sqlite3_bind_int64(st, 2, pc->device);
+		sqlite3_bind_int64(st, 3, pc->metric);
+		sqlite3_bind_int64(st, 4, (int64_t)pc->seq0);
+		sqlite3_bind_int64(st, 5, pc->n);
+		sqlite3_bind_int64(st, 6, (int64_t)pc->t0_first);
+		sqlite3_bind_int64(st, 7, (int64_t)pc->t0_last);
+		sqlite3_bind_int64(st, 8, (int64_t)pc->agg.count);
+		sqlite3_bind_double(st, 9, pc->agg.min);
+		sqlite3_bind_double(st, 10, pc->agg.max);
+		sqlite3_bind_double(st, 11, pc->agg.sum);
+		sqlite3_bind_blob(st, 12, s->batch.data + pc->off, (int)pc->len, SQLITE_STATIC);
+		rc = step_reset(s, st, "writing chunk");
+		if (!rc)
+			s->chunk_rowid = sqlite3_last_insert_rowid(s->db);
+	}
+	s->npend = 0;
+	cs_buf_reset(&s->batch);
+	return rc;
+}
+
+/* Writes the device's open chunk: its timeline row, and every touched
+ * metric's chunk row into the batch flush_chunks writes. */
 static int write_chunk(cs_writer *w, dev_buf *d)
 {
 	cs_store *s = w->s;
@@ -577,37 +651,41 @@ static int write_chunk(cs_writer *w, dev_buf *d)
 	rc = step_reset(s, st, "writing timeline");
 	if (rc)
 		return rc;
-	st = s->st[ST_INS_CHUNK];
+	/* every touched metric's chunk, encoded, held back for flush_chunks */
 	for (uint32_t k = 0; k < d->nvals; k++) {
 		if (!d->vals[k])
 			continue;
+		if (s->npend == s->pend_cap) {
+			uint32_t cap = s->pend_cap ? 2 * s->pend_cap : 256;
+			pending_chunk *np = realloc(s->pend, cap * sizeof *np);
+			if (np)
+				s->pend = np;
+			uint32_t *nc = realloc(s->pend_cost, cap * sizeof *nc);
+			if (nc)
+				s->pend_cost = nc;
+			uint32_t *no = realloc(s->pend_order, cap * sizeof *no);
+			if (no)
+				s->pend_order = no;
+			if (!np || !nc || !no)
+				return fail(s, -ENOMEM, "out of memory for %u chunks", cap);
+			s->pend_cap = cap;
+		}
 		cs_agg agg;
-		cs_buf_reset(&s->blob);
-		rc = cs_values_encode(s->codec, d->vals[k], d->n, &s->blob, &agg);
+		size_t off = s->batch.len;
+		rc = cs_values_encode(s->codec, d->vals[k], d->n, &s->batch, &agg);
 		if (rc)
 			return fail(s, rc, "run %lld: encoding chunk",
 				    (long long)w->run);
-		if (!agg.count)
+		if (!agg.count) {
+			s->batch.len = off;
 			continue;
-		sqlite3_bind_int64(st, 1, w->run);
-		sqlite3_bind_int64(st, 2, d->index);
-		sqlite3_bind_int64(st, 3, k);
-		sqlite3_bind_int64(st, 4, (int64_t)d->seq0);
-		sqlite3_bind_int64(st, 5, d->n);
-		sqlite3_bind_int64(st, 6, (int64_t)d->t0[0]);
-		sqlite3_bind_int64(st, 7, (int64_t)d->t0[d->n - 1]);
-		sqlite3_bind_int64(st, 8, (int64_t)agg.count);
-		sqlite3_bind_double(st, 9, agg.min);
-		sqlite3_bind_double(st, 10, agg.max);
-		sqlite3_bind_double(st, 11, agg.sum);
-		sqlite3_bind_blob(st, 12, s->blob.data, (int)s->blob.len,
-				  SQLITE_STATIC);
-		rc = step_reset(s, st, "writing chunk");
-		if (rc)
-			return rc;
+		}
+		s->pend[s->npend++] = (pending_chunk){w->run, d->index, k, d->n,
+						      (uint32_t)(s->batch.len - off), d->seq0,
+						      d->t0[0], d->t0[d->n - 1], off, agg};
 	}
 	d->dirty = 0;
-	return 0;
+	return s->batch.len >= PENDING_BYTES ? flush_chunks(s) : 0;
 }
 
 static void reset_chunk(dev_buf *d)
@@ -641,7 +719,7 @@ int cs_store_commit(cs_store *s) { return cs_store_commit_ex(s, 1); }
  * it: whatever commits, the runs rows agree with the chunks committed. */
 static int commit_open(cs_store *s)
 {
-	int rc = 0;
+	int rc = s->in_tx ? flush_chunks(s) : 0;
 	for (cs_writer *w = s->writers; w && !rc && s->in_tx; w = w->next)
 		rc = update_run_stats(w);
 	if (!rc && s->in_tx) {
@@ -1227,6 +1305,8 @@ void cs_store_abort(cs_store *s)
 	s->in_tx = 0;
 	s->tx_lost = 0;
 	s->pending_values = 0;
+	s->npend = 0;
+	cs_buf_reset(&s->batch);
 	while (s->writers) {
 		cs_writer *w = s->writers;
 		s->writers = w->next;
@@ -1261,6 +1341,11 @@ void cs_writer_discard(cs_writer *w)
 	int64_t run = w->run;
 	unlink_writer(w);
 	writer_free(w);
+	uint32_t kept = 0; /* its chunk rows held back go with it */
+	for (uint32_t j = 0; j < s->npend; j++)
+		if (s->pend[j].run != run)
+			s->pend[kept++] = s->pend[j];
+	s->npend = kept;
 	if (cs_store_delete_run(s, run))
 		cs_log(CS_LOG_ERROR, "run %lld: could not delete: %s",
 		       (long long)run, s->errmsg);
