@@ -16,14 +16,25 @@ INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
 LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl -l:libstdc++.a
+# One C++ file: store/dtoa.cc wraps Dragonbox (Debian's libdragonbox-dev,
+# header-only) for shortest double formatting. No exceptions, no RTTI: the
+# object needs nothing from libstdc++.
+ifeq ($(origin CXX),default)
+CXX     := $(if $(findstring clang,$(CC)),clang++,c++)
+endif
+DRAGONBOX_INC := $(firstword $(wildcard /usr/include/dragonbox-*))
+CXXFLAGS := -std=c++17 -Wall -Wextra $(if $(WERROR),-Werror) $(O) -g -fno-omit-frame-pointer \
+            -fPIC -fno-exceptions -fno-rtti -Istore -isystem $(DRAGONBOX_INC) $(EXTRA_CFLAGS)
 ifdef SAN
 CFLAGS  += -fsanitize=$(SAN) -fno-sanitize-recover=all
+CXXFLAGS += -fsanitize=$(SAN) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SAN)
 endif
 Q       := $(if $(V),,@)
 MAKEFLAGS += --no-print-directory
 
 STORE_SRC := $(filter-out store/series_ext.c,$(wildcard store/*.c))
+STORE_CXX := $(wildcard store/*.cc)
 # The collector's CUDA-free half (pipeline, patterns) is ordinary code;
 # the CUPTI half (COLL_CUPTI_SRC) is built only into the injection library.
 COLL_CUPTI_SRC := collector/catalog.c collector/cupti_source.c collector/hooks.c \
@@ -34,7 +45,7 @@ LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
 # The UI's files (web/ui/) are compiled in as byte arrays.
 UI_FILES  := web/ui/index.html web/ui/app.js web/ui/app.css
 UI_OBJ    := $(BUILD)/gen/ui_files.o
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(UI_OBJ)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(STORE_CXX:%.cc=$(BUILD)/%.o) $(UI_OBJ)
 EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c
 EXT_OBJ   := $(EXT_SRC:%.c=$(BUILD)/ext/%.o)
 TEST_SRC  := $(wildcard tests/unit/test_*.c)
@@ -99,7 +110,7 @@ $(COLL_OBJ): $(BUILD)/collector/%.o: collector/%.c
 
 # The injection library: CUPTI glue, the pipeline, the store. Only
 # InitializeInjection and the catalog are exported (exports.map).
-$(COLLECTOR): $(COLL_OBJ) $(STORE_SRC:%.c=$(BUILD)/%.o) $(COLL_SRC:%.c=$(BUILD)/%.o) collector/exports.map
+$(COLLECTOR): $(COLL_OBJ) $(STORE_SRC:%.c=$(BUILD)/%.o) $(STORE_CXX:%.cc=$(BUILD)/%.o) $(COLL_SRC:%.c=$(BUILD)/%.o) collector/exports.map
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,--version-script=collector/exports.map -Wl,-Bsymbolic \
 		-Wl,-z,defs $(filter %.o,$^) -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
@@ -109,6 +120,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CXX     $<")
+	$(Q)$(CXX) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/gen/ui_files.c: $(UI_FILES) web/ui/embed.sh
 	@mkdir -p $(@D)
@@ -197,6 +213,7 @@ bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load
 	@rm -rf $(BUILD)/bench && mkdir -p $(BUILD)/bench
 	BENCH_FIGURES=$(BUILD)/bench/figures.txt $(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_clickhouse.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
 	@python3 tests/bench/figures.py $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
@@ -316,6 +333,10 @@ fuzz: $(BUILD)/gen/ui_files.c
 		o=build-fuzz/obj/$$(echo $$f | tr / _).o; \
 		clang $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
 			-fno-sanitize-recover=all $(INC) -I$(BUILD)/gen $$(pkg-config --cflags $(PKGS)) -c $$f -o $$o; \
+	done; for f in $(STORE_CXX); do \
+		clang++ -std=c++17 -g -O1 -fno-exceptions -fno-rtti -fsanitize=fuzzer-no-link,address,undefined \
+			-fno-sanitize-recover=all -Istore -isystem $(DRAGONBOX_INC) -c $$f \
+			-o build-fuzz/obj/$$(echo $$f | tr / _).o; \
 	done; rm -f build-fuzz/lib.a; ar rcs build-fuzz/lib.a build-fuzz/obj/*.o
 	@set -e; for f in $(if $(FUZZ),tests/fuzz/$(FUZZ).c,$(FUZZ_SRC)); do \
 		n=$$(basename $$f .c); \

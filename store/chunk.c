@@ -551,8 +551,8 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 			int64_t imin, isum;
 			if (__builtin_add_overflow(prev_min, cs_unzigzag(dmin), &imin) ||
 			    __builtin_add_overflow(prev_sum, cs_unzigzag(dsum), &isum) ||
-			    imin < -9007199254740992ll || imin > 9007199254740992ll ||
-			    range > 18014398509481984ull || imin + (int64_t)range > 9007199254740992ll)
+			    imin < -9007199254740992LL || imin > 9007199254740992LL ||
+			    range > 18014398509481984ULL || imin + (int64_t)range > 9007199254740992LL)
 				return seterr(err, errlen, "corrupt integer block header");
 			prev_min = imin;
 			prev_sum = isum;

@@ -1,5 +1,6 @@
 /* csv.c - streaming CSV writer; see csv.h. */
 #include "csv.h"
+#include "dtoa.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,12 +89,53 @@ size_t cs_format_f64(char out[32], double v)
 		out[n] = 0;
 		return n;
 	}
-	for (int prec = 15; prec <= 17; prec++) {
-		int n = snprintf(out, 32, "%.*g", prec, v);
-		if (prec == 17 || strtod(out, NULL) == v)
-			return (size_t)n;
+	/* The shortest digits that read back as v (Dragonbox), written as
+	 * printf's %g would write them: plain when the decimal exponent X is
+	 * in [-4, 17), else d.ddde[+-]XX. */
+	unsigned long long digits;
+	int e;
+	cs_dtoa_shortest(v, &digits, &e);
+	char d[24];
+	size_t nd = format_u64(d, digits), n = 0;
+	int x = e + (int)nd - 1;
+	if (v < 0)
+		out[n++] = '-';
+	if (x >= -4 && x < 17) {
+		if (x < 0) { /* 0.000ddd */
+			out[n++] = '0';
+			out[n++] = '.';
+			for (int i = -1; i > x; i--)
+				out[n++] = '0';
+			memcpy(out + n, d, nd);
+			n += nd;
+		} else if ((size_t)x + 1 >= nd) { /* ddd000 */
+			memcpy(out + n, d, nd);
+			n += nd;
+			for (size_t i = nd; i <= (size_t)x; i++)
+				out[n++] = '0';
+		} else { /* dd.ddd */
+			memcpy(out + n, d, (size_t)x + 1);
+			n += (size_t)x + 1;
+			out[n++] = '.';
+			memcpy(out + n, d + x + 1, nd - (size_t)x - 1);
+			n += nd - (size_t)x - 1;
+		}
+	} else {
+		out[n++] = d[0];
+		if (nd > 1) {
+			out[n++] = '.';
+			memcpy(out + n, d + 1, nd - 1);
+			n += nd - 1;
+		}
+		out[n++] = 'e';
+		out[n++] = x < 0 ? '-' : '+';
+		int ax = x < 0 ? -x : x;
+		if (ax < 10)
+			out[n++] = '0';
+		n += format_u64(out + n, (uint64_t)ax);
 	}
-	return 0;
+	out[n] = 0;
+	return n;
 }
 
 void cs_csv_f64(cs_csv *w, double v)

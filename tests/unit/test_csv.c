@@ -269,9 +269,67 @@ static void test_roundtrip(void **state)
 	cs_store_close(s);
 }
 
+/* Doubles print as the shortest text that reads back as them (Dragonbox):
+ * random bit patterns and ratios read back bit for bit through strtod, one
+ * digit fewer (printf's correctly rounded %.*e) does not, and known values
+ * print as Python's repr prints them (computed with python3). */
+static void test_shortest_doubles(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		const char *text;
+	} known[] = {
+		{1.0 / 3, "0.3333333333333333"},
+		{0.1 + 0.2, "0.30000000000000004"},
+		{5e-324, "5e-324"},
+		{1.7976931348623157e308, "1.7976931348623157e+308"},
+		{2.5e-05, "2.5e-05"},
+		{123456.789, "123456.789"},
+		{1e-7 / 3, "3.3333333333333334e-08"},
+		{-0.001, "-0.001"},
+		{2.2250738585072014e-308, "2.2250738585072014e-308"},
+		{1234567890123456.8, "1234567890123456.8"},
+	};
+	char out[32], shorter[40];
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+		cs_format_f64(out, known[i].v);
+		assert_string_equal(out, known[i].text);
+	}
+	uint64_t seed = 99;
+	for (int i = 0; i < 300000; i++) {
+		double v;
+		if (i % 2) {
+			uint64_t bits = tu_rand(&seed) << 32 ^ tu_rand(&seed);
+			memcpy(&v, &bits, 8);
+		} else {
+			v = (double)(tu_rand(&seed) % 100000000) / (double)(1 + tu_rand(&seed) % 9999);
+		}
+		if (isnan(v) || isinf(v))
+			continue;
+		cs_format_f64(out, v);
+		double back = strtod(out, NULL);
+		if (memcmp(&back, &v, 8) != 0)
+			fail_msg("%a printed as %s, reads back as %a", v, out, back);
+		int digits = 0, lead = 1;
+		for (const char *c = out; *c && *c != 'e'; c++) {
+			if (*c < '0' || *c > '9' || (lead && *c == '0'))
+				continue;
+			lead = 0;
+			digits++;
+		}
+		if (digits > 1 && (strchr(out, '.') || strchr(out, 'e'))) {
+			snprintf(shorter, sizeof shorter, "%.*e", digits - 2, v);
+			if (strtod(shorter, NULL) == v)
+				fail_msg("%a printed as %s, but %s reads back too", v, out, shorter);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shortest_doubles),
 		cmocka_unit_test(test_tokenizer),
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_writer_formats),
