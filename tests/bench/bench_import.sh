@@ -61,3 +61,21 @@ for f in aerialvision:av.log.gz accelsim-perf:perf.csv.gz; do
 	printf '%-16s %10s %10s %10s %10.1f %7.2fx\n' "$fmt" "$mb" "$z" "$i" \
 		"$(awk -v m="$mb" -v t="$i" 'BEGIN { print m / t }')" "$(awk -v a="$i" -v b="$z" 'BEGIN { print a / b }')"
 done
+
+# Bytes per value of simulator runs: the real QV100 visualizer log alone
+# (40 samples x 879 metrics: the file's fixed pages dominate) and repeated
+# 50 times (2000 samples); values counted through the series table.
+fig() { [ -n "$BENCH_FIGURES" ] && echo "$*" >>"$BENCH_FIGURES"; return 0; }
+echo "== bytes per stored value (file size after a checkpoint / present values)"
+for f in one:"$AV" x50:"$W/av.log.gz"; do
+	tag=${f%%:*} file=${f#*:}
+	rm -f "$W/sz.db"*
+	"$CS" import aerialvision "$file" --db "$W/sz.db" >/dev/null 2>&1
+	sqlite3 "$W/sz.db" "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+	v=$("$CS" query --db "$W/sz.db" "SELECT count(*) FROM series" | tail -n 1 | tr -d '\r')
+	bytes=$(stat -c %s "$W/sz.db")
+	bpv=$(awk -v b="$bytes" -v v="$v" 'BEGIN { printf "%.3f", b / v }')
+	printf '%-34s %10s values %10s bytes %8s B/value\n' "qv100 visualizer ($tag)" "$v" "$bytes" "$bpv"
+	fig "import.size.qv100_visualizer_$tag" "$bpv" "$bpv" B/value -
+done
+rm -f "$W/sz.db"*

@@ -117,6 +117,13 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int count_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)seq, (void)t0, (void)t1, (void)v;
+	*(double *)ctx += 1;
+	return 0;
+}
+
 static int count_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
 {
 	(void)i, (void)t0, (void)t1;
@@ -404,6 +411,32 @@ int main(int argc, char **argv)
 	       100.0 * (double)stats.values_decoded / (double)values_total,
 	       (unsigned long long)stats.timelines_decoded);
 	figure("store.buckets_all", best * 1e3, times[2] * 1e3, "ms", "<=50");
+
+	/* --- a 1% window in the middle, one metric and every metric, in
+	 * process (bench_clickhouse.sh sets them beside ClickHouse) --- */
+	{
+		uint64_t wf = t0[n / 2], wt = t0[n / 2 + n / 100];
+		printf("1%% window (%u samples from t0 = %llu), in process (best / median of 5):\n",
+		       n / 100, (unsigned long long)wf);
+		for (int all = 0; all < 2; all++) {
+			uint32_t one = ids[m / 2];
+			cs_scan wq = {.run = 1, .device = 0, .m = all ? m : 1,
+				      .metrics = all ? ids : &one, .from = wf, .to = wt};
+			double wt5[5];
+			for (int rep = 0; rep < 5; rep++) {
+				double rows = 0, st0 = now_s();
+				if (cs_read_raw(s, &wq, count_row, &rows))
+					die("window", cs_store_errmsg(s));
+				wt5[rep] = now_s() - st0;
+			}
+			qsort(wt5, 5, sizeof *wt5, cmp_d);
+			printf("  %-12s %8.3f ms  (median %.3f)\n", all ? "all metrics" : "one metric",
+			       wt5[0] * 1e3, wt5[2] * 1e3);
+			figure(all ? "store.window1pct_all_metrics" : "store.window1pct_one_metric",
+			       wt5[0] * 1e3, wt5[2] * 1e3, "ms", "-");
+		}
+		printf("\n");
+	}
 	figure("store.buckets_all_tuned_baseline_over_ours", tuned_best / best, tuned_best / times[2],
 	       "x", "-");
 	cs_store_close(s);

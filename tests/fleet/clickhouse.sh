@@ -4,6 +4,7 @@
 # one-shard cluster "cs_test" (for Distributed tables) pointing at itself;
 # it sets CH_HTTP (its HTTP port), CH_TCP and CH_PID. ch_stop stops it by
 # PID. ch_q SQL runs a query over HTTP and prints the answer (TSV).
+# CH_EXTRA_XML, when set, goes into the server's configuration as it is.
 ch_free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
@@ -28,6 +29,7 @@ ch_start() {
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <max_concurrent_queries>50</max_concurrent_queries>
+$CH_EXTRA_XML
   <remote_servers>
     <cs_test><shard><replica><host>127.0.0.1</host><port>$CH_TCP</port></replica></shard></cs_test>
   </remote_servers>
