@@ -12,14 +12,11 @@
 #define _GNU_SOURCE
 #include "vfs.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -180,28 +177,20 @@ static const sqlite3_io_methods methods_v1 = {
 };
 
 /* The same for reads through read(2) (the header, pages past the map):
- * SQLite's descriptor is not public, so every descriptor of this process
- * open on the file is advised POSIX_FADV_RANDOM (they are all SQLite's,
- * and random access is right for each). */
-static void advise_descriptors(const char *path)
+ * the unix VFS opens its descriptors through its "open" system call, which
+ * it lets a program replace (xSetSystemCall). Ours advises the descriptor
+ * POSIX_FADV_RANDOM when this thread is opening a database file through
+ * this VFS (v_open sets the name), and is the plain call otherwise. */
+typedef int (*open_fn)(const char *, int, int);
+static open_fn real_open;
+static __thread const char *opening; /* the database this thread opens */
+
+static int open_advised(const char *path, int flags, int mode)
 {
-	struct stat want, st;
-	if (!path || stat(path, &want) != 0)
-		return;
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return;
-	int self = dirfd(d);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-		if (*end || end == e->d_name || fd == self)
-			continue;
-		if (fstat((int)fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
-			posix_fadvise((int)fd, 0, 0, POSIX_FADV_RANDOM);
-	}
-	closedir(d);
+	int fd = real_open(path, flags, mode);
+	if (fd >= 0 && opening && strcmp(path, opening) == 0)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	return fd;
 }
 
 static int v_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
@@ -211,12 +200,12 @@ static int v_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int 
 	vfs_file *p = (vfs_file *)f;
 	memset(p, 0, sizeof *p);
 	p->real = (sqlite3_file *)((char *)f + HEADER_SIZE);
+	opening = flags & SQLITE_OPEN_MAIN_DB ? name : NULL;
 	int rc = inner->xOpen(inner, name, p->real, flags, out_flags);
+	opening = NULL;
 	if (rc != SQLITE_OK || !p->real->pMethods)
 		return rc; /* base.pMethods stays NULL: SQLite will not close it */
 	p->base.pMethods = p->real->pMethods->iVersion >= 3 ? &methods : &methods_v1;
-	if (flags & SQLITE_OPEN_MAIN_DB)
-		advise_descriptors(name);
 	return rc;
 }
 
@@ -230,8 +219,16 @@ static void register_vfs(void)
 	shim.zName = "cyclescope";
 	shim.pNext = NULL;
 	shim.xOpen = v_open;
-	if (sqlite3_vfs_register(&shim, 0) != SQLITE_OK)
+	if (sqlite3_vfs_register(&shim, 0) != SQLITE_OK) {
 		shim.zName = NULL;
+		return;
+	}
+	if (inner->iVersion >= 3 && inner->xGetSystemCall && inner->xSetSystemCall &&
+	    !strcmp(inner->zName, "unix")) {
+		real_open = (open_fn)(void (*)(void))inner->xGetSystemCall(inner, "open");
+		if (real_open)
+			inner->xSetSystemCall(inner, "open", (sqlite3_syscall_ptr)(void (*)(void))open_advised);
+	}
 }
 
 const char *cs_vfs_name(void)

@@ -9,7 +9,12 @@
  * MADV_RANDOM, a fault reads the page it needs; pages already in the page
  * cache are mapped as before, so warm reads are unchanged.
  *
- * Threads: cs_vfs_name() is safe from any thread.
+ * It also replaces the unix VFS's "open" system call (xSetSystemCall) with one
+ * that advises a database's descriptor POSIX_FADV_RANDOM for reads through
+ * read(2); other files open as before.
+ *
+ * Threads: cs_vfs_name() is safe from any thread; the first call registers
+ * (pthread_once), and every store open calls it first.
  */
 #ifndef CS_VFS_H
 #define CS_VFS_H
