@@ -194,9 +194,9 @@ typedef struct block_info {
 /* Encodes one block into c->raw and describes it in *bi. */
 static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
 {
-	double buf[CS_BLOCK_SAMPLES];
-	uint64_t ints[CS_BLOCK_SAMPLES];
-	uint8_t bitmap[CS_BLOCK_SAMPLES / 8] = {0};
+	double buf[CS_VALUE_BLOCK];
+	uint64_t ints[CS_VALUE_BLOCK];
+	uint8_t bitmap[CS_VALUE_BLOCK / 8] = {0};
 	const double *present = v;
 	uint32_t count = 0;
 	int all_int = 1;
@@ -248,7 +248,7 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 	if (all_int) {
 		base = (int64_t)a.min;
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
-		/* the exact sum (|sum| <= 128 * 2^53 fits), so the directory
+		/* the exact sum (|sum| <= 256 * 2^53 fits), so the directory
 		 * can store it as an integer */
 		int64_t isum = 0;
 		for (uint32_t i = 0; i < count; i++)
@@ -297,8 +297,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
  *            present (no count, no bitmap)
  *   count    varint, unless every sample is present (not for empty blocks)
- *   integer blocks: bw (1 byte), zigzag(min - prev min), max - min,
- *            zigzag(sum - prev sum), varints
+ *   integer blocks: zigzag(min - prev min), max - min, zigzag(sum - prev
+ *            sum), varints (the bit width is that of max - min)
  *   double blocks: min, max, sum as 8-byte doubles
  *   checksum 4 bytes, of the block's payload (not for empty blocks) */
 static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2])
@@ -310,7 +310,6 @@ static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t p
 	if (bi->count != blen)
 		rc = cs_buf_put_varint(out, bi->count);
 	if (bi->type == BLOCK_INT) {
-		rc = rc ? rc : cs_buf_append(out, &bi->bw, 1);
 		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->imin - prev[0]));
 		rc = rc ? rc : cs_buf_put_varint(out, (uint64_t)(bi->imax - bi->imin));
 		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->isum - prev[1]));
@@ -379,16 +378,15 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 {
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return -EINVAL;
-	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	uint32_t nblocks = (n + CS_VALUE_BLOCK - 1) / CS_VALUE_BLOCK;
 	cs_agg total = {0, 0, 0, 0};
 	cs_buf_reset(&c->raw);
 	cs_buf_reset(&c->dir);
 	int64_t prev[2] = {0, 0};
 	size_t f64_bytes = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
-		uint32_t start = b * CS_BLOCK_SAMPLES;
-		uint32_t blen = n - start < CS_BLOCK_SAMPLES ? n - start
-							     : CS_BLOCK_SAMPLES;
+		uint32_t start = b * CS_VALUE_BLOCK;
+		uint32_t blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
 		block_info bi;
 		size_t before = c->raw.len;
 		int rc = encode_block(c, v + start, blen, &bi);
@@ -542,9 +540,6 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 			return seterr(err, errlen, "corrupt block count");
 		if (type == BLOCK_INT) {
 			uint64_t dmin, range, dsum;
-			if (p >= end)
-				return seterr(err, errlen, "block directory cut short");
-			bw = *p++;
 			if (dir_varint(&p, end, &dmin) || dir_varint(&p, end, &range) ||
 			    dir_varint(&p, end, &dsum))
 				return seterr(err, errlen, "block directory cut short");
@@ -556,6 +551,7 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 				return seterr(err, errlen, "corrupt integer block header");
 			prev_min = imin;
 			prev_sum = isum;
+			bw = bit_width(range);
 			mn = (double)imin;
 			mx = (double)(imin + (int64_t)range);
 			sum = (double)isum;
@@ -586,7 +582,8 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, size_t dirlen,
 		     char *err, size_t errlen)
 {
-	view->nblocks = (view->n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	view->bs = format == FORMAT_COMPACT ? CS_VALUE_BLOCK : CS_BLOCK_SAMPLES;
+	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	size_t off = 0;
 	int rc = 0;
 	if (format == FORMAT_COMPACT) {
@@ -680,9 +677,8 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 
 uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
 {
-	uint32_t start = b * CS_BLOCK_SAMPLES;
-	return view->n - start < CS_BLOCK_SAMPLES ? view->n - start
-						  : CS_BLOCK_SAMPLES;
+	uint32_t start = b * view->bs;
+	return view->n - start < view->bs ? view->n - start : view->bs;
 }
 
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
@@ -702,7 +698,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	uint32_t blen = cs_values_block_len(view, b);
 	const uint8_t *p = view->payload + view->offset[b];
 	size_t plen = view->offset[b + 1] - view->offset[b];
-	double vals[CS_BLOCK_SAMPLES];
+	double vals[CS_VALUE_BLOCK];
 	double *dst = count == blen ? out : vals;
 
 	if (type == BLOCK_EMPTY) {
@@ -739,7 +735,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 void cs_values_decode(const cs_values_view *view, double *out)
 {
 	for (uint32_t b = 0; b < view->nblocks; b++)
-		cs_values_block_decode(view, b, out + (size_t)b * CS_BLOCK_SAMPLES);
+		cs_values_block_decode(view, b, out + (size_t)b * view->bs);
 }
 
 /* Format 3 timeline payload (before zstd): for each block of

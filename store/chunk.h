@@ -2,7 +2,7 @@
  * chunk.h - the chunk codec (cs_values_*, cs_timeline_*).
  *
  * A value chunk holds up to CS_CHUNK_MAX doubles of one (run, device, metric)
- * in blocks of CS_BLOCK_SAMPLES. Each block is stored either as integers in
+ * in blocks of CS_VALUE_BLOCK (CS_BLOCK_SAMPLES in formats 1 and 2). Each block is stored either as integers in
  * frame-of-reference bit packing (counter-like data: every present value an
  * exact integer) or as byte-shuffled IEEE doubles, and carries its own
  * count/min/max/sum in a block directory, so readers can aggregate whole
@@ -29,7 +29,11 @@
 
 #include "buf.h"
 
+/* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
+/* Samples per value block in format 3 (what is written): twice as many
+ * per directory entry, at a fraction of a bit more per value. */
+#define CS_VALUE_BLOCK 256u
 #define CS_CHUNK_MAX 65536u
 #define CS_CHUNK_MAX_BLOCKS (CS_CHUNK_MAX / CS_BLOCK_SAMPLES)
 
@@ -67,6 +71,8 @@ typedef struct cs_values_view {
 	const uint8_t *payload;
 	size_t payload_len;
 	int checked; /* format 2 or 3: every block checked against its checksum */
+	uint32_t bs; /* samples per block: CS_VALUE_BLOCK, or CS_BLOCK_SAMPLES
+		      * (formats 1 and 2) */
 	/* each block's directory entry, parsed */
 	uint8_t type[CS_CHUNK_MAX_BLOCKS];
 	uint8_t bw[CS_CHUNK_MAX_BLOCKS];
@@ -98,7 +104,7 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 		       size_t blob_len, char *err, size_t errlen);
 int cs_values_check_block(const cs_values_view *view, uint32_t b, char *err, size_t errlen);
 
-/* Samples in block b (CS_BLOCK_SAMPLES except maybe the last). */
+/* Samples in block b (view->bs except maybe the last). */
 uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b);
 
 /* The aggregate of block b, from the directory, without unpacking. */

@@ -131,8 +131,9 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	c->t1 = malloc(CS_CHUNK_MAX * sizeof *c->t1);
 	c->row = malloc(m * sizeof *c->row);
 	if (raw) {
-		uint32_t slice = RAW_VALUES_BUDGET / m / CS_BLOCK_SAMPLES * CS_BLOCK_SAMPLES;
-		c->slice = slice < CS_BLOCK_SAMPLES ? CS_BLOCK_SAMPLES
+		/* a multiple of every block size (CS_VALUE_BLOCK, 128 before) */
+		uint32_t slice = RAW_VALUES_BUDGET / m / CS_VALUE_BLOCK * CS_VALUE_BLOCK;
+		c->slice = slice < CS_VALUE_BLOCK ? CS_VALUE_BLOCK
 			   : slice > CS_CHUNK_MAX  ? CS_CHUNK_MAX
 						   : slice;
 		c->vals = malloc((size_t)m * c->slice * sizeof *c->vals);
@@ -432,8 +433,6 @@ cs_raw_iter *cs_raw_open(cs_store *s, const cs_scan *q)
  * for every metric into c->vals, metric k at k * slice. */
 static int decode_slice(scan_ctx *c, uint32_t n, uint32_t s0, uint32_t s1)
 {
-	uint32_t b0 = s0 / CS_BLOCK_SAMPLES, b1 = (s1 + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
-	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	for (uint32_t k = 0; k < c->q->m; k++) {
 		double *v = c->vals + (size_t)k * c->slice;
 		int rc = find_chunk(c, k);
@@ -444,12 +443,12 @@ static int decode_slice(scan_ctx *c, uint32_t n, uint32_t s0, uint32_t s1)
 				v[i - s0] = NAN;
 			continue;
 		}
-		rc = open_values(c, k, n, 2 * (b1 - b0) >= nblocks);
-		for (uint32_t b = b0; !rc && b < b1; b++) {
+		rc = open_values(c, k, n, 2 * (s1 - s0) >= n);
+		uint32_t bs = c->view.bs; /* s0 is a multiple of it */
+		for (uint32_t b = s0 / bs; !rc && b * bs < s1; b++) {
 			rc = fetch_block(c, k, b);
 			if (!rc)
-				cs_values_block_decode(&c->view, b,
-						       v + (size_t)b * CS_BLOCK_SAMPLES - s0);
+				cs_values_block_decode(&c->view, b, v + (size_t)b * bs - s0);
 		}
 		if (rc)
 			return rc;
@@ -484,7 +483,7 @@ int cs_raw_next(cs_raw_iter *it, cs_row_fn fn, void *ctx)
 		rc = time_range(c, q->from, q->to, &i0, &i1);
 	}
 	/* a slice of the samples at a time, so m x slice values stay bounded */
-	for (uint32_t s0 = i0 - i0 % CS_BLOCK_SAMPLES; !rc && s0 < i1; s0 += c->slice) {
+	for (uint32_t s0 = i0 - i0 % CS_VALUE_BLOCK; !rc && s0 < i1; s0 += c->slice) {
 		uint32_t s1 = s0 + c->slice < i1 ? s0 + c->slice : i1;
 		rc = decode_slice(c, n, s0, s1);
 		for (uint32_t i = s0 > i0 ? s0 : i0; !rc && i < s1; i++) {
@@ -587,18 +586,21 @@ static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
 	return a >= bk->from && b < end && bucket_of(bk, a) == bucket_of(bk, b);
 }
 
-/* Aggregates one metric's chunk whose timeline is decoded in c->t0. */
+/* Aggregates one metric's chunk, its timeline open. */
 static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			uint32_t k, cs_read_stats *st)
 {
 	const uint64_t *t0 = c->t0;
 	uint64_t end = bk->hi;
-	uint32_t m = c->q->m;
-	double vals[CS_BLOCK_SAMPLES];
+	uint32_t m = c->q->m, bs = c->view.bs;
+	double vals[CS_VALUE_BLOCK];
 	for (uint32_t b = 0; b < c->view.nblocks; b++) {
-		uint32_t j0 = b * CS_BLOCK_SAMPLES;
+		uint32_t j0 = b * bs;
 		uint32_t j1 = j0 + cs_values_block_len(&c->view, b) - 1;
-		uint64_t first = c->tv.first[b], last = c->tv.last[b];
+		/* the block's first and last t0, from the timeline's blocks
+		 * (CS_BLOCK_SAMPLES each; a value block spans one or two) */
+		uint64_t first = c->tv.first[j0 / CS_BLOCK_SAMPLES];
+		uint64_t last = c->tv.last[j1 / CS_BLOCK_SAMPLES];
 		if (last < bk->lo || first >= end)
 			continue;
 		if (in_one_bucket(bk, first, last)) {
@@ -608,7 +610,7 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			st->blocks_whole++;
 			continue;
 		}
-		int rc = need_block(c, b);
+		int rc = need_samples(c, j0, j1 + 1);
 		if (rc)
 			return rc;
 		rc = fetch_block(c, k, b);

@@ -114,7 +114,7 @@ static void test_block_decode(void **state)
 {
 	(void)state;
 	cs_codec *c = cs_codec_new();
-	double v[1000], out[CS_BLOCK_SAMPLES];
+	double v[1000], out[CS_VALUE_BLOCK];
 	for (int i = 0; i < 1000; i++)
 		v[i] = (double)(i * i);
 	cs_buf b = CS_BUF_INIT;
@@ -122,15 +122,17 @@ static void test_block_decode(void **state)
 	assert_int_equal(cs_values_encode(c, v, 1000, &b, &agg), 0);
 	cs_values_view view;
 	assert_int_equal(cs_values_open(c, &view, b.data, b.len, NULL, 0), 0);
-	assert_int_equal(view.nblocks, 8);
-	assert_int_equal(cs_values_block_len(&view, 7), 1000 - 7 * 128);
-	cs_values_block_decode(&view, 3, out);
-	for (int i = 0; i < 128; i++)
-		assert_true(out[i] == v[3 * 128 + i]);
+	/* format 3: blocks of 256 */
+	assert_int_equal(view.bs, 256);
+	assert_int_equal(view.nblocks, 4);
+	assert_int_equal(cs_values_block_len(&view, 3), 1000 - 3 * 256);
+	cs_values_block_decode(&view, 2, out);
+	for (int i = 0; i < 256; i++)
+		assert_true(out[i] == v[2 * 256 + i]);
 	cs_agg a;
-	cs_values_block_agg(&view, 3, &a);
-	assert_int_equal(a.count, 128);
-	assert_true(a.min == v[384] && a.max == v[511]);
+	cs_values_block_agg(&view, 2, &a);
+	assert_int_equal(a.count, 256);
+	assert_true(a.min == v[512] && a.max == v[767]);
 	cs_buf_free(&b);
 	cs_codec_free(c);
 }
@@ -299,10 +301,10 @@ static void test_compact_format(void **state)
 	assert_int_equal(b.data[0], 3);
 	assert_int_equal(b.data[1], 0);
 	size_t head = cs_values_head_len(b.data);
-	/* 12 bits a value, and a directory under 20 bytes a block (format 2:
-	 * 32) */
-	assert_true(head < 16 + 32 * 20 + 4);
-	assert_true(b.len <= head + 4096 * 12 / 8 + 5 * 16); /* 5 blocks with a bitmap */
+	/* 12 bits a value, and a directory under 16 bytes a block of 256
+	 * (format 2: 32 a block of 128) */
+	assert_true(head < 16 + 16 * 16 + 4);
+	assert_true(b.len <= head + 4096 * 12 / 8 + 5 * 32); /* 5 blocks with a bitmap */
 	cs_values_view view;
 	char err[128];
 	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
@@ -311,7 +313,7 @@ static void test_compact_format(void **state)
 	uint64_t count = 0;
 	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
 		assert_int_equal(cs_values_check_block(&view, blk, err, sizeof err), 0);
-		cs_values_block_decode(&view, blk, out + blk * 128);
+		cs_values_block_decode(&view, blk, out + blk * view.bs);
 		cs_agg a;
 		cs_values_block_agg(&view, blk, &a);
 		sum += a.sum;

@@ -158,7 +158,7 @@ static void test_buckets_use_aggregates(void **state)
 	/* 3 wide buckets over 8 chunks: most chunks fit in one bucket. */
 	check_window(s, 0, lo, hi, 3, &st);
 	assert_true(st.chunks_whole >= 10);
-	assert_true(st.values_decoded <= 3 * 2 * CS_BLOCK_SAMPLES * 3);
+	assert_true(st.values_decoded <= 3 * 2 * CS_VALUE_BLOCK * 3);
 	/* 300 buckets (100 samples each): whole blocks where they fit. */
 	memset(&st, 0, sizeof st);
 	check_window(s, 0, lo, hi, 300, &st);
