@@ -132,20 +132,16 @@ static int f_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
 	return REAL(f)->pMethods->xUnfetch(REAL(f), off, p);
 }
 
+/* The methods every wrapped file has (version 1). */
+#define METHODS_V1                                                                         \
+	.xClose = f_close, .xRead = f_read, .xWrite = f_write, .xTruncate = f_truncate,   \
+	.xSync = f_sync, .xFileSize = f_size, .xLock = f_lock, .xUnlock = f_unlock,       \
+	.xCheckReservedLock = f_reserved, .xFileControl = f_control, .xSectorSize = f_sector, \
+	.xDeviceCharacteristics = f_device
+
 static const sqlite3_io_methods methods = {
 	.iVersion = 3,
-	.xClose = f_close,
-	.xRead = f_read,
-	.xWrite = f_write,
-	.xTruncate = f_truncate,
-	.xSync = f_sync,
-	.xFileSize = f_size,
-	.xLock = f_lock,
-	.xUnlock = f_unlock,
-	.xCheckReservedLock = f_reserved,
-	.xFileControl = f_control,
-	.xSectorSize = f_sector,
-	.xDeviceCharacteristics = f_device,
+	METHODS_V1,
 	.xShmMap = f_shm_map,
 	.xShmLock = f_shm_lock,
 	.xShmBarrier = f_shm_barrier,
@@ -154,27 +150,7 @@ static const sqlite3_io_methods methods = {
 	.xUnfetch = f_unfetch,
 };
 /* For a wrapped file without shared memory or a map (version 1). */
-static const sqlite3_io_methods methods_v1 = {
-	.iVersion = 1,
-	.xClose = f_close,
-	.xRead = f_read,
-	.xWrite = f_write,
-	.xTruncate = f_truncate,
-	.xSync = f_sync,
-	.xFileSize = f_size,
-	.xLock = f_lock,
-	.xUnlock = f_unlock,
-	.xCheckReservedLock = f_reserved,
-	.xFileControl = f_control,
-	.xSectorSize = f_sector,
-	.xDeviceCharacteristics = f_device,
-	.xShmMap = NULL,
-	.xShmLock = NULL,
-	.xShmBarrier = NULL,
-	.xShmUnmap = NULL,
-	.xFetch = NULL,
-	.xUnfetch = NULL,
-};
+static const sqlite3_io_methods methods_v1 = {.iVersion = 1, METHODS_V1};
 
 /* The same for reads through read(2) (the header, pages past the map):
  * the unix VFS opens its descriptors through its "open" system call, which

@@ -34,15 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "reader.h"
 #include "store.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what, const char *why)
 {
@@ -111,20 +105,6 @@ static void gen_batch(gen *g, uint64_t i0, uint32_t n, uint64_t *t0, uint64_t *t
 	}
 }
 
-static double file_bytes(const char *path)
-{
-	struct stat st;
-	char p[600];
-	double total = 0;
-	const char *suffix[] = {"", "-wal"};
-	for (int i = 0; i < 2; i++) {
-		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-		if (stat(p, &st) == 0)
-			total += (double)st.st_size;
-	}
-	return total;
-}
-
 /* Storage bytes this process has read so far (/proc/self/io). */
 static double io_read_bytes(void)
 {
@@ -174,12 +154,6 @@ typedef struct query {
 	cs_scan q;
 	uint32_t buckets;
 } query;
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* Runs q once on a fresh read-only store; returns seconds. */
 static double run_query(const char *path, const query *qq, uint64_t *out)
@@ -351,8 +325,8 @@ int main(int argc, char **argv)
 		for (uint32_t k = 0; k < m; k++)
 			ids[k] = k;
 	}
-	printf("size %.3f %.3f bytes/value\n", file_bytes(path) / (double)total,
-	       file_bytes(path) / (double)total);
+	printf("size %.3f %.3f bytes/value\n", file_size(path) / (double)total,
+	       file_size(path) / (double)total);
 	double slack = chunk_page_slack(path);
 	if (slack >= 0)
 		printf("page-slack %.3f %.3f fraction\n", slack, slack);

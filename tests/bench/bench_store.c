@@ -22,15 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "reader.h"
 #include "store.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)
@@ -78,20 +72,6 @@ static void generate(double *values, uint64_t *t0, uint64_t *t1, uint32_t n, uin
 	}
 }
 
-static double file_size(const char *path)
-{
-	struct stat st;
-	char p[600];
-	double total = 0;
-	const char *suffix[] = {"", "-wal"};
-	for (int i = 0; i < 2; i++) {
-		snprintf(p, sizeof p, "%s%s", path, suffix[i]);
-		if (stat(p, &st) == 0)
-			total += (double)st.st_size;
-	}
-	return total;
-}
-
 static void die(const char *what, const char *why)
 {
 	fprintf(stderr, "bench: %s: %s\n", what, why);
@@ -109,12 +89,6 @@ static void figure(const char *name, double best, double median, const char *uni
 		return;
 	fprintf(f, "%s %.6g %.6g %s %s\n", name, best, median, unit, goal);
 	fclose(f);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
 }
 
 static int count_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
