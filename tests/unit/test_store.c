@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pack.h"
 #include "reader.h"
 #include "store.h"
 #include "testutil.h"
@@ -652,10 +653,78 @@ static void test_migrates_v3_file(void **state)
 		}
 }
 
+/* The page model of pack.h against SQLite itself: a row's record length
+ * and the bytes its cell takes on a leaf page, for integers of every
+ * width, REAL values stored as integers or not (and NULL for NaN), and
+ * blobs that fit a page or spill to overflow pages, as dbstat reports them
+ * for a table holding that one row. */
+static void test_pack_model_matches_sqlite(void **state)
+{
+	(void)state;
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "PRAGMA page_size = 16384", NULL, NULL, NULL), SQLITE_OK);
+	uint64_t seed = 42;
+	static uint8_t blob[40000];
+	const int64_t ints[] = {0, 1, 2, -1, 127, 128, -129, 32767, 40000, 8388607, 8388608,
+				2147483647LL, 2147483648LL, 140737488355327LL, 140737488355328LL,
+				INT64_MAX, INT64_MIN};
+	const double reals[] = {0.0, 1.0, 3.5, -7.0, 1e15, 2e14, 140737488355328.0, 0.1, NAN,
+				-0.0, 1e300};
+	for (int r = 0; r < 300; r++) {
+		int64_t iv[8];
+		double rv[3];
+		for (int i = 0; i < 8; i++)
+			iv[i] = ints[tu_rand(&seed) % (sizeof ints / sizeof *ints)];
+		for (int i = 0; i < 3; i++)
+			rv[i] = reals[tu_rand(&seed) % (sizeof reals / sizeof *reals)];
+		size_t len = r < 100 ? tu_rand(&seed) % 300 : tu_rand(&seed) % sizeof blob;
+		assert_int_equal(sqlite3_exec(db, "DROP TABLE IF EXISTS c;"
+					      "CREATE TABLE c(id INTEGER PRIMARY KEY, a, b, m, s, n,"
+					      " f, l, k, vmin REAL, vmax REAL, vsum REAL, data BLOB)",
+					      NULL, NULL, NULL), SQLITE_OK);
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO c VALUES(?1, ?2, ?3, ?4, ?5, ?6,"
+						    " ?7, ?8, ?9, ?10, ?11, ?12, ?13)", -1, &st, NULL),
+				 SQLITE_OK);
+		int64_t rowid = 1 + (int64_t)(tu_rand(&seed) % 3000000);
+		sqlite3_bind_int64(st, 1, rowid);
+		for (int i = 0; i < 8; i++)
+			sqlite3_bind_int64(st, 2 + i, iv[i]);
+		for (int i = 0; i < 3; i++)
+			sqlite3_bind_double(st, 10 + i, rv[i]);
+		sqlite3_bind_blob(st, 13, blob, (int)len, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+		size_t rec = cs_pack_record_len(iv, 8, rv, 3, len);
+		uint32_t cost = cs_pack_cost(rec, rowid, 16384);
+		assert_int_equal(sqlite3_prepare_v2(db, "SELECT sum(payload), sum(unused) FROM dbstat"
+						    " WHERE name = 'c' AND pagetype = 'leaf'", -1,
+						    &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		int64_t local = sqlite3_column_int64(st, 0), unused = sqlite3_column_int64(st, 1);
+		sqlite3_finalize(st);
+		assert_int_equal(sqlite3_prepare_v2(db, "SELECT coalesce(sum(payload), 0) FROM dbstat"
+						    " WHERE name = 'c' AND pagetype = 'overflow'", -1,
+						    &st, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		int64_t spilled = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if ((int64_t)rec != local + spilled)
+			fail_msg("row %d: record %zu, SQLite's %lld", r, rec, (long long)(local + spilled));
+		/* a one-row leaf: header 8 bytes, then the cell and its pointer */
+		if ((int64_t)cost != 16384 - 8 - unused)
+			fail_msg("row %d (blob %zu): cost %u, SQLite's %lld", r, len, cost,
+				 (long long)(16384 - 8 - unused));
+	}
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrates_v3_file),
+		cmocka_unit_test(test_pack_model_matches_sqlite),
 		cmocka_unit_test(test_schema_created),
 		cmocka_unit_test(test_refuses_foreign_and_newer),
 		cmocka_unit_test(test_odd_batches_roundtrip),
