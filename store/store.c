@@ -116,6 +116,16 @@ struct cs_store {
 	char errmsg[512];
 };
 
+/* Forgets the chunk rows held back for flush_chunks (their transaction
+ * was rolled back), and what the page model knew. */
+static void drop_pending(cs_store *s)
+{
+	s->npend = 0;
+	cs_buf_reset(&s->batch);
+	s->chunk_rowid = -1;
+	s->pack.free = 0;
+}
+
 int cs_store_rc(int rc)
 {
 	switch (rc & 0xff) {
@@ -178,8 +188,7 @@ int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what)
 	if (s->in_tx && sqlite3_get_autocommit(s->db)) {
 		s->in_tx = 0;
 		s->tx_lost = 1;
-		s->npend = 0; /* their transaction is gone with them */
-		cs_buf_reset(&s->batch);
+		drop_pending(s); /* their transaction is gone with them */
 	}
 	return fail(s, cs_store_rc(sqlite_rc) ? cs_store_rc(sqlite_rc) : -EIO,
 		    "%s: %s", what, sqlite3_errmsg(s->db));
@@ -527,14 +536,16 @@ fail:
 	return NULL;
 }
 
+static int commit_open(cs_store *s);
+
 void cs_store_close(cs_store *s)
 {
 	if (!s)
 		return;
 	while (s->writers)
 		cs_writer_end(s->writers, "incomplete", NULL);
-	if (s->in_tx)
-		sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+	if (s->in_tx && commit_open(s))
+		cs_log(CS_LOG_ERROR, "closing the store: the last commit failed: %s", s->errmsg);
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(s->st[i]);
 	sqlite3_close(s->db);
@@ -582,11 +593,54 @@ static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
-/* Writes the chunk rows held back, in the order that fills pages. */
+static int pending_key_cmp(const void *a, const void *b, void *arg)
+{
+	const pending_chunk *pa = (const pending_chunk *)arg + *(const uint32_t *)a;
+	const pending_chunk *pb = (const pending_chunk *)arg + *(const uint32_t *)b;
+	if (pa->run != pb->run)
+		return pa->run < pb->run ? -1 : 1;
+	if (pa->device != pb->device)
+		return pa->device < pb->device ? -1 : 1;
+	if (pa->metric != pb->metric)
+		return pa->metric < pb->metric ? -1 : 1;
+	if (pa->seq0 != pb->seq0)
+		return pa->seq0 < pb->seq0 ? -1 : 1;
+	/* the same chunk held back twice (a partial one rewritten before a
+	 * flush): the later one last */
+	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* Drops every held-back row that a later one of the same chunk replaces;
+ * the order of the rest is kept. */
+static void dedupe_pending(cs_store *s)
+{
+	uint32_t *idx = s->pend_order, n = s->npend, kept = 0;
+	for (uint32_t j = 0; j < n; j++)
+		idx[j] = j;
+	qsort_r(idx, n, sizeof *idx, pending_key_cmp, s->pend);
+	unsigned char *dead = (unsigned char *)s->pend_cost; /* scratch, n bytes */
+	memset(dead, 0, n);
+	for (uint32_t j = 0; j + 1 < n; j++)
+		if (pending_key_cmp(&idx[j], &idx[j + 1], s->pend) < 0 &&
+		    s->pend[idx[j]].run == s->pend[idx[j + 1]].run &&
+		    s->pend[idx[j]].device == s->pend[idx[j + 1]].device &&
+		    s->pend[idx[j]].metric == s->pend[idx[j + 1]].metric &&
+		    s->pend[idx[j]].seq0 == s->pend[idx[j + 1]].seq0)
+			dead[idx[j]] = 1;
+	for (uint32_t j = 0; j < n; j++)
+		if (!dead[j])
+			s->pend[kept++] = s->pend[j];
+	s->npend = kept;
+}
+
+/* Writes the chunk rows held back, in the order that fills pages. On a
+ * failure they stay held back (a retry writes them all again: the insert
+ * replaces), unless the transaction went with it (drop_pending). */
 static int flush_chunks(cs_store *s)
 {
 	if (!s->npend)
 		return 0;
+	dedupe_pending(s);
 	if (s->chunk_rowid < 0 &&
 	    pragma_int(s->db, "SELECT coalesce(max(id), 0) FROM chunks", &s->chunk_rowid) != SQLITE_OK)
 		s->chunk_rowid = 0;
@@ -619,8 +673,10 @@ static int flush_chunks(cs_store *s)
 		if (!rc)
 			s->chunk_rowid = sqlite3_last_insert_rowid(s->db);
 	}
-	s->npend = 0;
-	cs_buf_reset(&s->batch);
+	if (!rc) {
+		s->npend = 0;
+		cs_buf_reset(&s->batch);
+	}
 	return rc;
 }
 
@@ -1305,8 +1361,7 @@ void cs_store_abort(cs_store *s)
 	s->in_tx = 0;
 	s->tx_lost = 0;
 	s->pending_values = 0;
-	s->npend = 0;
-	cs_buf_reset(&s->batch);
+	drop_pending(s);
 	while (s->writers) {
 		cs_writer *w = s->writers;
 		s->writers = w->next;
@@ -1329,6 +1384,7 @@ int cs_store_mark_incomplete(cs_store *s, int64_t run)
 	if (rc && (s->in_tx || !sqlite3_get_autocommit(s->db))) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		s->in_tx = 0;
+		drop_pending(s); /* they were the rolled-back transaction's */
 	}
 	return rc;
 }

@@ -48,6 +48,7 @@ static int f_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off)
 }
 static int f_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
+	((vfs_file *)f)->map = NULL; /* it may be mapped anew */
 	return REAL(f)->pMethods->xTruncate(REAL(f), size);
 }
 static int f_sync(sqlite3_file *f, int flags)
@@ -72,6 +73,8 @@ static int f_reserved(sqlite3_file *f, int *out)
 }
 static int f_control(sqlite3_file *f, int op, void *arg)
 {
+	if (op == SQLITE_FCNTL_MMAP_SIZE || op == SQLITE_FCNTL_SIZE_HINT)
+		((vfs_file *)f)->map = NULL; /* it may be mapped anew */
 	return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
 static int f_sector(sqlite3_file *f)
@@ -129,6 +132,12 @@ static int f_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp)
 }
 static int f_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
 {
+	/* p == NULL: the unix VFS drops its map (another connection's commit,
+	 * a truncation); the next one, even at the same address, is new */
+	if (!p) {
+		((vfs_file *)f)->map = NULL;
+		((vfs_file *)f)->map_len = 0;
+	}
 	return REAL(f)->pMethods->xUnfetch(REAL(f), off, p);
 }
 

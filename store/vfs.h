@@ -13,8 +13,13 @@
  * that advises a database's descriptor POSIX_FADV_RANDOM for reads through
  * read(2); other files open as before.
  *
- * Threads: cs_vfs_name() is safe from any thread; the first call registers
- * (pthread_once), and every store open calls it first.
+ * Threads: cs_vfs_name() is safe from any of our threads; the first call
+ * registers (pthread_once), and every store open calls it first. Replacing
+ * the system call writes SQLite's process-wide table unsynchronised: in a
+ * process where other code opens SQLite files on other threads at that
+ * moment (the collector inside an application), that write races with
+ * their reads of it (a pointer, replaced once). A descriptor the unix VFS
+ * reuses from an earlier connection is not advised again.
  */
 #ifndef CS_VFS_H
 #define CS_VFS_H

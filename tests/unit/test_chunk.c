@@ -192,6 +192,9 @@ static void test_timeline(void **state)
 	t0[10] = t0[9];
 	t1[5] = t0[5] - 1;
 	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), -EINVAL);
+	/* times the decoder would refuse (2^63 and past) are refused here */
+	t1[5] = 9223372036854775808ull;
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), -EINVAL);
 	cs_buf_free(&b);
 	cs_codec_free(c);
 }

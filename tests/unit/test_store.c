@@ -720,11 +720,87 @@ static void test_pack_model_matches_sqlite(void **state)
 	sqlite3_close(db);
 }
 
+/* Chunk rows held back for a commit survive a failed flush: an insert made
+ * to fail once (a trigger and a function, SQLite's own RAISE) fails the
+ * commit, the transaction stays open, and the next commit writes every
+ * row, the full chunk and the partial one rewritten meanwhile (the newer
+ * version, not the older, whatever the order they are packed in). */
+static int fail_left;
+static void fail_once(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	int hit = sqlite3_value_int(argv[0]) == 1 && fail_left > 0;
+	fail_left -= hit;
+	sqlite3_result_int(ctx, hit);
+}
+
+static int sum_metric(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)t0, (void)t1;
+	double *acc = ctx;
+	for (int k = 0; k < 3; k++) {
+		if (v[k] != (double)(seq * 3 + (uint64_t)k))
+			fail_msg("seq %llu metric %d: %.17g", (unsigned long long)seq, k, v[k]);
+		acc[k] += v[k];
+	}
+	acc[3]++;
+	return 0;
+}
+
+static void test_failed_flush_keeps_rows(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("flush.db");
+	sqlite3 *db = cs_store_db(s);
+	assert_int_equal(sqlite3_create_function(db, "cs_fail_once", 1, SQLITE_UTF8, NULL, fail_once,
+						 NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TEMP TRIGGER inject BEFORE INSERT ON main.chunks"
+				      " WHEN cs_fail_once(NEW.metric)"
+				      " BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+				      NULL, NULL, NULL), SQLITE_OK);
+	char err[256];
+	cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+	assert_non_null(w);
+	uint32_t ids[3];
+	const char *names[3] = {"a", "b", "c"};
+	for (int k = 0; k < 3; k++) {
+		cs_metric_info mi = {.name = names[k]};
+		assert_int_equal(cs_writer_add_metric(w, &mi, &ids[k]), 0);
+	}
+	static uint64_t t0[5100], t1[5100];
+	static double v[5100 * 3];
+	for (uint32_t i = 0; i < 5100; i++) {
+		t0[i] = 100 + 10 * (uint64_t)i;
+		t1[i] = t0[i] + 10;
+		for (int k = 0; k < 3; k++)
+			v[i * 3 + k] = (double)(i * 3 + (uint32_t)k);
+	}
+	/* a full chunk (4096) and a partial one (904), then the failure */
+	cs_batch b1 = {0, 0, 5000, 3, ids, t0, t1, v};
+	assert_int_equal(cs_writer_append(w, &b1), 0);
+	fail_left = 1;
+	assert_int_not_equal(cs_store_commit(s), 0);
+	assert_int_equal(fail_left, 0);
+	/* the partial chunk grows; this commit succeeds */
+	cs_batch b2 = {0, 5000, 100, 3, ids, t0 + 5000, t1 + 5000, v + 5000 * 3};
+	assert_int_equal(cs_writer_append(w, &b2), 0);
+	assert_int_equal(cs_store_commit(s), 0);
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	double acc[4] = {0, 0, 0, 0};
+	cs_scan q = {.run = 1, .device = 0, .m = 3, .metrics = ids, .from = 0, .to = UINT64_MAX};
+	if (cs_read_raw(s, &q, sum_metric, acc))
+		fail_msg("%s", cs_store_errmsg(s));
+	assert_true(acc[3] == 5100);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM chunks"), 6);
+	cs_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_migrates_v3_file),
 		cmocka_unit_test(test_pack_model_matches_sqlite),
+		cmocka_unit_test(test_failed_flush_keeps_rows),
 		cmocka_unit_test(test_schema_created),
 		cmocka_unit_test(test_refuses_foreign_and_newer),
 		cmocka_unit_test(test_odd_batches_roundtrip),
