@@ -15,7 +15,9 @@ PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl libsystemd
 INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
-LDLIBS  := $(shell pkg-config --libs $(PKGS)) -lm -lpthread -ldl -l:libstdc++.a
+# libcurl: its header only; daemon/ship.c loads it when shipping (dlopen),
+# so the 25 libraries it brings do not slow every command's start.
+LDLIBS  := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS))) -lm -lpthread -ldl -l:libstdc++.a
 # One C++ file: store/dtoa.cc wraps Dragonbox (Debian's libdragonbox-dev,
 # header-only) for shortest double formatting. No exceptions, no RTTI: the
 # object needs nothing from libstdc++.
