@@ -488,12 +488,6 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	return 0;
 }
 
-/* Reads a varint of the directory at *p (below end) into *v. */
-static int dir_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	return cs_get_varint(p, end, v);
-}
-
 /* The fields of block b's entry that every format has, validated. */
 static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw, uint32_t count,
 		     double mn, double mx, double sum, uint32_t check, size_t *off, char *err,
@@ -536,12 +530,12 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 		unsigned bw = 0;
 		uint32_t check = 0;
 		if (type != BLOCK_EMPTY && !(kind & 4) &&
-		    (dir_varint(&p, end, &count) || count == 0 || count >= blen))
+		    (cs_get_varint(&p, end, &count) || count == 0 || count >= blen))
 			return seterr(err, errlen, "corrupt block count");
 		if (type == BLOCK_INT) {
 			uint64_t dmin, range, dsum;
-			if (dir_varint(&p, end, &dmin) || dir_varint(&p, end, &range) ||
-			    dir_varint(&p, end, &dsum))
+			if (cs_get_varint(&p, end, &dmin) || cs_get_varint(&p, end, &range) ||
+			    cs_get_varint(&p, end, &dsum))
 				return seterr(err, errlen, "block directory cut short");
 			int64_t imin, isum;
 			if (__builtin_add_overflow(prev_min, cs_unzigzag(dmin), &imin) ||

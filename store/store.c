@@ -111,7 +111,9 @@ struct cs_store {
 	struct pending_chunk *pend;
 	uint32_t *pend_cost, *pend_order, npend, pend_cap;
 	cs_pack pack;
-	int64_t page_size, chunk_rowid; /* chunk_rowid < 0: not known yet */
+	/* for the page model, looked up at the first flush (readers never
+	 * need them): 0 and < 0 = not known yet */
+	int64_t page_size, chunk_rowid;
 	char host[256];
 	char errmsg[512];
 };
@@ -470,7 +472,6 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 	s->readonly = !!(flags & CS_OPEN_READONLY);
 	s->commit_values = DEFAULT_COMMIT_VALUES;
 	s->chunk_rowid = -1;
-	s->page_size = PAGE_SIZE_BYTES;
 	if (gethostname(s->host, sizeof s->host - 1))
 		snprintf(s->host, sizeof s->host, "localhost");
 	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
@@ -496,9 +497,6 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", path, s->errmsg);
 		goto fail;
 	}
-	if (pragma_int(s->db, "PRAGMA page_size", &s->page_size) != SQLITE_OK ||
-	    s->page_size < 512)
-		s->page_size = PAGE_SIZE_BYTES;
 	sqlite3_exec(s->db,
 		     "PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;"
 		     " PRAGMA temp_store = MEMORY",
@@ -593,10 +591,10 @@ static void bind_opt_text(sqlite3_stmt *st, int i, const char *v)
 		sqlite3_bind_null(st, i);
 }
 
-static int pending_key_cmp(const void *a, const void *b, void *arg)
+/* Orders held-back rows by the chunk they are (run, device, metric,
+ * seq0); 0 for the same chunk. */
+static int chunk_key_cmp(const pending_chunk *pa, const pending_chunk *pb)
 {
-	const pending_chunk *pa = (const pending_chunk *)arg + *(const uint32_t *)a;
-	const pending_chunk *pb = (const pending_chunk *)arg + *(const uint32_t *)b;
 	if (pa->run != pb->run)
 		return pa->run < pb->run ? -1 : 1;
 	if (pa->device != pb->device)
@@ -605,9 +603,17 @@ static int pending_key_cmp(const void *a, const void *b, void *arg)
 		return pa->metric < pb->metric ? -1 : 1;
 	if (pa->seq0 != pb->seq0)
 		return pa->seq0 < pb->seq0 ? -1 : 1;
-	/* the same chunk held back twice (a partial one rewritten before a
-	 * flush): the later one last */
-	return (*(const uint32_t *)a > *(const uint32_t *)b) - (*(const uint32_t *)a < *(const uint32_t *)b);
+	return 0;
+}
+
+/* qsort_r order of indices into the held-back rows: by chunk, and the
+ * same chunk held back twice (a partial one rewritten before a flush) in
+ * the order it was held back. */
+static int pending_index_cmp(const void *a, const void *b, void *arg)
+{
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	int c = chunk_key_cmp((const pending_chunk *)arg + ia, (const pending_chunk *)arg + ib);
+	return c ? c : (ia > ib) - (ia < ib);
 }
 
 /* Drops every held-back row that a later one of the same chunk replaces;
@@ -617,15 +623,11 @@ static void dedupe_pending(cs_store *s)
 	uint32_t *idx = s->pend_order, n = s->npend, kept = 0;
 	for (uint32_t j = 0; j < n; j++)
 		idx[j] = j;
-	qsort_r(idx, n, sizeof *idx, pending_key_cmp, s->pend);
+	qsort_r(idx, n, sizeof *idx, pending_index_cmp, s->pend);
 	unsigned char *dead = (unsigned char *)s->pend_cost; /* scratch, n bytes */
 	memset(dead, 0, n);
 	for (uint32_t j = 0; j + 1 < n; j++)
-		if (pending_key_cmp(&idx[j], &idx[j + 1], s->pend) < 0 &&
-		    s->pend[idx[j]].run == s->pend[idx[j + 1]].run &&
-		    s->pend[idx[j]].device == s->pend[idx[j + 1]].device &&
-		    s->pend[idx[j]].metric == s->pend[idx[j + 1]].metric &&
-		    s->pend[idx[j]].seq0 == s->pend[idx[j + 1]].seq0)
+		if (!chunk_key_cmp(&s->pend[idx[j]], &s->pend[idx[j + 1]]))
 			dead[idx[j]] = 1;
 	for (uint32_t j = 0; j < n; j++)
 		if (!dead[j])
@@ -644,6 +646,9 @@ static int flush_chunks(cs_store *s)
 	if (s->chunk_rowid < 0 &&
 	    pragma_int(s->db, "SELECT coalesce(max(id), 0) FROM chunks", &s->chunk_rowid) != SQLITE_OK)
 		s->chunk_rowid = 0;
+	if (!s->page_size &&
+	    (pragma_int(s->db, "PRAGMA page_size", &s->page_size) != SQLITE_OK || s->page_size < 512))
+		s->page_size = PAGE_SIZE_BYTES;
 	for (uint32_t j = 0; j < s->npend; j++) {
 		const pending_chunk *pc = &s->pend[j];
 		int64_t ints[] = {pc->run, pc->device, pc->metric, (int64_t)pc->seq0, pc->n,
