@@ -4,23 +4,17 @@
 #include "corr_job.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "metric_map.h"
+#include "expr.h"
 #include "reader.h"
 
 typedef struct acc {
 	cs_cjob_side *side;
-	const cs_mmap *m;
-	size_t nnames;
-	size_t **cols;   /* per name: value columns summed */
-	size_t *ncols;
-	double *nv;      /* per name value */
-	double *state;   /* delta() state */
+	cs_expr *e;
 	size_t cap;
 	int err;
 	/* a counter axis: its value column, the cycles so far at the last
@@ -83,15 +77,6 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 	acc *a = ctx;
 	cs_cjob_side *s = a->side;
 	(void)seq;
-	for (size_t k = 0; k < a->nnames; k++) {
-		double v = NAN;
-		for (size_t j = 0; j < a->ncols[k]; j++) {
-			double x = values[a->cols[k][j]];
-			if (!isnan(x))
-				v = isnan(v) ? x : v + x;
-		}
-		a->nv[k] = v;
-	}
 	double f = s->cycles_per_unit;
 	double len = ((double)t1 - (double)t0) * f;
 	if (a->axis_col >= 0) {
@@ -99,7 +84,7 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 		if (a->err)
 			return a->err;
 	}
-	double v = cs_mmap_eval_sample(a->m, 0, a->nv, len, a->state);
+	double v = cs_expr_eval(a->e, values, len);
 	if (t1 <= s->w0 || t0 >= s->w1)
 		return 0;
 	if (s->n == a->cap) {
@@ -385,37 +370,21 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	}
 	out->cycles_per_unit = (ns ? out->clock_hz / 1e9 : 1) * out->cycle_scale;
 	out->per_kernel_samples = run_meta_is(s, out->run, "$.kernel_accounting", "per-kernel");
-	char text[1100];
-	snprintf(text, sizeof text, "x = %s", spec->expr ? spec->expr : "");
-	char perr[512];
-	cs_mmap *m = cs_mmap_parse(text, strlen(text), "expr", perr, sizeof perr);
-	if (!m) {
-		/* "expr:1:COL: msg": the column counts from "x = " */
-		int col = 0;
-		const char *msg = perr;
-		if (sscanf(perr, "expr:1:%d:", &col) == 1 && (msg = strchr(perr + 7, ':')))
-			msg += 2;
-		snprintf(err, errlen, "expression '%s', column %d: %s", spec->expr ? spec->expr : "",
-			 col > 4 ? col - 4 : 1, msg ? msg : perr);
+	cs_expr *e = cs_expr_parse(spec->expr ? spec->expr : "", err, errlen);
+	if (!e)
 		return -EINVAL;
-	}
 	if ((rc = window(s, out, spec->window, err, errlen)) < 0) {
-		cs_mmap_free(m);
+		cs_expr_free(e);
 		return rc;
 	}
-	out->is_rate = cs_mmap_is_rate(m, 0);
+	out->is_rate = cs_expr_is_rate(e);
 	/* The expression's names -> metric columns of the run. */
 	uint32_t *ids = NULL, nids = 0;
-	acc a = {.side = out, .m = m, .nnames = cs_mmap_names(m)};
-	a.cols = calloc(a.nnames + 1, sizeof *a.cols);
-	a.ncols = calloc(a.nnames + 1, sizeof *a.ncols);
-	a.nv = calloc(a.nnames + 1, sizeof *a.nv);
-	a.state = calloc(cs_mmap_state_len(m) + 1, sizeof *a.state);
-	cs_mmap_state_init(m, a.state);
+	acc a = {.side = out, .e = e};
 	uint32_t *used = NULL;
 	size_t nused = 0;
 	rc = cs_read_metric_ids(s, out->run, &ids, &nids);
-	if (rc == 0 && (!a.cols || !a.ncols || !a.nv || !a.state || !(used = calloc(nids + 1, sizeof *used))))
+	if (rc == 0 && !(used = calloc(nids + 1, sizeof *used)))
 		rc = -ENOMEM;
 	/* The run's metric names, read once (each expression name is matched
 	 * against all of them). */
@@ -428,33 +397,9 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	a.axis_col = -1;
 	if (rc == 0 && ns && !(out->clock_hz > 0))
 		rc = choose_axis(s, out, names, ids, nids, used, &nused, &a.axis_col, err, errlen);
-	for (size_t k = 0; rc == 0 && k < a.nnames; k++) {
-		int glob;
-		const char *want = cs_mmap_name(m, k, &glob);
-		a.cols[k] = calloc(nids + 1, sizeof **a.cols);
-		if (!a.cols[k]) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (uint32_t i = 0; i < nids; i++) {
-			if (!names[i][0] ||
-			    (glob ? fnmatch(want, names[i], 0) != 0 : strcmp(want, names[i]) != 0))
-				continue;
-			size_t col = nused;
-			for (size_t u = 0; u < nused; u++)
-				if (used[u] == ids[i])
-					col = u;
-			if (col == nused)
-				used[nused++] = ids[i];
-			a.cols[k][a.ncols[k]++] = col;
-		}
-		if (!a.ncols[k]) {
-			snprintf(err, errlen, "run %s has no metric %s'%s' (its metrics: cyclescope "
-				 "query \"SELECT name FROM metrics WHERE run = %lld\")", out->run_name,
-				 glob ? "matching " : "", want, (long long)out->run);
-			rc = -ENOENT;
-		}
-	}
+	if (rc == 0)
+		rc = cs_expr_bind(e, out->run_name, out->run, names, ids, nids, used, &nused, err,
+				  errlen);
 	if (rc == 0) {
 		uint64_t span = out->w1 - out->w0;
 		cs_scan q = {.run = out->run, .device = spec->device, .m = (uint32_t)nused,
@@ -481,16 +426,10 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 			free(len);
 		}
 	}
-	for (size_t k = 0; a.cols && k < a.nnames; k++)
-		free(a.cols[k]);
-	free(a.cols);
-	free(a.ncols);
-	free(a.nv);
-	free(a.state);
 	free(names);
 	free(used);
 	free(ids);
-	cs_mmap_free(m);
+	cs_expr_free(e);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");
 	if (rc < 0)
