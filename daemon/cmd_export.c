@@ -16,7 +16,7 @@ static int run_export(int argc, char **argv);
 
 const cs_cmd cs_cmd_export = {
 	"export", run_export, "write a run's series as CSV (raw or bucketed)",
-	"usage: cyclescope export RUN [--db F] [--metric LIST] [--device N]\n"
+	"usage: cyclescope export RUN [--db F] [--metric LIST] [--expr E] [--device N]\n"
 	"                         [--from T] [--to T] [--buckets N] [--range NAME]\n"
 	"                         [--format csv|perfetto] [-o FILE] [--raw] [--json]\n\n"
 	"Writes RUN (an id, name or uuid) to standard output as RFC 4180 CSV:\n"
@@ -25,6 +25,11 @@ const cs_cmd cs_cmd_export = {
 	"A device column comes first when any exported device is not device 0.\n\n"
 	"Options:\n"
 	"  --metric LIST  comma-separated metric names (default: all, in id order)\n"
+	"  --expr E       metric expressions as more columns, named as written,\n"
+	"                 several separated by ';': 'lts__t_sectors.sum -\n"
+	"                 lts__t_sectors_srcunit_tex.sum; rate(sm__inst_executed.sum)'\n"
+	"                 (the grammar of correlate; rate() is per second on ns runs,\n"
+	"                 per cycle on cycle runs). Only these columns unless --metric\n"
 	"  --device N     only device N (default: every device, one after another)\n"
 	"  --from T       first t0 to include (run's time unit)\n"
 	"  --to T         first t0 to leave out\n"
@@ -47,13 +52,14 @@ static int run_export(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_export;
 	const char *db = NULL, *metric = NULL, *device = NULL, *from = NULL, *to = NULL,
-		   *buckets = NULL, *format = NULL, *outfile = NULL, *range = NULL;
+		   *buckets = NULL, *format = NULL, *outfile = NULL, *range = NULL, *expr = NULL;
 	int raw = 0, json = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"metric", &metric, NULL}, {"device", &device, NULL},
 		{"from", &from, NULL},	   {"to", &to, NULL},	      {"buckets", &buckets, NULL},
 		{"format", &format, NULL}, {"output", &outfile, NULL}, {"raw", NULL, &raw},
-		{"range", &range, NULL},   {"json", NULL, &json},     {NULL, NULL, NULL},
+		{"range", &range, NULL},   {"json", NULL, &json},     {"expr", &expr, NULL},
+		{NULL, NULL, NULL},
 	};
 	const char *pos[1];
 	int npos;
@@ -62,7 +68,8 @@ static int run_export(int argc, char **argv)
 		return CS_CLI_EXIT(rc);
 	if (npos != 1)
 		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
-	cs_series_req req = {.run = pos[0], .metrics = metric, .to = UINT64_MAX, .range = range};
+	cs_series_req req = {.run = pos[0], .metrics = metric, .exprs = expr, .to = UINT64_MAX,
+			  .range = range};
 	uint64_t dev = 0, nb = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
 	    (from && cs_cli_u64(cmd, "from", from, &req.from)) ||

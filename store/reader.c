@@ -546,6 +546,18 @@ static uint32_t bucket_of(const bucketing *bk, uint64_t t)
 	return (uint32_t)(x / bk->width);
 }
 
+uint32_t cs_read_bucket_of(uint64_t from, uint64_t to, uint32_t nbuckets, uint64_t t)
+{
+	bucketing bk = {from, to - from, nbuckets, 0, 0, 0};
+	return bucket_of(&bk, t);
+}
+
+uint64_t cs_read_bucket_start(uint64_t from, uint64_t to, uint32_t nbuckets, uint32_t i)
+{
+	bucketing bk = {from, to - from, nbuckets, 0, 0, 0};
+	return i >= nbuckets ? to : bucket_start(&bk, i);
+}
+
 /* Folds v[0..n) (NaN = absent) into *a with one tight loop. */
 static void add_values(cs_agg *a, const double *v, uint32_t n)
 {

@@ -75,6 +75,11 @@ int cs_read_buckets(cs_store *s, const cs_scan *q, uint32_t nbuckets,
 int cs_read_buckets_part(cs_store *s, const cs_scan *q, uint32_t nbuckets, uint32_t b0,
 			 uint32_t b1, cs_bucket_fn fn, void *ctx, cs_read_stats *stats);
 
+/* cs_read_buckets' arithmetic, for callers that bucket samples of their
+ * own: the bucket of a time t in [from, to), and where bucket i starts. */
+uint32_t cs_read_bucket_of(uint64_t from, uint64_t to, uint32_t nbuckets, uint64_t t);
+uint64_t cs_read_bucket_start(uint64_t from, uint64_t to, uint32_t nbuckets, uint32_t i);
+
 /* Looks up a metric of a run by name. Returns 0, or -ENOENT with a message
  * that lists what the run has. */
 int cs_read_metric_id(cs_store *s, int64_t run, const char *name,

@@ -413,11 +413,14 @@ static enum MHD_Result get_series(struct MHD_Connection *c, cs_http *h, cs_store
 	q.metrics = arg(c, "metric");
 	if (q.metrics && !*q.metrics)
 		q.metrics = NULL;
+	q.exprs = arg(c, "expr");
+	if (q.exprs && !*q.exprs)
+		q.exprs = NULL;
 	q.range = arg(c, "range");
 	if (q.range && !*q.range)
 		return owned_error(c, h, s, 400, "range: empty name");
 	int status;
-	char err[600];
+	char err[1200];
 	cs_series_csv *x = cs_series_csv_open(s, &q, &status, err, sizeof err);
 	if (!x)
 		return owned_error(c, h, s, (unsigned)status, "%s", err);

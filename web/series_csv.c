@@ -3,11 +3,13 @@
 #include "series_csv.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csv.h"
+#include "expr.h"
 #include "reader.h"
 
 typedef struct window {
@@ -23,7 +25,15 @@ typedef struct window {
 struct cs_series_csv {
 	cs_store *s;
 	int64_t run;
-	uint32_t *ids, m;
+	uint32_t *ids, m;    /* the metric columns, then the metrics only
+				expressions read (nscan in all) */
+	uint32_t nscan;
+	cs_expr **ex;        /* expression columns, after the metrics */
+	uint32_t nex;
+	double per_unit;     /* rate(): sample length in seconds (ns runs) or
+				cycles */
+	int whole;           /* buckets from a raw scan (expressions): all of a
+				device's buckets held, written a part at a time */
 	uint32_t *devs, ndev;
 	int device_col;
 	uint32_t buckets;
@@ -36,7 +46,9 @@ struct cs_series_csv {
 	cs_agg *aggs;     /* PART buckets * m: the current part of a device's */
 	uint64_t *bounds; /* PART + 1 */
 	uint32_t bucket_i; /* next bucket to read and write */
+	int scanned;       /* whole: the device's buckets are filled */
 	uint32_t part;     /* buckets a part */
+	double *vals;      /* whole: one sample's column values */
 	cs_buf *out;
 	cs_csv w;
 };
@@ -114,6 +126,77 @@ static int load_windows(cs_series_csv *x, const char *name, const cs_series_req 
 	return 0;
 }
 
+/* Parses the ';'-separated expressions and binds them to the run: the
+ * metrics they read are scanned after the metric columns. */
+static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err, size_t errlen)
+{
+	uint32_t *all = NULL, nall = 0;
+	char (*names)[256] = NULL;
+	char *copy = strdup(text), *save = NULL;
+	int rc = -1;
+	if (!copy || cs_read_metric_ids(x->s, x->run, &all, &nall)) {
+		set(err, errlen, status, 500, "%s", copy ? cs_store_errmsg(x->s) : "out of memory");
+		goto out;
+	}
+	uint32_t cap = 1;
+	for (const char *c = text; *c; c++)
+		cap += *c == ';';
+	names = calloc(nall + 1, sizeof *names);
+	x->ex = calloc(cap, sizeof *x->ex);
+	uint32_t *ids = realloc(x->ids, ((size_t)x->m + nall + 1) * sizeof *ids);
+	if (ids)
+		x->ids = ids;
+	if (!names || !x->ex || !ids) {
+		set(err, errlen, status, 500, "out of memory");
+		goto out;
+	}
+	for (uint32_t i = 0; i < nall; i++)
+		if (cs_read_metric_name(x->s, x->run, all[i], names[i], sizeof names[i]))
+			names[i][0] = '\0';
+	char run_name[32];
+	snprintf(run_name, sizeof run_name, "%lld", (long long)x->run);
+	size_t nscan = x->m;
+	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		char why[768];
+		cs_expr *e = cs_expr_parse(tok, why, sizeof why);
+		if (!e) {
+			set(err, errlen, status, 400, "expr: %s", why);
+			goto out;
+		}
+		x->ex[x->nex++] = e;
+		if (cs_expr_bind(e, run_name, x->run, names, all, nall, x->ids, &nscan, why,
+				 sizeof why)) {
+			set(err, errlen, status, 400, "expr: %s", why);
+			goto out;
+		}
+	}
+	if (!x->nex) {
+		set(err, errlen, status, 400, "expr: names no expression");
+		goto out;
+	}
+	x->nscan = (uint32_t)nscan;
+	sqlite3_stmt *st = NULL;
+	x->per_unit = 1;
+	if (sqlite3_prepare_v2(cs_store_db(x->s), "SELECT time_unit FROM runs WHERE id = ?1", -1,
+			       &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, x->run);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+		    !strcmp((const char *)sqlite3_column_text(st, 0), "ns"))
+			x->per_unit = 1e-9;
+	}
+	sqlite3_finalize(st);
+	rc = 0;
+out:
+	free(copy);
+	free(names);
+	free(all);
+	return rc;
+}
+
 cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *status, char *err,
 				  size_t errlen)
 {
@@ -137,12 +220,12 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		set(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
 		goto fail;
 	}
-	if (!r->metrics) {
+	if (!r->metrics && !r->exprs) {
 		if (cs_read_metric_ids(s, x->run, &x->ids, &x->m)) {
 			set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 			goto fail;
 		}
-	} else {
+	} else if (r->metrics) {
 		uint32_t cap = 1;
 		for (const char *c = r->metrics; *c; c++)
 			cap += *c == ',';
@@ -171,6 +254,9 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 			goto fail;
 		}
 	}
+	x->nscan = x->m;
+	if (r->exprs && open_exprs(x, r->exprs, status, err, errlen))
+		goto fail;
 	if (cs_read_devices(s, x->run, &x->devs, &x->ndev)) {
 		set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 		goto fail;
@@ -213,13 +299,25 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		x->win[0] = (window){from, to};
 		x->nwin = 1;
 	}
-	if (r->buckets && (uint64_t)r->buckets * (x->m ? x->m : 1) > CS_SERIES_MAX_CELLS) {
-		set(err, errlen, status, 400, "buckets: %u buckets x %u metrics is over the %u "
-		    "bucket-metric cells one request may hold; ask for fewer buckets or metrics",
-		    r->buckets, x->m, (unsigned)CS_SERIES_MAX_CELLS);
+	uint32_t cols = x->m + x->nex;
+	x->whole = r->buckets && x->nex;
+	uint64_t cap = x->whole ? PART_CELLS : CS_SERIES_MAX_CELLS;
+	if (r->buckets && (uint64_t)r->buckets * (cols ? cols : 1) > cap) {
+		set(err, errlen, status, 400, "buckets: %u buckets x %u %s is over the %u "
+		    "bucket-column cells one request may hold; ask for fewer buckets or columns",
+		    r->buckets, cols, x->nex ? "metrics and expressions" : "metrics", (unsigned)cap);
 		goto fail;
 	}
-	if (r->buckets) {
+	if (x->whole) {
+		x->part = r->buckets;
+		x->aggs = calloc((size_t)r->buckets * cols, sizeof *x->aggs);
+		x->bounds = calloc((size_t)r->buckets + 1, sizeof *x->bounds);
+		x->vals = calloc((size_t)cols + 1, sizeof *x->vals);
+		if (!x->aggs || !x->bounds || !x->vals) {
+			set(err, errlen, status, 400, "buckets: too many");
+			goto fail;
+		}
+	} else if (r->buckets) {
 		uint32_t m = x->m ? x->m : 1;
 		x->part = PART_CELLS / m < PART ? PART_CELLS / m : PART;
 		if (x->part > r->buckets)
@@ -249,8 +347,50 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 	cs_csv_u64(&x->w, t1);
 	for (uint32_t k = 0; k < x->m; k++)
 		cs_csv_f64(&x->w, v[k]);
+	for (uint32_t k = 0; k < x->nex; k++)
+		cs_csv_f64(&x->w, cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit));
 	cs_csv_end_row(&x->w);
 	return x->w.rc;
+}
+
+/* whole: one raw sample into its bucket, every column. */
+static int on_sample(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	cs_series_csv *x = ctx;
+	(void)seq;
+	uint32_t cols = x->m + x->nex;
+	for (uint32_t k = 0; k < x->m; k++)
+		x->vals[k] = v[k];
+	for (uint32_t k = 0; k < x->nex; k++)
+		x->vals[x->m + k] = cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
+	const window *w = &x->win[0];
+	if (t0 < w->from || t0 >= w->to)
+		return 0;
+	uint32_t b = cs_read_bucket_of(w->from, w->to, x->buckets, t0);
+	cs_agg *a = x->aggs + (size_t)b * cols;
+	for (uint32_t k = 0; k < cols; k++) {
+		double y = x->vals[k];
+		if (y != y)
+			continue;
+		cs_agg one = {1, y, y, y};
+		cs_agg_merge(&a[k], &one);
+	}
+	return 0;
+}
+
+/* whole: scans the device's window once into every bucket. */
+static int scan_buckets(cs_series_csv *x)
+{
+	uint32_t cols = x->m + x->nex;
+	const window *w = &x->win[0];
+	for (size_t i = 0; i < (size_t)x->buckets * cols; i++)
+		x->aggs[i] = (cs_agg){0, INFINITY, -INFINITY, 0};
+	for (uint32_t i = 0; i <= x->buckets; i++)
+		x->bounds[i] = cs_read_bucket_start(w->from, w->to, x->buckets, i);
+	cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan,
+		     .metrics = x->ids, .from = w->from, .to = w->to};
+	x->scanned = 1;
+	return cs_read_raw(x->s, &q, on_sample, x);
 }
 
 static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
@@ -284,25 +424,54 @@ static void write_header(cs_series_csv *x)
 			cs_csv_str(&x->w, col);
 		}
 	}
+	for (uint32_t k = 0; k < x->nex; k++) {
+		const char *name = cs_expr_text(x->ex[k]);
+		if (!x->buckets) {
+			cs_csv_str(&x->w, name);
+			continue;
+		}
+		static const char *const stats[] = {"min", "max", "mean", "sum", "count"};
+		size_t n = strlen(name) + 8;
+		char *col = malloc(n);
+		for (int j = 0; col && j < 5; j++) {
+			snprintf(col, n, "%s:%s", name, stats[j]);
+			cs_csv_str(&x->w, col);
+		}
+		free(col);
+	}
 	cs_csv_end_row(&x->w);
 }
 
 /* Reads the current device's next part of buckets and writes its rows. */
 static int write_buckets(cs_series_csv *x)
 {
-	uint32_t end = x->buckets - x->bucket_i > x->part ? x->bucket_i + x->part : x->buckets;
-	cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m,
-		     .metrics = x->ids, .from = x->win[0].from, .to = x->win[0].to};
-	int rc = cs_read_buckets_part(x->s, &q, x->buckets, x->bucket_i, end, on_bucket, x, NULL);
-	if (rc)
-		return rc;
-	for (uint32_t i = 0; i < end - x->bucket_i; i++) {
-		const cs_agg *a = x->aggs + (size_t)i * x->m;
+	uint32_t cols = x->m + x->nex, first = 0, step = x->part;
+	if (x->whole) {
+		/* all of them are held: a part's worth of rows per piece */
+		if (!x->scanned) {
+			int rc = scan_buckets(x);
+			if (rc)
+				return rc;
+		}
+		first = x->bucket_i;
+		step = PART;
+	}
+	uint32_t end = x->buckets - x->bucket_i > step ? x->bucket_i + step : x->buckets;
+	if (!x->whole) {
+		cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m,
+			     .metrics = x->ids, .from = x->win[0].from, .to = x->win[0].to};
+		int rc = cs_read_buckets_part(x->s, &q, x->buckets, x->bucket_i, end, on_bucket, x,
+					      NULL);
+		if (rc)
+			return rc;
+	}
+	for (uint32_t i = first; i < first + end - x->bucket_i; i++) {
+		const cs_agg *a = x->aggs + (size_t)i * cols;
 		if (x->device_col)
 			cs_csv_u64(&x->w, x->devs[x->dev_i]);
 		cs_csv_u64(&x->w, x->bounds[i]);
 		cs_csv_u64(&x->w, x->bounds[i + 1]);
-		for (uint32_t k = 0; k < x->m; k++) {
+		for (uint32_t k = 0; k < cols; k++) {
 			if (a[k].count) {
 				cs_csv_f64(&x->w, a[k].min);
 				cs_csv_f64(&x->w, a[k].max);
@@ -339,6 +508,7 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 				goto done;
 			}
 			x->bucket_i = 0;
+			x->scanned = 0;
 			x->dev_i++;
 			continue;
 		}
@@ -348,7 +518,7 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 				x->dev_i++;
 				continue;
 			}
-			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m, .metrics = x->ids,
+			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan, .metrics = x->ids,
 				     .from = x->win[x->win_i].from, .to = x->win[x->win_i].to};
 			x->it = cs_raw_open(x->s, &q);
 			if (!x->it) {
@@ -388,5 +558,9 @@ void cs_series_csv_close(cs_series_csv *x)
 	free(x->win);
 	free(x->aggs);
 	free(x->bounds);
+	free(x->vals);
+	for (uint32_t k = 0; k < x->nex; k++)
+		cs_expr_free(x->ex[k]);
+	free(x->ex);
 	free(x);
 }

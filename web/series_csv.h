@@ -4,7 +4,9 @@
  * both use it, so the CLI and the HTTP API write the same bytes.
  *
  * Shape: t0,t1,<metric>,... one row per sample (raw), or t0,t1 and
- * <metric>:min,:max,:mean,:sum,:count per metric (buckets > 0). A leading
+ * <metric>:min,:max,:mean,:sum,:count per metric (buckets > 0). Metric
+ * expressions (expr.h's grammar) are columns after the metrics, named as
+ * written; they are evaluated sample by sample and bucketed like a metric. A leading
  * device column when any exported device is not device 0. With a range
  * name (or glob), only samples whose t0 lies inside one of the run's ranges
  * of that name are written.
@@ -24,7 +26,11 @@
 
 typedef struct cs_series_req {
 	const char *run;     /* id, name or uuid */
-	const char *metrics; /* comma-separated names; NULL = all */
+	const char *metrics; /* comma-separated names; NULL = all (none when
+				exprs is given) */
+	const char *exprs;   /* ';'-separated metric expressions; NULL = none.
+				rate(E) is per second on ns runs, per cycle
+				on cycle runs */
 	int have_device;
 	uint32_t device;
 	uint64_t from, to; /* to = UINT64_MAX: no end */
