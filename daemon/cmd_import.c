@@ -26,6 +26,7 @@
 #include "import_csv.h"
 #include "json.h"
 #include "producer.h"
+#include "collector_lib.h"
 
 static int run_import(int argc, char **argv);
 
@@ -210,6 +211,8 @@ static void show_progress(void *ctx, size_t done, size_t total)
 static int run_import(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_import;
+	/* NCU-named metrics that come without a unit get the catalog's */
+	cs_producer_unit_source(cs_colllib_unit);
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
 	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL, *ranges_path = NULL;
 	const char *cumulative = NULL;

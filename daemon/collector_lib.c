@@ -60,6 +60,7 @@ static int try_load(cs_colllib *lib, const char *path, char *why, size_t whylen)
 	LOAD_SYM(lib, list, "cs_catalog_list");
 	LOAD_SYM(lib, check, "cs_catalog_check");
 	LOAD_SYM(lib, hooks, "cs_hooks_list");
+	LOAD_SYM(lib, describe, "cs_catalog_describe");
 	if (!lib->list || !lib->check || !lib->hooks) {
 		snprintf(why, whylen, "; %s lacks the catalog entry points", path);
 		dlclose(h);
@@ -67,6 +68,24 @@ static int try_load(cs_colllib *lib, const char *path, char *why, size_t whylen)
 		return -1;
 	}
 	return 0;
+}
+
+const char *cs_colllib_unit(const char *name)
+{
+	static cs_colllib lib;
+	static int tried;
+	static cs_cat_metric m;
+	if (!strstr(name, "__"))
+		return NULL;
+	if (!tried) {
+		char err[PATH_MAX + 512];
+		tried = 1;
+		if (cs_colllib_open(&lib, err, sizeof err))
+			lib.handle = NULL;
+	}
+	if (!lib.handle || !lib.describe || lib.describe("GH100", name, &m) || !m.unit || !*m.unit)
+		return NULL;
+	return m.unit;
 }
 
 int cs_colllib_open(cs_colllib *lib, char *err, size_t errlen)

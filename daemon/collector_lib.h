@@ -18,6 +18,7 @@ typedef struct cs_colllib {
 	int (*list)(const char *, int, cs_cat_fn, void *, char *, size_t);
 	int (*check)(const char *, const char *const *, size_t, cs_cat_check *, char *, size_t);
 	int (*hooks)(const char *, cs_hook_fn, void *, char *, size_t);
+	int (*describe)(const char *, const char *, cs_cat_metric *);
 } cs_colllib;
 
 /* Finds the library: $CYCLESCOPE_COLLECTOR, else next to the cyclescope
@@ -25,6 +26,14 @@ typedef struct cs_colllib {
  * places tried (and why a found one would not load) in err. */
 int cs_colllib_open(cs_colllib *lib, char *err, size_t errlen);
 void cs_colllib_close(cs_colllib *lib);
+
+/* The unit of an NCU-named metric ("lts__t_sectors.sum" -> "l2_sector",
+ * "gpc__cycles_elapsed.max" -> "gpc_cycle") from CUPTI's catalog for
+ * GH100 (names and units agree across chips), or NULL: not NCU-shaped (no
+ * "__"), not in the catalog, or no collector library. The library is
+ * loaded at the first NCU-shaped name and kept. A cs_unit_fn for
+ * cs_producer_unit_source; not thread-safe (the CLI's import thread). */
+const char *cs_colllib_unit(const char *name);
 
 /* The path of the libcupti the library loaded (for NVTX_INJECTION64_PATH),
  * or NULL. Static storage. */

@@ -31,6 +31,7 @@ typedef struct parser {
 	uint32_t metric_of[MAX_COLUMNS];
 	uint32_t m;
 	char **names;
+	char **units;
 	double *values;
 	uint64_t underflows;     /* non-zero numbers below the smallest double */
 	uint64_t uf_line;        /* the first of them */
@@ -112,6 +113,33 @@ static int parse_value(const char *f, size_t len, double *v)
 	return errno == ERANGE && d == 0 ? 1 : 0;
 }
 
+/* "name [unit]" -> "name", returning "unit" (both in nm's storage), when
+ * the trailing bracket is the name's only one and reads as a unit: after
+ * a space, or holding a lowercase letter, '%' or '/', or up to 3 capital
+ * letters ("W", "MB"); else NULL and nm as it was. */
+static const char *split_unit(char *nm)
+{
+	size_t n = strlen(nm);
+	char *lb = strrchr(nm, '[');
+	if (n < 4 || nm[n - 1] != ']' || !lb || lb == nm || memchr(nm, '[', (size_t)(lb - nm)) ||
+	    memchr(lb + 1, ']', (size_t)(nm + n - 1 - (lb + 1))) || lb + 1 == nm + n - 1)
+		return NULL;
+	int unitlike = lb[-1] == ' ', caps = 0, other = 0;
+	for (const char *c = lb + 1; c < nm + n - 1; c++) {
+		unitlike |= (*c >= 'a' && *c <= 'z') || *c == '%' || *c == '/';
+		caps += *c >= 'A' && *c <= 'Z';
+		other += !(*c >= 'A' && *c <= 'Z');
+	}
+	unitlike |= !other && caps <= 3;
+	if (!unitlike)
+		return NULL;
+	nm[n - 1] = '\0';
+	*lb = '\0';
+	for (char *e = lb; e > nm && e[-1] == ' '; e--)
+		e[-1] = '\0';
+	return nm[0] ? lb + 1 : NULL;
+}
+
 static int read_header(parser *p, const cs_csv_sink *sink)
 {
 	const char *f;
@@ -119,7 +147,8 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 	int rc, have_t0 = 0, have_t1 = 0, have_dev = 0;
 	char shown[80];
 	p->names = calloc(MAX_COLUMNS, sizeof *p->names);
-	if (!p->names)
+	p->units = calloc(MAX_COLUMNS, sizeof *p->units);
+	if (!p->names || !p->units)
 		return perr(p, 0, "out of memory");
 	do {
 		rc = cs_csvr_field(&p->r, &f, &len, p->err, p->errlen);
@@ -152,6 +181,7 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 			nm++;
 		for (size_t e = strlen(nm); e && nm[e - 1] == ' '; e--)
 			nm[e - 1] = 0;
+		const char *unit = split_unit(nm);
 		if (!strcmp(nm, "t0")) {
 			if (have_t0++)
 				return perr(p, col + 1, "second t0 column");
@@ -179,7 +209,7 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 					return perr(p, col + 1, "metric '%s' appears twice",
 						    show(nm, strlen(nm), shown, sizeof shown));
 			p->names[p->m] = strdup(nm);
-			if (!p->names[p->m])
+			if (!p->names[p->m] || (unit && !(p->units[p->m] = strdup(unit))))
 				return perr(p, 0, "out of memory");
 			p->role[col] = COL_METRIC;
 			p->metric_of[col] = p->m++;
@@ -199,7 +229,9 @@ static int read_header(parser *p, const cs_csv_sink *sink)
 	p->values = malloc(p->m * sizeof *p->values);
 	if (!p->values)
 		return perr(p, 0, "out of memory");
-	return sink->header ? sink->header(sink->ctx, p->m, (const char *const *)p->names) : 0;
+	return sink->header ? sink->header(sink->ctx, p->m, (const char *const *)p->names,
+					   (const char *const *)p->units)
+			    : 0;
 }
 
 int cs_csv_parse(const char *buf, size_t len, const char *label,
@@ -314,7 +346,10 @@ done:
 		       p.uf_text);
 	for (uint32_t k = 0; p.names && k < p.m; k++)
 		free(p.names[k]);
+	for (uint32_t k = 0; p.units && k < p.m; k++)
+		free(p.units[k]);
 	free(p.names);
+	free(p.units);
 	free(p.values);
 	free(last_t0);
 	free(seen);
@@ -345,7 +380,8 @@ typedef struct importer {
 	char **names; /* the metric columns' names */
 } importer;
 
-static int imp_header(void *ctx, uint32_t m, const char *const *names)
+static int imp_header(void *ctx, uint32_t m, const char *const *names,
+		      const char *const *units)
 {
 	importer *im = ctx;
 	im->m = m;
@@ -356,7 +392,7 @@ static int imp_header(void *ctx, uint32_t m, const char *const *names)
 	for (uint32_t k = 0; k < m; k++) {
 		if (!(im->names[k] = strdup(names[k])))
 			return -ENOMEM;
-		cs_metric_info mi = {.name = names[k]};
+		cs_metric_info mi = {.name = names[k], .unit = units[k]};
 		int rc = cs_producer_add_metric(im->p, &mi, &im->ids[k]);
 		if (rc) {
 			snprintf(im->err, im->errlen, "%s: %s", im->label,

@@ -6,7 +6,11 @@
  * t0/t1 are non-negative integers in the run's time unit, t0 strictly
  * increasing per device; values are numbers, and an empty field (or nan)
  * means absent. This is exactly what `cyclescope export` writes, so the two
- * round-trip.
+ * round-trip. A metric column may carry its unit as a trailing bracket,
+ * "dram__bytes_read.sum [byte]" or "power[W]": the bracket is a unit when
+ * it is the name's only one and holds a lowercase letter, '%' or '/'
+ * (so Accel-Sim's "stat[GLOBAL_ACC_R][TOTAL_ACCESS]" and "x[0]" stay
+ * names).
  *
  * The importer streams into a cs_producer; on any error the half-written run
  * is deleted and err names the file, line, column and what was expected.
@@ -49,8 +53,10 @@ int cs_import_csv(cs_producer *p, const char *buf, size_t len,
  * header and row. Used by the importer and the fuzz target. */
 typedef struct cs_csv_sink {
 	void *ctx;
-	/* names[0..m) of the metric columns, borrowed for the call */
-	int (*header)(void *ctx, uint32_t m, const char *const *names);
+	/* names[0..m) of the metric columns and their units (NULL entries:
+	 * none given), borrowed for the call */
+	int (*header)(void *ctx, uint32_t m, const char *const *names,
+		      const char *const *units);
 	/* values[0..m), NaN = absent; borrowed for the call */
 	int (*row)(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
 		   const double *values);

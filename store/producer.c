@@ -454,11 +454,20 @@ int cs_producer_add_device(cs_producer *p, const cs_device_info *d)
 	return rc;
 }
 
+static cs_unit_fn unit_source;
+
+void cs_producer_unit_source(cs_unit_fn fn)
+{
+	unit_source = fn;
+}
+
 int cs_producer_add_metric(cs_producer *p, const cs_metric_info *mi, uint32_t *id)
 {
 	char *fixed[2];
 	int n = 0;
 	cs_metric_info c = *mi;
+	if ((!c.unit || !*c.unit) && unit_source && c.name)
+		c.unit = unit_source(c.name);
 	c.name = clean(c.name, fixed, &n);
 	c.unit = clean(c.unit, fixed, &n);
 	int rc = add_metric(p, &c, id);

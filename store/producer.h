@@ -35,6 +35,13 @@ void cs_producer_free(cs_producer *p);
 int cs_producer_begin(cs_producer *p, const cs_run_info *info);
 int cs_producer_add_device(cs_producer *p, const cs_device_info *d);
 int cs_producer_add_metric(cs_producer *p, const cs_metric_info *m, uint32_t *id);
+
+/* Where a metric declared with no unit gets one: fn returns the unit of
+ * name (borrowed until its next call) or NULL. A start-up registry: the
+ * CLI sets it once, before any producer adds a metric (imports take NCU
+ * names' units from CUPTI's catalog); NULL (the default) = none. */
+typedef const char *(*cs_unit_fn)(const char *name);
+void cs_producer_unit_source(cs_unit_fn fn);
 int cs_producer_append(cs_producer *p, const cs_batch *b);
 int cs_producer_add_range(cs_producer *p, const cs_range *r);
 /* Over a socket, ending a run (not discarding it) waits for the daemon's
