@@ -45,7 +45,7 @@ COLL_SRC  := $(filter-out $(COLL_CUPTI_SRC),$(wildcard collector/*.c))
 LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
              $(COLL_SRC) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 # The UI's files (web/ui/) are compiled in as byte arrays.
-UI_FILES  := web/ui/index.html web/ui/app.js web/ui/app.css
+UI_FILES  := web/ui/index.html web/ui/app.js web/ui/app.css web/ui/favicon.svg
 UI_OBJ    := $(BUILD)/gen/ui_files.o
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(STORE_CXX:%.cc=$(BUILD)/%.o) $(UI_OBJ)
 EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c

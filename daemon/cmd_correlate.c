@@ -170,14 +170,9 @@ static int run_report(int argc, char **argv)
 	if (rc)
 		return CS_CLI_EXIT(rc);
 	char err[1024];
-	char *js = NULL, *css = NULL;
-	if (cs_report_assets(&js, &css, err, sizeof err) < 0) {
-		cs_mmap_free(c.map);
-		return cs_cli_fail(cmd, "%s", err);
-	}
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
 	cs_buf out = {0};
-	rc = s ? cs_report_html(s, &c.rq, js, css, &out, err, sizeof err) : -EIO;
+	rc = s ? cs_report_html(s, &c.rq, &out, err, sizeof err) : -EIO;
 	if (s && rc < 0)
 		rc = cs_cli_fail(cmd, "%s", err);
 	else if (!s)
@@ -195,8 +190,6 @@ static int run_report(int argc, char **argv)
 	}
 	cs_buf_free(&out);
 	cs_store_close(s);
-	free(js);
-	free(css);
 	cs_mmap_free(c.map);
 	return rc;
 }

@@ -7,6 +7,7 @@
 extern const cs_cmd cs_cmd_import;
 extern const cs_cmd cs_cmd_runs;
 extern const cs_cmd cs_cmd_export;
+extern const cs_cmd cs_cmd_plot;
 extern const cs_cmd cs_cmd_query;
 extern const cs_cmd cs_cmd_serve;
 extern const cs_cmd cs_cmd_run;

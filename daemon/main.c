@@ -43,6 +43,7 @@ static const cs_cmd *const commands[] = {
 	&cs_cmd_import,
 	&cs_cmd_runs,
 	&cs_cmd_export,
+	&cs_cmd_plot,
 	&cs_cmd_query,
 	&cs_cmd_ship,
 	&cs_cmd_check,

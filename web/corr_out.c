@@ -12,6 +12,7 @@
 
 #include "corr_job.h"
 #include "correlate.h"
+#include "figure.h"
 #include "json.h"
 #include "log.h"
 
@@ -107,8 +108,64 @@ static void json_accounting(cs_buf *b, int *first, const char *key, const cs_cjo
  * really knows (shared kernels are listed but left out of r, MAPE and
  * the aggregate error), how each pair was matched, and where each side's
  * total went. */
+/* The kernel-level scatter: a point per kernel compared, on log axes
+ * fitted to the data with y = x across, named on hover, and the three
+ * furthest from y = x labelled. */
+static int kernel_svg(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
+		      const cs_cjob_kernels *ks, const cs_cjob_pair *pairs, size_t n,
+		      const cs_corr_kernels *k, const char *hw_run, const char *sim_run)
+{
+	double *x = calloc(n + 1, sizeof *x), *y = calloc(n + 1, sizeof *y), *off = calloc(n + 1, sizeof *off);
+	char (*name)[128] = calloc(n + 1, sizeof *name), (*line)[256] = calloc(n + 1, sizeof *line);
+	const char **hover = calloc(n + 1, sizeof *hover), **labels = calloc(n + 1, sizeof *labels);
+	int rc = -ENOMEM;
+	if (!x || !y || !off || !name || !line || !hover || !labels)
+		goto out;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t jh = pairs[i].hw, js = pairs[i].sim;
+		if (kh->shared[jh] || ks->shared[js] || !(kh->totals[jh] > 0) || !(ks->totals[js] > 0))
+			continue;
+		x[m] = kh->totals[jh];
+		y[m] = ks->totals[js];
+		cs_cjob_demangle(ks->names[js], name[m], sizeof name[m]);
+		snprintf(line[m], sizeof line[m], "%s: hw %.6g, sim %.6g (%+.1f%%)", name[m], x[m],
+			 y[m], 100 * (y[m] - x[m]) / x[m]);
+		hover[m] = line[m];
+		off[m] = fabs(log(y[m] / x[m]));
+		m++;
+	}
+	/* the three furthest from y = x (by ratio, 5% at least) get their name drawn */
+	for (int t = 0; t < 3; t++) {
+		size_t best = SIZE_MAX;
+		for (size_t i = 0; i < m; i++)
+			if (!labels[i] && off[i] > 0.05 && (best == SIZE_MAX || off[i] > off[best]))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		labels[best] = name[best];
+	}
+	char legend[160], xt[300], yt[300], cap[700];
+	snprintf(legend, sizeof legend, "kernels (r = %.4f, MAPE = %.2f%%)", k->pearson, k->mape);
+	snprintf(xt, sizeof xt, "hardware: %s", pr->hw);
+	snprintf(yt, sizeof yt, "simulator: %s", pr->sim);
+	snprintf(cap, sizeof cap, "hardware run %s, simulator run %s; %zu kernels compared of %zu matched; "
+		 "aggregate error %.2f%%; dashed: y = x", hw_run, sim_run, m, n, k->agg_err);
+	cs_fig_series ser = {.label = legend, .color = "#d62728", .style = CS_FIG_POINTS, .n = m,
+			     .x0 = x, .y = y, .labels = labels, .hover = hover};
+	cs_fig_panel pan = {.ytitle = yt, .ylog = 1, .height = 420, .nseries = 1, .series = &ser};
+	cs_fig f = {.title = "Per kernel: simulator vs hardware", .caption = cap,
+		    .xkind = CS_FIG_X_PLAIN, .xtitle = xt, .xlog = 1, .width = 640, .diagonal = 1,
+		    .npanels = 1, .panels = &pan};
+	rc = cs_fig_svg(&f, b);
+out:
+	free(x), free(y), free(off), free(name), free(line), free(hover), free(labels);
+	return rc;
+}
+
 static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
-			const cs_cjob_kernels *ks, int format, int first_pair)
+			const cs_cjob_kernels *ks, int format, int first_pair, const char *hw_run,
+			const char *sim_run)
 {
 	size_t cap = kh->n < ks->n ? kh->n : ks->n;
 	cs_cjob_pair *pairs = calloc(cap + 1, sizeof *pairs);
@@ -125,9 +182,11 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 		}
 	cs_corr_kernels k;
 	cs_corr_kernel_stats(xh, xs, used, &k);
-	int first = 1;
+	int first = 1, rc = 0;
 	char note[1024], l1[128], l2[128];
-	if (format == CS_CORR_JSON) {
+	if (format == CS_CORR_SVG) {
+		rc = kernel_svg(b, pr, kh, ks, pairs, n, &k, hw_run, sim_run);
+	} else if (format == CS_CORR_JSON) {
 		json_pair_head(b, pr, first_pair, &first);
 		cs_json_key(b, &first, "kernels");
 		cs_json_i64(b, (int64_t)n);
@@ -238,7 +297,7 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 			ks->shared_total, ks->outside_total);
 	}
 	free(pairs), free(xh), free(xs);
-	return 0;
+	return rc;
 }
 
 /* What makes the statistics of a comparison mean little, each with
@@ -266,6 +325,62 @@ static size_t warnings(const cs_corr_result *r, size_t hw_samples, size_t sim_sa
 			 "samples): check its metric and window", hz ? "hardware" : "simulator",
 			 hz ? hw_samples : sim_samples);
 	return n;
+}
+
+/* The binned figure: hardware as a wide light step under the simulator's
+ * dashed one (both visible wherever they overlap), the simulator's
+ * kernels shaded behind, and sim - hw in its own panel below. */
+static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side *h,
+		      const cs_cjob_side *m, const cs_corr_result *r, double bin)
+{
+	size_t n = r->bins;
+	double *x0 = calloc(n + 1, sizeof *x0), *x1 = calloc(n + 1, sizeof *x1);
+	double *d = calloc(n + 1, sizeof *d);
+	int rc = -ENOMEM;
+	cs_cjob_kernels ks = {0};
+	int have_k = 0;
+	if (!x0 || !x1 || !d)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		x0[i] = (double)i * bin;
+		x1[i] = (double)(i + 1) * bin;
+		d[i] = r->sim_bins[i] - r->hw_bins[i];
+	}
+	char kerr[256];
+	have_k = cs_cjob_kernel_spans(s, m, (double)(r->lag < 0 ? r->lag : 0) * bin, &ks, kerr,
+				      sizeof kerr) == 0;
+	char hl[300], sl[400], yt[200], title[600], cap[2400];
+	snprintf(hl, sizeof hl, "hardware (%s)", h->run_name);
+	snprintf(sl, sizeof sl, "simulator (%s): r = %.4f, MAPE = %.2f%%", m->run_name, r->pearson,
+		 r->mape);
+	snprintf(yt, sizeof yt, h->is_rate ? "per cycle, mean of %g-cycle bins" : "per %g-cycle bin", bin);
+	snprintf(title, sizeof title, "%s (hardware) vs %s (simulator)", pr->hw, pr->sim);
+	snprintf(cap, sizeof cap, "hardware %s over %s (axis: %s); simulator %s over %s; %zu bins of "
+		 "%g cycles, lag %d bins; shaded: the simulator's kernels", h->run_name, h->window,
+		 h->axis, m->run_name, m->window, n, bin, r->lag);
+	cs_fig_series two[2] = {
+		{.label = hl, .color = "#6baed6", .style = CS_FIG_STEP, .width = 3.2, .n = n, .x0 = x0,
+		 .x1 = x1, .y = r->hw_bins},
+		{.label = sl, .color = "#d62728", .style = CS_FIG_STEP, .width = 1.4, .dash = "5 3",
+		 .n = n, .x0 = x0, .x1 = x1, .y = r->sim_bins},
+	};
+	cs_fig_series diff = {.label = "simulator - hardware", .color = "#555555", .style = CS_FIG_STEP,
+			      .width = 1.2, .n = n, .x0 = x0, .x1 = x1, .y = d};
+	cs_fig_panel pans[2] = {
+		{.ytitle = yt, .height = 260, .nseries = 2, .series = two},
+		{.ytitle = "sim - hw", .height = 100, .zero_line = 1, .nseries = 1, .series = &diff},
+	};
+	cs_fig f = {.title = title, .caption = cap, .xkind = CS_FIG_X_CYCLES, .xtitle =
+		    "cycles from the window start", .xmin = 0, .xmax = (double)n * bin, .npanels = 2,
+		    .panels = pans};
+	if (have_k)
+		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1};
+	rc = cs_fig_svg(&f, b);
+out:
+	if (have_k)
+		cs_cjob_kernels_free(&ks);
+	free(x0), free(x1), free(d);
+	return rc;
 }
 
 static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int first_pair,
@@ -321,7 +436,7 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 			cs_cjob_kernels_free(&kh);
 			goto out;
 		}
-		rc = kernel_level(b, pr, &kh, &ks, rq->format, first_pair);
+		rc = kernel_level(b, pr, &kh, &ks, rq->format, first_pair, h.run_name, m.run_name);
 		cs_cjob_kernels_free(&kh);
 		cs_cjob_kernels_free(&ks);
 		if (rc < 0)
@@ -363,7 +478,11 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 		r.hw_bins[i] /= use_bin;
 		r.sim_bins[i] /= use_bin;
 	}
-	if (csv) {
+	if (rq->format == CS_CORR_SVG) {
+		rc = binned_svg(s, b, pr, &h, &m, &r, use_bin);
+		if (rc < 0)
+			snprintf(err, errlen, "out of memory");
+	} else if (csv) {
 		if (first_pair)
 			cs_buf_printf(b, "hw_metric,sim_metric,bin,cycle,hw,sim\r\n");
 		for (size_t i = 0; i < r.bins; i++)
@@ -503,7 +622,14 @@ int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, 
 	size_t nskipped = 0, sl = 0;
 	for (size_t i = 0; i < npairs; i++) {
 		char why[1024];
-		int r1 = one_pair(s, &pairs[i], rq, !done, out, why, sizeof why);
+		/* SVG: the figure of the svg_pair-th pair found in both runs
+		 * (as JSON lists them), or every figure one after another */
+		cs_buf fig = CS_BUF_INIT;
+		int svg = rq->format == CS_CORR_SVG;
+		int r1 = one_pair(s, &pairs[i], rq, !done, svg ? &fig : out, why, sizeof why);
+		if (svg && r1 >= 0 && (rq->svg_pair < 0 || (size_t)rq->svg_pair == (size_t)done))
+			cs_buf_append(out, fig.data, fig.len);
+		cs_buf_free(&fig);
 		if (r1 < 0 && rq->map && (r1 == -ENOENT || r1 == -ENODATA)) {
 			/* a map pair missing on either side is skipped, said once */
 			if (sl < sizeof skipped - 2)
@@ -520,6 +646,13 @@ int cs_corr_out(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err, 
 			break;
 		}
 		done++;
+		if (rq->format == CS_CORR_SVG && rq->svg_pair >= 0 && (size_t)rq->svg_pair < (size_t)done)
+			break;
+	}
+	if (rc == 0 && rq->format == CS_CORR_SVG && rq->svg_pair >= 0 &&
+	    (size_t)rq->svg_pair >= (size_t)done) {
+		snprintf(err, errlen, "pair: there are %zu pairs in both runs, counted from 0", (size_t)done);
+		rc = -ENOENT;
 	}
 	if (nskipped)
 		cs_log(CS_LOG_WARN, "correlate: %zu of the map's %zu pairs are not in both runs, "

@@ -13,7 +13,7 @@
 #include "metric_map.h"
 #include "store.h"
 
-enum cs_corr_format { CS_CORR_TEXT = 0, CS_CORR_JSON, CS_CORR_CSV };
+enum cs_corr_format { CS_CORR_TEXT = 0, CS_CORR_JSON, CS_CORR_CSV, CS_CORR_SVG };
 
 typedef struct cs_corr_request {
 	const char *hw, *sim;              /* runs */
@@ -31,6 +31,13 @@ typedef struct cs_corr_request {
 	int format;                        /* cs_corr_format */
 	int with_bins;                     /* JSON: add the aligned bins and the
 					      simulator's kernel ranges (report) */
+	int svg_pair;                      /* SVG: the figure of this pair (from 0,
+					      among those in both runs; -1 = every
+					      figure, one document after another):
+					      the two binned series with the
+					      simulator's kernels shaded and their
+					      difference below, or the per-kernel
+					      scatter (figure.h) */
 	uint64_t max_bins, max_work;       /* a server's bounds (0 = none): see
 					      cs_corr_opts */
 	uint64_t deadline_ms;              /* CLOCK_MONOTONIC ms, 0 = none */

@@ -34,6 +34,7 @@
 #include "sqlout.h"
 #include "prom.h"
 #include "reader.h"
+#include "plot.h"
 #include "runs_json.h"
 #include "store.h"
 #include "ui.h"
@@ -217,9 +218,26 @@ static enum MHD_Result get_run(struct MHD_Connection *c, cs_http *h, cs_store *s
 	const char *binds[1] = {id};
 	if (metrics_only)
 		return json_query(c, h, s, metrics_sql, 1, binds, 0);
-	return json_query(
+	/* the metrics its page opens on (plot.h), a JSON array */
+	char defaults[1024];
+	cs_buf dj = CS_BUF_INIT;
+	cs_plot_defaults(s, run, defaults, sizeof defaults);
+	cs_json_raw(&dj, "[");
+	char *save = NULL;
+	int first = 1;
+	for (char *tok = strtok_r(defaults, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		cs_json_raw(&dj, first ? "" : ",");
+		cs_json_str(&dj, tok);
+		first = 0;
+	}
+	cs_json_raw(&dj, "]");
+	cs_buf_put_u8(&dj, 0);
+	char *dtext = (char *)dj.data;
+	const char *binds2[2] = {id, dtext ? dtext : "[]"};
+	enum MHD_Result res = json_query(
 		c, h, s,
 		"SELECT json_object(" CS_RUN_JSON_FIELDS ","
+		" 'default_metrics', json(?2),"
 		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
 		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
 		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
@@ -231,7 +249,9 @@ static enum MHD_Result get_run(struct MHD_Connection *c, cs_http *h, cs_store *s
 		"   min(t0) AS t0, max(t1) AS t1, count(DISTINCT name) AS names FROM ranges"
 		"   WHERE run = r.id GROUP BY kind)))"
 		" FROM runs r WHERE r.id = CAST(?1 AS INTEGER)",
-		1, binds, 1);
+		2, binds2, 1);
+	cs_buf_free(&dj);
+	return res;
 }
 
 /* A streamed response: a producer that appends pieces to pending. */
@@ -801,9 +821,13 @@ static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, do
 	int format = !fmt || !strcmp(fmt, "json") ? CS_CORR_JSON
 		     : !strcmp(fmt, "csv")		? CS_CORR_CSV
 		     : !strcmp(fmt, "text")		? CS_CORR_TEXT
+		     : !strcmp(fmt, "svg")		? CS_CORR_SVG
 							: -1;
 	if (format < 0)
-		return "format: json, csv or text";
+		return "format: json, csv, text or svg";
+	uint64_t pair = 0;
+	if (arg_u64(c, "pair", &pair, &have) < 0 || pair > 100000)
+		return "pair: expected the index of a pair, from 0";
 	const char *k = arg(c, "kernels");
 	*rq = (cs_corr_request){
 		.hw = arg(c, "hw"), .sim = arg(c, "sim"),
@@ -811,10 +835,31 @@ static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, do
 		.hw_window = arg(c, "hw_window"), .sim_window = arg(c, "sim_window"),
 		.hw_clock_hz = *clock_hz, .sim_clock = arg(c, "sim_clock"), .bin_cycles = (double)bin, .max_lag = (int)lag,
 		.kernels = k && strcmp(k, "0") && strcmp(k, "false"), .format = format,
+		.svg_pair = (int)pair,
 	};
 	if (!rq->hw || !rq->sim)
 		return "hw and sim (run ids or names) are required";
 	return NULL;
+}
+
+/* The correlation's messages name the CLI's options; over HTTP they
+ * name the request's fields (the UI's form fields) instead. */
+static void http_field_names(char *err, size_t errlen)
+{
+	static const char *const opt[][2] = {
+		{"--hw-clock-mhz", "hw_clock_mhz"}, {"--sim-clock", "sim_clock"},
+		{"--bin-cycles", "bin_cycles"},	    {"--max-lag", "max_lag"},
+		{"--hw-window", "hw_window"},	    {"--sim-window", "sim_window"},
+	};
+	for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
+		char *at;
+		size_t a = strlen(opt[i][0]), b = strlen(opt[i][1]);
+		while ((at = strstr(err, opt[i][0]))) {
+			memmove(at + b, at + a, strlen(at + a) + 1);
+			memcpy(at, opt[i][1], b);
+		}
+	}
+	(void)errlen;
 }
 
 /* GET /api/v1/correlate: the same request and answer as `cyclescope
@@ -828,15 +873,9 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	if (bad)
 		return error(c, h, 400, "%s", bad);
 	char err[1100];
-	char *js = NULL, *css = NULL;
-	if (report && cs_report_assets(&js, &css, err, sizeof err) < 0)
-		return error(c, h, 503, "%s", err);
 	cs_store *s = open_store(h, err, sizeof err);
-	if (!s) {
-		free(js);
-		free(css);
+	if (!s)
 		return error(c, h, 503, "database: %s", err);
-	}
 	/* A server's bounds: the query time limit, and a search no bigger
 	 * than about a second of work (max_lag=100000 on a 1e8-cycle run took
 	 * 9 min 36 s). */
@@ -846,12 +885,12 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	rq.cancelled = client_gone;
 	rq.cancel_ctx = c;
 	cs_buf b = CS_BUF_INIT;
-	int rc = report ? cs_report_html(s, &rq, js, css, &b, err, sizeof err)
+	int rc = report ? cs_report_html(s, &rq, &b, err, sizeof err)
 			: cs_corr_out(s, &rq, &b, err, sizeof err);
 	cs_store_close(s);
-	free(js);
-	free(css);
 	enum MHD_Result r;
+	if (rc < 0)
+		http_field_names(err, sizeof err);
 	if (rc == -ECANCELED)
 		r = MHD_NO; /* the client went away */
 	else if (rc < 0)
@@ -862,6 +901,7 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 		r = queue(c, h, 200, report ? "text/html; charset=utf-8"
 				     : rq.format == CS_CORR_JSON ? "application/json"
 				     : rq.format == CS_CORR_CSV ? "text/csv; charset=utf-8"
+				     : rq.format == CS_CORR_SVG ? "image/svg+xml"
 								 : "text/plain; charset=utf-8", &b);
 	cs_buf_free(&b);
 	return r;
@@ -885,6 +925,40 @@ static enum MHD_Result get_trace(struct MHD_Connection *c, cs_http *h, cs_store 
 	int rc = cs_trace_json(s, &rq, &b, err, sizeof err);
 	enum MHD_Result r = rc < 0 ? error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : rc == -E2BIG ? 413 : 500, "%s", err)
 				   : queue(c, h, 200, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+/* GET /api/v1/runs/{run}/plot.svg?metric=&expr=&from=&to=&device=&buckets=
+ * &rate=&ranges=&width=: the figure `cyclescope plot` draws (web/plot.c). */
+static enum MHD_Result get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run)
+{
+	cs_plot_req rq = {.run = run};
+	uint64_t dev = 0, nb = 0, width = 0;
+	int have;
+	if (arg_u64(c, "device", &dev, &rq.have_device) < 0 || dev > UINT32_MAX)
+		return error(c, h, 400, "device: expected a device index");
+	if (arg_u64(c, "from", &rq.from, &rq.have_from) < 0)
+		return error(c, h, 400, "from: expected a non-negative integer time");
+	if (arg_u64(c, "to", &rq.to, &rq.have_to) < 0)
+		return error(c, h, 400, "to: expected a non-negative integer time");
+	if (arg_u64(c, "buckets", &nb, &have) < 0 || (have && (nb < 2 || nb > 10000)))
+		return error(c, h, 400, "buckets: expected 2..10000");
+	if (arg_u64(c, "width", &width, &have) < 0 || (have && (width < 320 || width > 4000)))
+		return error(c, h, 400, "width: expected 320..4000 px");
+	rq.device = (uint32_t)dev;
+	rq.buckets = (uint32_t)nb;
+	rq.width = (double)width;
+	rq.metrics = arg(c, "metric");
+	rq.exprs = arg(c, "expr");
+	rq.rate = arg(c, "rate");
+	rq.ranges = arg(c, "ranges");
+	char err[1200];
+	int status = 500;
+	cs_buf b = CS_BUF_INIT;
+	enum MHD_Result r = cs_plot_svg(s, &rq, &b, &status, err, sizeof err) < 0
+				    ? error(c, h, (unsigned)status, "%s", err)
+				    : queue(c, h, 200, "image/svg+xml", &b);
 	cs_buf_free(&b);
 	return r;
 }
@@ -932,6 +1006,12 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		if (!get)
 			return error(c, h, 405, "use GET");
 		return get_ui(c, h, url[1] ? url + 4 : "index.html");
+	}
+	/* browsers ask every page's origin for an icon */
+	if (!strcmp(url, "/favicon.ico") || !strcmp(url, "/favicon.svg")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		return get_ui(c, h, "favicon.svg");
 	}
 	if (!strcmp(url, "/metrics")) {
 		if (!get)
@@ -1082,6 +1162,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			r = get_phases(c, h, s, spec);
 		} else if (!strcmp(sub, "trace.json")) {
 			r = get_trace(c, h, s, spec);
+		} else if (!strcmp(sub, "plot.svg")) {
+			r = get_plot(c, h, s, spec);
 		} else {
 			r = error(c, h, 404, "no such endpoint: %s", url);
 		}

@@ -17,19 +17,23 @@
 static const char page_head[] =
 	"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-	"<title>cyclescope report</title>\n<style>\n";
-
-static const char page_style[] =
-	"\nbody{font:14px system-ui,sans-serif;margin:24px;color:#222}\n"
+	"<link rel=\"icon\" type=\"image/svg+xml\" href=\"data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'"
+	" viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='6' fill='%231d2b3a'/%3E%3Cpath"
+	" d='M4 22h5v-8h5v12h5V8h5v10h4' fill='none' stroke='%238fd3ff' stroke-width='2.6'/%3E%3C/svg%3E\">\n"
+	"<style>\n"
+	"body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}\n"
 	"h1{font-size:20px}h2{font-size:16px;margin-top:32px}\n"
 	"table.stats{border-collapse:collapse;margin:8px 0}\n"
 	"table.stats td,table.stats th{border:1px solid #ccc;padding:3px 8px;text-align:right}\n"
 	"table.stats th{background:#f4f4f4}.note{color:#666;font-size:12px}\n"
+	".figure svg{max-width:100%;height:auto;display:block}\n"
+	"button{padding:2px 10px;margin:4px 6px 4px 0}\n"
+	"@media print{button{display:none}}\n"
 	"</style>\n";
 
-/* Draws every pair: the two binned series and their difference on one
- * cycle axis with the simulator's kernels shaded, the statistics table,
- * and the kernel-level scatter on log axes with the y = x line. */
+/* Every pair: its statistics table, then its figure (moved in from the
+ * figures the server drew, in the same order), with a button that saves
+ * the figure as an SVG file. */
 static const char page_script[] =
 	"(function(){\n"
 	"const D=JSON.parse(document.getElementById('cs-data').textContent);\n"
@@ -38,7 +42,12 @@ static const char page_script[] =
 	"function fmt(v,d){return (v===null||v===undefined)?'n/a':(+v).toFixed(d);}\n"
 	"function stats(p,rows){const t=el('table',p);t.className='stats';\n"
 	"  rows.forEach(function(r){const tr=el('tr',t);el('th',tr,r[0]);el('td',tr,r[1]);});}\n"
-	"const W=Math.max(600,Math.min(1200,window.innerWidth-60));\n"
+	"function place(sec,id,name){const f=document.getElementById(id);if(!f)return 0;\n"
+	"  const b=el('button',sec,'Save SVG');b.onclick=function(){const s=f.querySelector('svg');\n"
+	"    const a=document.createElement('a');a.download=name+'.svg';\n"
+	"    a.href=URL.createObjectURL(new Blob(['<?xml version=\"1.0\" encoding=\"UTF-8\"?>\\n'+s.outerHTML],{type:'image/svg+xml'}));\n"
+	"    a.click();};\n"
+	"  f.hidden=false;sec.appendChild(f);return 1;}\n"
 	"let plots=0;\n"
 	"(D.binned||[]).forEach(function(p,i){\n"
 	"  const sec=el('section',root);sec.className='pair';\n"
@@ -49,77 +58,97 @@ static const char page_script[] =
 	"    ['MAPE',fmt(p.mape_pct,2)+'% ('+p.mape_bins+' bins)'],['NRMSE',fmt(p.nrmse,4)],\n"
 	"    ['total error',fmt(100*p.total_error,2)+'%'],['duration error',fmt(100*p.duration_error,2)+'%'],\n"
 	"    ['time-normalised r / MAPE',fmt(p.normalized_pearson,4)+' / '+fmt(p.normalized_mape_pct,2)+'%']]);\n"
-	"  const n=p.hw_bins.length,x=new Array(n),d=new Array(n);\n"
-	"  for(let k=0;k<n;k++){x[k]=k*p.bin_cycles;d[k]=p.sim_bins[k]-p.hw_bins[k];}\n"
-	"  const spans=p.sim_kernels||[];\n"
-	"  const div=el('div',sec);div.className='plot';\n"
-	"  new uPlot({width:W,height:320,title:'per '+p.bin_cycles+'-cycle bin',\n"
-	"    scales:{x:{time:false}},axes:[{label:'cycle'},{label:'count per bin'}],\n"
-	"    series:[{label:'cycle'},{label:'hardware',stroke:'#1f77b4',width:1.5},\n"
-	"      {label:'simulator',stroke:'#d62728',width:1.5},{label:'sim - hw',stroke:'#888',dash:[4,4]}],\n"
-	"    hooks:{drawClear:[function(u){const c=u.ctx;c.save();c.fillStyle='rgba(0,0,0,0.05)';\n"
-	"      spans.forEach(function(s,j){if(j%2)return;const a=u.valToPos(s[0],'x',true),b=u.valToPos(s[1],'x',true);\n"
-	"        c.fillRect(a,u.bbox.top,Math.max(1,b-a),u.bbox.height);});c.restore();}]}},\n"
-	"    [x,p.hw_bins,p.sim_bins,d],div);\n"
-	"  plots++;\n"
+	"  plots+=place(sec,'fig-b'+i,'correlation-'+i);\n"
 	"});\n"
-	"(D.kernels||[]).forEach(function(p){\n"
+	"(D.kernels||[]).forEach(function(p,i){\n"
 	"  const sec=el('section',root);sec.className='kernels';\n"
 	"  el('h2',sec,'kernel level: '+p.hw_metric+'  vs  '+p.sim_metric);\n"
 	"  stats(sec,[['kernels',p.kernels],['Pearson r',fmt(p.pearson,4)],['MAPE',fmt(p.mape_pct,2)+'%'],\n"
 	"    ['aggregate error',fmt(p.aggregate_error_pct,2)+'%']]);\n"
-	"  const pts=p.per_kernel.filter(function(k){return k.hw>0&&k.sim>0;}).sort(function(a,b){return a.hw-b.hw;});\n"
-	"  const xs=pts.map(function(k){return k.hw;}),ys=pts.map(function(k){return k.sim;});\n"
-	"  const div=el('div',sec);div.className='plot';\n"
-	"  if(!pts.length){el('p',div,'no kernel with values on both sides');return;}\n"
-	"  new uPlot({width:Math.min(W,640),height:420,title:'simulator vs hardware, per kernel',\n"
-	"    scales:{x:{time:false,distr:3},y:{distr:3}},axes:[{label:'hardware'},{label:'simulator'}],\n"
-	"    series:[{label:'hardware'},{label:'kernel',stroke:'#d62728',paths:function(){return null;},\n"
-	"      points:{show:true,size:8,fill:'#d62728'}},{label:'y = x',stroke:'#888',dash:[4,4]}]},\n"
-	"    [xs,ys,xs.slice()],div);\n"
-	"  plots++;\n"
+	"  plots+=place(sec,'fig-k'+i,'kernels-'+i);\n"
 	"});\n"
 	"document.body.setAttribute('data-plots',plots);\n"
 	"})();\n";
 
-int cs_report_html(cs_store *s, const cs_corr_request *rq, const char *uplot_js,
-		   const char *uplot_css, cs_buf *out, char *err, size_t errlen)
+/* Text into HTML: what HTML would read as markup, escaped. */
+static void html_text(cs_buf *out, const char *s)
+{
+	for (const char *c = s; *c; c++)
+		cs_json_raw(out, *c == '<' ? "&lt;" : *c == '&' ? "&amp;" : *c == '>' ? "&gt;"
+				 : (char[]){*c, 0});
+}
+
+/* The figures of every pair of rq, drawn in one pass (SVG documents one
+ * after another), each into a hidden div with id PREFIX + its index for
+ * the script to place. */
+static void figures(cs_store *s, const cs_corr_request *rq, int kernels, const char *prefix,
+		    cs_buf *out)
+{
+	cs_corr_request f = *rq;
+	f.format = CS_CORR_SVG;
+	f.kernels = kernels;
+	f.svg_pair = -1;
+	cs_buf svg = CS_BUF_INIT;
+	char err[512];
+	if (cs_corr_out(s, &f, &svg, err, sizeof err) == 0) {
+		cs_buf_put_u8(&svg, 0);
+		const char *p = (const char *)svg.data;
+		for (int i = 0; p && (p = strstr(p, "<?xml")); i++) {
+			/* inline SVG: the XML declaration is for files only */
+			const char *body = strchr(p, '\n');
+			if (!body)
+				break;
+			body++;
+			const char *next = strstr(body, "<?xml");
+			size_t n = next ? (size_t)(next - body) : strlen(body);
+			cs_buf_printf(out, "<div class=\"figure\" id=\"%s%d\" hidden>", prefix, i);
+			cs_buf_append(out, body, n);
+			cs_json_raw(out, "</div>\n");
+			p = next;
+		}
+	}
+	cs_buf_free(&svg);
+}
+
+int cs_report_html(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err,
+		   size_t errlen)
 {
 	cs_buf binned = CS_BUF_INIT, kernels = CS_BUF_INIT;
 	cs_corr_request b = *rq;
 	b.format = CS_CORR_JSON;
 	b.kernels = 0;
-	b.with_bins = 1;
+	b.with_bins = 0;
 	int rc = cs_corr_out(s, &b, &binned, err, errlen);
+	int have_kernels = 0;
 	if (rc == 0) {
 		/* The kernel level is added when both runs have kernels. */
 		cs_corr_request k = *rq;
 		k.format = CS_CORR_JSON;
 		k.kernels = 1;
 		char kerr[512];
-		if (cs_corr_out(s, &k, &kernels, kerr, sizeof kerr) < 0) {
+		have_kernels = cs_corr_out(s, &k, &kernels, kerr, sizeof kerr) == 0;
+		if (!have_kernels) {
 			cs_buf_reset(&kernels);
 			cs_json_raw(&kernels, "[]");
 		}
 	}
 	if (rc == 0) {
 		cs_json_raw(out, page_head);
-		cs_json_raw(out, uplot_css);
-		cs_json_raw(out, page_style);
-		cs_json_raw(out, "</head><body>\n<h1>cyclescope: ");
-		cs_buf title = CS_BUF_INIT;
-		/* names go into HTML as text: escape what HTML would read */
-		for (const char *c = rq->hw; *c; c++)
-			cs_json_raw(&title, *c == '<' ? "&lt;" : *c == '&' ? "&amp;" : (char[]){*c, 0});
-		cs_json_raw(&title, " (hardware) vs ");
-		for (const char *c = rq->sim; *c; c++)
-			cs_json_raw(&title, *c == '<' ? "&lt;" : *c == '&' ? "&amp;" : (char[]){*c, 0});
-		cs_json_raw(&title, " (simulator)");
-		cs_buf_append(out, title.data, title.len);
-		cs_buf_free(&title);
-		cs_json_raw(out, "</h1>\n<div class=\"note\">Generated by cyclescope correlate; method in "
-				 "docs/correlation.md. Shaded: the simulator's kernels.</div>\n"
-				 "<div id=\"cs-report\"></div>\n<script id=\"cs-data\" type=\"application/json\">");
+		cs_json_raw(out, "<title>cyclescope report: ");
+		html_text(out, rq->hw);
+		cs_json_raw(out, " vs ");
+		html_text(out, rq->sim);
+		cs_json_raw(out, "</title>\n</head><body>\n<h1>cyclescope: ");
+		html_text(out, rq->hw);
+		cs_json_raw(out, " (hardware) vs ");
+		html_text(out, rq->sim);
+		cs_json_raw(out, " (simulator)</h1>\n<div class=\"note\">Generated by cyclescope correlate; "
+				 "method in docs/correlation.md. Shaded: the simulator's kernels.</div>\n"
+				 "<div id=\"cs-report\"></div>\n");
+		figures(s, rq, 0, "fig-b", out);
+		if (have_kernels)
+			figures(s, rq, 1, "fig-k", out);
+		cs_json_raw(out, "<script id=\"cs-data\" type=\"application/json\">");
 		/* JSON inside <script>: "</" must not appear. */
 		cs_buf data = CS_BUF_INIT;
 		cs_json_raw(&data, "{\"hw\":");
@@ -139,8 +168,6 @@ int cs_report_html(cs_store *s, const cs_corr_request *rq, const char *uplot_js,
 		}
 		cs_buf_free(&data);
 		cs_json_raw(out, "</script>\n<script>\n");
-		cs_json_raw(out, uplot_js);
-		cs_json_raw(out, "\n</script>\n<script>\n");
 		cs_json_raw(out, page_script);
 		cs_json_raw(out, "</script>\n</body></html>\n");
 	}

@@ -100,31 +100,48 @@
 	}
 	const num = (s) => (s === '' || s === undefined || s === null ? null : +s);
 
-	function fmtNum(v) {
+	// Numbers and times read the same here, in the CLI's SVG figures and in
+	// the report (web/figure.h, docs/ui.md): an SI prefix chosen by the
+	// value, and only the decimals the tick step (or 3 digits) needs.
+	function decimalsFor(step) {
+		for (let d = 0; d < 7; d++) {
+			const x = step * 10 ** d;
+			if (Math.abs(x - Math.round(x)) <= 1e-6 * Math.max(1, x))
+				return d;
+		}
+		return 6;
+	}
+	function trimZeros(t) {
+		return t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t;
+	}
+	function fmtNum(v, step) {
 		if (v === null || v === undefined || Number.isNaN(v))
 			return 'n/a';
+		if (v === 0)
+			return '0';
 		const a = Math.abs(v);
-		return a !== 0 && (a >= 1e7 || a < 1e-3) ? v.toExponential(3) : String(+v.toPrecision(6));
+		let [d, p] = [1, ''];
+		for (const [q, s] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k'], [1e-3, ''], [1e-6, '\u00b5'], [0, 'n']])
+			if (a >= q) {
+				[d, p] = q >= 1e3 ? [q, s] : q === 1e-6 ? [1e-6, s] : q === 0 ? [1e-9, s] : [1, s];
+				break;
+			}
+		const x = v / d;
+		const t = step > 0 ? trimZeros(x.toFixed(decimalsFor(step / d))) : String(+x.toPrecision(3));
+		return (t === '-0' ? '0' : t) + p;
 	}
-
-	// Values on an axis: 1.2M, 350k, 0.25.
-	function fmtSI(v) {
-		const a = Math.abs(v);
-		for (const [d, s] of [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']])
-			if (a >= d)
-				return +(v / d).toPrecision(4) + s;
-		return String(+v.toPrecision(4));
+	const TIME_UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, '\u00b5s'], [1, 'ns']];
+	function fmtTime(v, step) {
+		if (v === null || v === undefined || Number.isNaN(v))
+			return 'n/a';
+		const ref = step > 0 ? 100 * step : Math.abs(v);
+		const [d, u] = TIME_UNITS.find(([q]) => q <= ref) || [1, 'ns'];
+		const x = v / d;
+		const t = step > 0 ? trimZeros(x.toFixed(decimalsFor(step / d))) : String(+x.toPrecision(4));
+		return (t === '-0' ? '0' : t) + ' ' + u;
 	}
-
-	// Times on the axis: ns runs in s/ms/us/ns, cycle runs with k/M/G.
-	function fmtTime(v, unit, span) {
-		if (unit === 'ns') {
-			const [d, s] = span >= 5e8 ? [1e9, ' s'] : span >= 5e5 ? [1e6, ' ms'] : span >= 500 ? [1e3, ' us'] : [1, ' ns'];
-			return +(v / d).toPrecision(7) + s;
-		}
-		const [d, s] = span >= 5e8 ? [1e9, 'G'] : span >= 5e5 ? [1e6, 'M'] : span >= 5e3 ? [1e3, 'k'] : [1, ''];
-		return +(v / d).toPrecision(7) + s;
-	}
+	// A length or time of a run: ns runs in s/ms/µs/ns, cycle runs in cycles.
+	const fmtSpan = (v, unit, step) => (unit === 'ns' ? fmtTime(v, step) : fmtNum(v, step) + ' cycles');
 
 	function showError(where, err) {
 		where.append(h('div', { class: 'error', role: 'alert' }, String(err.message || err)));
@@ -150,7 +167,7 @@
 				h('td', {}, r.kind), h('td', {}, r.source), h('td', {}, r.status), h('td', {}, r.time_unit),
 				h('td', { class: 'num' }, r.devices), h('td', { class: 'num' }, r.metrics),
 				h('td', { class: 'num' }, r.samples), h('td', { class: 'num' }, r.ranges),
-				h('td', { class: 'num' }, span === null ? '' : fmtTime(span, r.time_unit, span) + (r.time_unit === 'cycle' ? ' cycles' : '')),
+				h('td', { class: 'num' }, span === null ? '' : fmtSpan(span, r.time_unit, 0)),
 				h('td', {}, h('input', { type: 'radio', name: 'hw', value: r.id, checked: r === firstHw, title: 'hardware side' })),
 				h('td', {}, h('input', { type: 'radio', name: 'sim', value: r.id, checked: r === firstSim, title: 'simulator side' }))));
 		}
@@ -167,17 +184,77 @@
 
 	/* ---- a run ---- */
 
+	// tab10: kernels coloured by name, the same name the same colour.
+	const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+	function nameColor(name) {
+		let x = 2166136261;
+		for (let i = 0; i < name.length; i++)
+			x = Math.imul(x ^ name.charCodeAt(i), 16777619) >>> 0;
+		return PALETTE[x % PALETTE.length];
+	}
+	// "void ns::gemm<float, 128>(float const*, int)" -> "ns::gemm"
+	function shortName(full) {
+		let s = String(full || '');
+		for (let k = 0; k < 8 && /[<(]/.test(s); k++)
+			s = s.replace(/<[^<>]*>/g, '').replace(/\([^()]*\)/g, '');
+		s = s.trim();
+		const sp = s.lastIndexOf(' ');
+		return (sp >= 0 ? s.slice(sp + 1) : s) || String(full || '');
+	}
+
+	// Downloads: the view's figure as the daemon draws it (web/figure.h),
+	// as SVG, or rasterised at 2x into a PNG.
+	function download(blob, name) {
+		const a = h('a', { href: URL.createObjectURL(blob), download: name });
+		document.body.append(a);
+		a.click();
+		a.remove();
+		setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+	}
+	async function saveFigure(url, name, png) {
+		const svg = await fetchText(url);
+		if (!png)
+			return download(new Blob([svg], { type: 'image/svg+xml' }), name + '.svg');
+		const img = new Image();
+		const src = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+		await new Promise((ok, bad) => { img.onload = ok; img.onerror = () => bad(new Error('the SVG did not render')); img.src = src; });
+		const c = document.createElement('canvas');
+		c.width = img.naturalWidth * 2;
+		c.height = img.naturalHeight * 2;
+		const g = c.getContext('2d');
+		g.fillStyle = '#fff';
+		g.fillRect(0, 0, c.width, c.height);
+		g.drawImage(img, 0, 0, c.width, c.height);
+		URL.revokeObjectURL(src);
+		const blob = await new Promise((ok) => c.toBlob(ok, 'image/png'));
+		download(blob, name + '.png');
+	}
+	function figureButtons(url, name, where) {
+		const b = (label, png) => h('button', { class: 'fig', 'data-format': png ? 'png' : 'svg', title: 'save this figure as ' + label,
+			onclick: () => saveFigure(url(), name(), png).catch((e) => showError(where || app, e)) }, label);
+		return h('span', { class: 'figbtns' }, b('SVG', false), ' ', b('PNG', true));
+	}
+
 	async function runPage(id, params) {
 		const run = await fetchJSON(API + '/runs/' + encodeURIComponent(id));
 		document.title = 'cyclescope: ' + run.name;
 		seen.loads = 0;
 		const unit = run.time_unit;
 		const metrics = run.metric_list || [];
+		const byName = new Map(metrics.map((m) => [m.name, m]));
 		const devices = run.device_list || [];
 		const full = [run.t_min ?? 0, (run.t_max ?? 0) + 1];
-		let chosen = (params.get('metric') || '').split(',').filter((m) => metrics.some((x) => x.name === m));
-		if (!chosen.length)
-			chosen = metrics.slice(0, 2).map((m) => m.name);
+		const origin = full[0];
+		let chosen = (params.get('metric') || '').split(',').filter((m) => byName.has(m));
+		if (!chosen.length && !params.get('expr'))
+			chosen = (run.default_metrics && run.default_metrics.length ? run.default_metrics : metrics.slice(0, 2).map((m) => m.name))
+				.filter((m) => byName.has(m));
+		let exprs = (params.get('expr') || '').split(';').map((e) => e.trim()).filter(Boolean);
+		// per sample (as stored), per second or per cycle (counters, by the sample's own length)
+		const canCycle = unit === 'cycle' || run.clock_hz > 0, canSecond = unit === 'ns' || run.clock_hz > 0;
+		let rate = params.get('rate') || 'sample';
+		if ((rate === 'cycle' && !canCycle) || (rate === 'second' && !canSecond))
+			rate = 'sample';
 		let device = +(params.get('device') || (devices[0] ? devices[0].index : 0));
 		let view = [num(params.get('from')) ?? full[0], num(params.get('to')) ?? full[1]];
 
@@ -185,8 +262,8 @@
 		const kv = (k, v) => info.append(h('dt', {}, k), h('dd', {}, v));
 		kv('kind / source', run.kind + ' / ' + run.source);
 		kv('status', run.status + (run.dropped ? ', ' + run.dropped + ' samples dropped' : ''));
-		kv('time', unit + (run.clock_hz ? ' at ' + fmtNum(run.clock_hz / 1e6) + ' MHz' : '') + ', ' +
-			fmtTime(full[0], unit, full[1] - full[0]) + ' to ' + fmtTime(full[1], unit, full[1] - full[0]));
+		kv('time', (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + fmtNum(run.clock_hz / 1e6, 0) + ' MHz' : '') + ', ' +
+			fmtSpan(full[1] - full[0], unit, 0) + ' long; the axis counts from the run start');
 		kv('samples / metrics', run.samples + ' / ' + metrics.length);
 		kv('ranges', (run.range_summary || []).map((r) => r.count + ' ' + r.kind).join(', ') || 'none');
 		if (run.host)
@@ -196,13 +273,21 @@
 
 		const filter = h('input', { type: 'search', placeholder: 'filter metrics (' + metrics.length + ')', id: 'metric-filter' });
 		const picker = h('select', { multiple: true, size: 10, id: 'metric-picker' });
+		// The list is filled after the plots are drawn: 4000 options must not hold them up.
 		const fill = () => {
 			const f = filter.value.toLowerCase();
 			picker.replaceChildren(...metrics.filter((m) => !f || m.name.toLowerCase().includes(f) || chosen.includes(m.name))
-				.map((m) => h('option', { value: m.name, selected: chosen.includes(m.name) }, m.name + (m.unit ? ' (' + m.unit + ')' : ''))));
+				.map((m) => h('option', { value: m.name, selected: chosen.includes(m.name) }, m.name + (m.unit ? ' [' + m.unit + ']' : ''))));
 		};
 		filter.addEventListener('input', fill);
-		fill();
+		const names = h('datalist', { id: 'metric-names' });
+		const exprIn = h('input', { id: 'expr-input', list: 'metric-names', placeholder: 'e.g. lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum' });
+		const exprBtn = h('button', { id: 'add-expr' }, 'Add expression');
+		const exprErr = h('div', { id: 'expr-error' });
+		const exprList = h('div', { id: 'expr-list' });
+		const rateSel = h('select', { id: 'rate' },
+			[['sample', 'per sample (as stored)'], canSecond ? ['second', 'per second'] : null, canCycle ? ['cycle', 'per cycle'] : null]
+				.filter(Boolean).map(([v, t]) => h('option', { value: v, selected: v === rate }, t)));
 		const devSel = h('select', { id: 'device' }, devices.map((d) => h('option', { value: d.index, selected: d.index === device }, d.index + ': ' + (d.name || d.chip || 'device'))));
 		const plotBtn = h('button', { id: 'plot' }, 'Plot selected');
 		const resetBtn = h('button', { id: 'reset-zoom' }, 'Reset zoom');
@@ -210,6 +295,7 @@
 		const statusLine = h('div', { class: 'note', id: 'status' });
 		const plotsDiv = h('div', { class: 'plots' });
 		const lanes = h('canvas', { class: 'lanes', id: 'lanes' });
+		const legend = h('div', { class: 'kernel-legend', id: 'kernel-legend' });
 		const links = h('div', { class: 'links', id: 'csv-links' });
 		const errors = h('div');
 		// The overlap analysis: A and B globs over range names.
@@ -221,56 +307,105 @@
 		const phaseForm = h('div', { class: 'phases' }, h('h2', {}, 'Overlap phases'),
 			h('p', { class: 'note' }, 'Only A, A and B, only B, neither; and B\'s tail after its last overlap with A (docs/phases.md).'),
 			h('p', {}, aIn, ' ', bIn, ' ', phaseBtn), phaseOut);
+		const figUrl = (cols) => () => API + '/runs/' + run.id + '/plot.svg?' + qs(Object.assign(viewQuery(cols), { ranges: 1 }));
+		const figName = () => (run.name + '-' + (chosen[0] || 'expr')).replace(/[^A-Za-z0-9_.-]+/g, '_');
 		show(h('h1', {}, run.name), info,
 			h('div', { class: 'controls' },
 				h('div', { class: 'picker' }, h('label', {}, 'metrics (ctrl/shift-click for several)'), filter, h('br'), picker),
-				h('div', {}, devices.length > 1 ? [h('label', {}, 'device'), devSel, h('br')] : null,
-					h('p', {}, plotBtn), h('p', {}, resetBtn, ' ', outBtn),
-					h('p', { class: 'note' }, 'Drag across a plot to zoom; each zoom fetches new buckets.', h('br'),
+				h('div', { class: 'exprbox' }, h('label', { for: 'expr-input' }, 'add an expression (correlate\'s grammar: + - * / ( ), sum("GLOB"), rate(E), delta(E))'),
+					exprIn, ' ', exprBtn, exprErr, exprList, names,
+					h('label', { for: 'rate' }, 'counters'), rateSel,
+					devices.length > 1 ? [h('label', {}, 'device'), devSel] : null,
+					h('p', {}, plotBtn, ' ', resetBtn, ' ', outBtn, ' ', h('span', { class: 'note' }, 'figure of the view: '), figureButtons(figUrl(null), figName, errors)),
+					h('p', { class: 'note' }, 'Drag across a plot to zoom; each zoom fetches new data.', h('br'),
 						'Double-click or Reset zoom for the whole run; click a range to zoom to it.'))),
-			errors, statusLine, plotsDiv, lanes, links, (run.range_summary || []).length ? phaseForm : null);
+			errors, statusLine, plotsDiv, lanes, legend, links, (run.range_summary || []).length ? phaseForm : null);
 
 		let plots = [], applying = false, seq = 0, ranges = [];
-		// One bucket a pixel, but no more buckets than samples in view
-		// (sparse runs would otherwise be mostly empty buckets).
-		const buckets = () => {
-			const inView = (run.samples / Math.max(1, devices.length)) * ((view[1] - view[0]) / (full[1] - full[0]));
-			return Math.max(2, Math.min(2000, Math.round(plotWidth()), Math.ceil(inView) + 1));
-		};
+		const inView = () => (run.samples / Math.max(1, devices.length)) * ((view[1] - view[0]) / (full[1] - full[0]));
+		// Raw samples when no more than about one a pixel are in view (each
+		// drawn over its own interval: whole kernels stay whole), else one
+		// bucket a pixel.
+		const rawView = () => inView() <= plotWidth() / 2;
+		const buckets = () => Math.max(2, Math.min(2000, Math.round(plotWidth())));
 
-		function seriesUrl(from, to, withBuckets) {
-			return API + '/runs/' + run.id + '/series.csv?' + qs({
-				metric: chosen.join(','), device: devices.length > 1 ? device : undefined,
-				from, to, buckets: withBuckets ? buckets() : undefined,
-			});
+		// The plotted columns: metrics and expressions, counters as rates when asked.
+		const isCounter = (name) => (byName.get(name) || {}).kind !== 'ratio';
+		function columns() {
+			const cols = chosen.map((name) => ({ label: name, unit: (byName.get(name) || {}).unit || '', metric: name, counter: isCounter(name) }))
+				.concat(exprs.map((e) => ({ label: e, unit: '', expr: e, counter: !/rate\(/.test(e) })));
+			for (const c of cols) {
+				c.col = c.metric || c.expr;
+				if (rate !== 'sample' && c.counter) {
+					c.col = 'rate(' + (c.metric || c.expr) + ')';
+					c.expr = c.col;
+					delete c.metric;
+					c.unit = (c.unit || 'count') + (rate === 'second' ? '/s' : '/cycle');
+					// the server's rate() is per second on ns runs, per cycle on cycle runs
+					c.scale = rate === 'second' ? (unit === 'ns' ? 1 : run.clock_hz) : (unit === 'ns' ? 1 / run.clock_hz : 1);
+				}
+			}
+			return cols;
+		}
+		function viewQuery(cols, withBuckets) {
+			cols = cols || columns();
+			const [from, to] = view;
+			return {
+				metric: cols.filter((c) => c.metric).map((c) => c.metric).join(',') || undefined,
+				expr: cols.filter((c) => c.expr).map((c) => c.expr).join(';') || undefined,
+				device: devices.length > 1 ? device : undefined, from, to,
+				buckets: withBuckets ? buckets() : undefined, rate: rate !== 'sample' ? rate : undefined,
+			};
+		}
+		const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(Object.assign(viewQuery(null, withBuckets), { rate: undefined }));
+
+		function xAxis() {
+			return {
+				label: unit === 'ns' ? 'time since run start' : 'cycles since run start', labelSize: 18,
+				values: (u, vals, ax, space, incr) => vals.map((v) => (unit === 'ns' ? fmtTime(v - origin, incr) : fmtNum(v - origin, incr))),
+			};
 		}
 
 		function build() {
 			plots.forEach((p) => p.destroy());
 			plots = [];
 			plotsDiv.replaceChildren();
-			for (const name of chosen) {
-				const div = h('div', { class: 'plot', 'data-metric': name });
-				plotsDiv.append(div);
+			const stepped = uPlot.paths.stepped({ align: 1 });
+			for (const c of columns()) {
+				const head = h('div', { class: 'plot-head' }, h('span', { class: 'plot-title', title: c.label }, c.label), ' ',
+					h('span', { class: 'note' }, c.unit ? '[' + c.unit + ']' : ''), ' ',
+					figureButtons(figUrl([c]), () => (run.name + '-' + c.label).replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 80), errors));
+				const div = h('div', { class: 'plot', 'data-metric': c.label });
+				plotsDiv.append(head, div);
+				const fmtV = (u, v) => (v === null || v === undefined ? '' : fmtNum(v, 0));
 				const u = new uPlot({
-					width: plotWidth(), height: 220, title: name,
+					width: plotWidth(), height: 200,
+					legend: { live: true },
 					scales: { x: { time: false } },
-					axes: [{ values: (u, vals) => vals.map((v) => fmtTime(v, unit, u.scales.x.max - u.scales.x.min)) },
-						{ size: 64, values: (u, vals) => vals.map(fmtSI) }],
-					series: [{ label: unit, value: (u, v) => (v === null ? '' : fmtTime(v, unit, u.scales.x.max - u.scales.x.min)) },
-						{ label: 'mean', stroke: '#1f77b4', width: 1.5, spanGaps: true, value: (u, v) => fmtNum(v) },
-						{ label: 'min', stroke: 'rgba(31,119,180,0.35)', spanGaps: true, value: (u, v) => fmtNum(v) },
-						{ label: 'max', stroke: 'rgba(31,119,180,0.35)', spanGaps: true, value: (u, v) => fmtNum(v) }],
+					axes: [xAxis(),
+						{ size: 70, label: c.unit || 'value', labelSize: 18, values: (u, vals, ax, space, incr) => vals.map((v) => fmtNum(v, incr)) }],
+					series: [{ label: unit === 'ns' ? 'time' : 'cycle', value: (u, v) => (v === null ? '' : fmtSpan(v - origin, unit, 0)) },
+						{ label: 'mean', stroke: '#1f77b4', width: 1.5, paths: stepped, value: fmtV, fill: 'rgba(31,119,180,0.08)' },
+						{ label: 'min', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV },
+						{ label: 'max', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV }],
 					bands: [{ series: [3, 2], fill: 'rgba(31,119,180,0.12)' }],
 					cursor: {
 						sync: { key: 'cs-run-' + run.id },
 						bind: { dblclick: () => () => { load(full[0], full[1]); return null; } },
 					},
-					hooks: { setScale: [(u, key) => key === 'x' && zoomed(u)] },
+					hooks: {
+						setScale: [(u, key) => key === 'x' && zoomed(u)],
+						draw: plots.length ? [] : [() => drawLanes()],
+					},
 				}, [[], [], [], []], div);
+				u.csCol = c;
 				plots.push(u);
 			}
 		}
+		window.addEventListener('resize', () => {
+			clearTimeout(build.t);
+			build.t = setTimeout(() => plots.forEach((u) => u.setSize({ width: plotWidth(), height: 200 })), 50);
+		});
 
 		let timer = null;
 		function zoomed(u) {
@@ -283,22 +418,42 @@
 			timer = setTimeout(() => load(a, b), 60);
 		}
 
+		// Rows [t0, t1, values...] -> x and y arrays drawn as steps: each
+		// value held over its own interval, a break where intervals do not touch.
+		function steps(rows, ys) {
+			const x = [], out = ys.map(() => []);
+			rows.forEach((r, i) => {
+				x.push(r.t0);
+				ys.forEach((y, k) => out[k].push(y[i]));
+				const next = rows[i + 1];
+				if (!next || next.t0 !== r.t1) {
+					x.push(r.t1);
+					ys.forEach((y, k) => out[k].push(next ? null : y[i]));
+				}
+			});
+			return [x, out];
+		}
+
 		async function load(from, to) {
 			view = [from, to];
 			const mine = ++seq;
 			history.replaceState(null, '', '#/run/' + run.id + '?' + qs({
-				metric: chosen.join(','), from, to, device: devices.length > 1 ? device : undefined,
-				a: aIn.value.trim() || undefined, b: bIn.value.trim() || undefined,
+				metric: chosen.join(','), expr: exprs.join(';') || undefined, from, to, rate: rate !== 'sample' ? rate : undefined,
+				device: devices.length > 1 ? device : undefined, a: aIn.value.trim() || undefined, b: bIn.value.trim() || undefined,
 			}));
 			errors.replaceChildren();
 			updateLinks();
-			if (!chosen.length) {
-				statusLine.textContent = 'Pick one or more metrics.';
+			exprList.replaceChildren(...exprs.map((e, i) => h('div', { class: 'expr' }, h('code', {}, e), ' ',
+				h('button', { class: 'remove', title: 'remove', onclick: () => { exprs.splice(i, 1); build(); load(view[0], view[1]); } }, '\u00d7'))));
+			const cols = columns();
+			if (!cols.length) {
+				statusLine.textContent = 'Pick one or more metrics, or add an expression.';
 				return;
 			}
-			const url = seriesUrl(from, to, true);
+			const raw = rawView();
+			const url = seriesUrl(!raw);
 			seen.seriesRequests.push(url);
-			statusLine.textContent = 'loading ' + fmtTime(from, unit, to - from) + ' to ' + fmtTime(to, unit, to - from) + '…';
+			statusLine.textContent = 'loading ' + fmtSpan(from - origin, unit, 0) + ' to ' + fmtSpan(to - origin, unit, 0) + '…';
 			let csv, rtext;
 			try {
 				[csv, rtext] = await Promise.all([fetchText(url),
@@ -312,100 +467,127 @@
 				return; // a newer view was asked for meanwhile
 			const t = parseCSV(csv);
 			const col = (name) => t.header.indexOf(name);
-			const x = t.rows.map((r) => (num(r[0]) + num(r[1])) / 2);
+			const rows = t.rows.map((r) => ({ t0: num(r[0]), t1: num(r[1]) }));
 			applying = true;
 			let points = 0;
-			plots.forEach((u, i) => {
-				const name = chosen[i];
-				const [cmin, cmax, cmean] = [col(name + ':min'), col(name + ':max'), col(name + ':mean')];
-				const ys = [cmean, cmin, cmax].map((c) => t.rows.map((r) => num(r[c])));
+			plots.forEach((u) => {
+				const c = u.csCol, k = c.scale || 1;
+				const pick = (j) => t.rows.map((r) => (j < 0 ? null : num(r[j]) === null ? null : num(r[j]) * k));
+				const ys = raw ? [pick(col(c.col)), [], []] : [pick(col(c.col + ':mean')), pick(col(c.col + ':min')), pick(col(c.col + ':max'))];
+				if (raw)
+					ys[1] = ys[0].map(() => null), (ys[2] = ys[0].map(() => null));
 				points += ys[0].filter((v) => v !== null).length;
-				u.setData([x, ys[0], ys[1], ys[2]]);
+				const [x, sy] = steps(rows, ys);
+				u.setData([x, sy[0], sy[1], sy[2]]);
 				u.setScale('x', { min: from, max: to });
 			});
 			applying = false;
 			const rt = parseCSV(rtext);
-			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], stored: r[1], t0: num(r[2]), t1: num(r[3]) }));
+			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] }));
 			drawLanes();
 			seen.loads++;
 			const per = (to - from) / buckets();
-			statusLine.textContent = t.rows.length + ' buckets of ' + fmtTime(per, unit, per) + ' over ' +
-				fmtTime(from, unit, to - from) + ' to ' + fmtTime(to, unit, to - from) + '; ' + ranges.length + ' ranges in view' +
+			statusLine.textContent = (raw ? t.rows.length + ' samples' : t.rows.length + ' buckets of ' + fmtSpan(per, unit, 0)) + ' from ' +
+				fmtSpan(from - origin, unit, 0) + ' to ' + fmtSpan(to - origin, unit, 0) + '; ' + ranges.length + ' ranges in view' +
 				(ranges.length >= 5000 ? ' (the 5000 longest)' : '');
 			document.body.setAttribute('data-plots', plots.length);
 			document.body.setAttribute('data-points', points);
 			document.body.setAttribute('data-loads', seen.loads);
+			document.body.setAttribute('data-raw', raw ? '1' : '0');
 		}
 
 		function updateLinks() {
 			const [from, to] = view;
 			links.replaceChildren(h('span', { class: 'note' }, 'CSV of this view: '),
-				h('a', { href: seriesUrl(from, to, true), download: 'series-buckets.csv', id: 'csv-buckets' }, 'plotted buckets'),
-				h('a', { href: seriesUrl(from, to, false), download: 'series.csv', id: 'csv-raw' }, 'raw samples'),
+				h('a', { href: seriesUrl(true), download: 'series-buckets.csv', id: 'csv-buckets' }, 'buckets'),
+				h('a', { href: seriesUrl(false), download: 'series.csv', id: 'csv-raw' }, 'raw samples'),
 				h('a', { href: API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to }), download: 'ranges.csv', id: 'csv-ranges' }, 'ranges'),
 				h('a', { href: API + '/runs/' + run.id }, 'run JSON'));
 		}
 
-		// Ranges in lanes, one per kind, on the plots' x axis.
+		// Ranges in lanes under the plots, on the first plot's x scale (drawn
+		// from its draw hook, so every zoom, resize and redraw moves them
+		// together): one lane per kind, kernels one per stream and coloured by
+		// name, labelled where the name fits.
 		let hits = [];
+		const LANE = 18;
+		function laneKey(r) {
+			const streams = new Set(ranges.filter((q) => q.kind === r.kind).map((q) => q.stream));
+			return (r.kind === 'kernel' || r.kind === 'sim-kernel') && streams.size > 1 && r.stream !== '' && r.stream !== undefined
+				? r.kind + ' s' + r.stream : r.kind;
+		}
 		function drawLanes() {
 			const u = plots[0];
+			if (!u || !u.over)
+				return;
 			const all = ranges.concat(phaseSegs);
-			const kinds = RANGE_KINDS.filter((k) => all.some((r) => r.kind === k))
-				.concat([...new Set(all.map((r) => r.kind))].filter((k) => !RANGE_KINDS.includes(k)));
-			// the canvas starts where the plots' container does
-			const lane = 18, ob = u ? u.over.getBoundingClientRect() : null;
-			const left = ob ? ob.left - plotsDiv.getBoundingClientRect().left : 60, w = ob ? ob.width : plotWidth() - 80;
+			all.forEach((r) => (r.lane = laneKey(r)));
+			const order = (k) => { const i = RANGE_KINDS.indexOf(k.split(' ')[0]); return i < 0 ? 99 : i; };
+			const keys = [...new Set(all.map((r) => r.lane))].sort((a, b) => order(a) - order(b) || a.localeCompare(b, 'en', { numeric: true }));
+			const box = plotsDiv.getBoundingClientRect(), ob = u.over.getBoundingClientRect();
+			const left = ob.left - box.left, w = ob.width;
 			const dpr = window.devicePixelRatio || 1;
-			const H = kinds.length ? kinds.length * lane + 4 : 0;
-			lanes.style.width = left + w + 'px';
+			const H = keys.length ? keys.length * LANE + 4 : 0;
+			const W = Math.ceil(left + w);
+			lanes.style.width = W + 'px';
 			lanes.style.height = H + 'px';
-			lanes.width = Math.round((left + w) * dpr);
+			lanes.width = Math.round(W * dpr);
 			lanes.height = Math.round(H * dpr);
 			const c = lanes.getContext('2d');
 			c.scale(dpr, dpr);
 			c.font = '11px system-ui, sans-serif';
 			c.textBaseline = 'middle';
 			hits = [];
-			const [from, to] = view;
-			const px = (t) => left + ((t - from) / (to - from)) * w;
-			kinds.forEach((k, i) => {
-				const y = i * lane + 2;
+			const px = (t) => left + u.valToPos(t, 'x');
+			const kernelNames = new Map();
+			keys.forEach((k, i) => {
+				const y = i * LANE + 2;
 				c.fillStyle = '#555';
 				c.textAlign = 'right';
-				c.fillText(k, left - 6, y + lane / 2);
+				c.fillText(k, left - 6, y + LANE / 2);
 				c.textAlign = 'left';
-				for (const r of all.filter((r) => r.kind === k)) {
+				c.save();
+				c.beginPath();
+				c.rect(left, y, w, LANE);
+				c.clip();
+				for (const r of all.filter((r) => r.lane === k)) {
 					const a = Math.max(left, px(r.t0)), b = Math.min(left + w, px(r.t1));
 					if (b < left || a > left + w)
 						continue;
 					const bw = Math.max(1, b - a);
-					c.globalAlpha = 0.55;
-					c.fillStyle = k === 'overlap' ? PHASE_COLORS[r.name] || '#444' : RANGE_COLORS[k] || '#444';
-					c.fillRect(a, y + 1, bw, lane - 3);
+					const kernel = r.kind === 'kernel' || r.kind === 'sim-kernel';
+					const color = r.kind === 'overlap' ? PHASE_COLORS[r.name] || '#444' : kernel ? nameColor(shortName(r.name)) : RANGE_COLORS[r.kind] || '#444';
+					if (kernel)
+						kernelNames.set(shortName(r.name), { color, full: r.name, t: (kernelNames.get(shortName(r.name)) || { t: 0 }).t + (r.t1 - r.t0) });
+					c.globalAlpha = 0.7;
+					c.fillStyle = color;
+					c.fillRect(a, y + 1, bw, LANE - 3);
 					c.globalAlpha = 1;
-					if (bw > 40) {
-						c.save();
-						c.beginPath();
-						c.rect(a, y, bw, lane);
-						c.clip();
+					// a separator, so that back-to-back spans of one colour stay two
+					c.fillStyle = '#fff';
+					c.fillRect(a, y + 1, bw > 3 ? 1 : 0, LANE - 3);
+					const label = kernel ? shortName(r.name) : r.name;
+					if (bw > 7 * label.length * 0.62 + 6) {
 						c.fillStyle = '#000';
-						c.fillText(r.name, a + 3, y + lane / 2);
-						c.restore();
+						c.fillText(label, a + 3, y + LANE / 2);
 					}
 					hits.push({ a, b: a + bw, y, r });
 				}
+				c.restore();
 			});
+			legend.replaceChildren(...[...kernelNames.entries()].sort((p, q) => q[1].t - p[1].t).slice(0, 12).map(([name, v]) =>
+				h('span', { class: 'kl', title: v.full }, h('span', { class: 'swatch', style: 'background:' + v.color }), ' ', name)));
+			seen.lanes = { left: ob.left, width: w, from: u.scales.x.min, to: u.scales.x.max, keys };
 		}
 		const hitAt = (e) => {
 			const box = lanes.getBoundingClientRect(), x = e.clientX - box.left, y = e.clientY - box.top;
-			return hits.filter((q) => x >= q.a && x <= q.b && y >= q.y && y < q.y + 18).pop();
+			return hits.filter((q) => x >= q.a && x <= q.b && y >= q.y && y < q.y + LANE).pop();
 		};
 		lanes.addEventListener('mousemove', (e) => {
 			const q = hitAt(e);
 			const span = q ? q.r.t1 - q.r.t0 : 0;
-			lanes.title = q ? q.r.kind + ' ' + q.r.name + (q.r.stored && q.r.stored !== q.r.name ? '\n' + q.r.stored : '') + '\n' + fmtTime(q.r.t0, unit, span) + ' to ' + fmtTime(q.r.t1, unit, span) +
-				' (' + fmtTime(span, unit, span) + ')' : '';
+			lanes.title = q ? q.r.kind + ' ' + q.r.name + (q.r.stored && q.r.stored !== q.r.name ? '\n' + q.r.stored : '') + '\n' +
+				fmtSpan(q.r.t0 - origin, unit, 0) + ' to ' + fmtSpan(q.r.t1 - origin, unit, 0) + ' (' + fmtSpan(span, unit, 0) + ')' : '';
 			lanes.style.cursor = q ? 'zoom-in' : 'default';
 		});
 		lanes.addEventListener('click', (e) => {
@@ -427,10 +609,10 @@
 				const t = h('table', { class: 'list', id: 'phase-table' }, h('tr', {}, cols.map((c) => h('th', {}, c))));
 				for (const p of r.phases)
 					t.append(h('tr', {}, h('td', {}, h('span', { class: 'swatch', style: 'background:' + (PHASE_COLORS[p.phase] || '#bbb') }), ' ', p.phase),
-						h('td', { class: 'num' }, fmtTime(p.duration, unit, p.duration)),
+						h('td', { class: 'num' }, fmtSpan(p.duration, unit, 0)),
 						h('td', { class: 'num' }, (100 * p.share).toFixed(1) + '%'),
-						Object.keys(r.totals).map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate)))));
-				const tail = r.tail ? 'B runs on alone for ' + fmtTime(r.tail.duration, unit, r.tail.duration) + ' after its last overlap with A.'
+						Object.keys(r.totals).map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate, 0)))));
+				const tail = r.tail ? 'B runs on alone for ' + fmtSpan(r.tail.duration, unit, 0) + ' after its last overlap with A.'
 					: 'No tail: B does not run on alone after an overlap with A.';
 				phaseOut.replaceChildren(h('p', { class: 'note' }, 'A = ' + r.a + ' (' + r.a_ranges + ' ranges), B = ' + r.b + ' (' + r.b_ranges + ' ranges). ' + tail,
 					' ', h('a', { href: API + '/runs/' + run.id + '/phases?' + qs({ a, b, metric: chosen.join(',') || undefined, format: 'csv' }), download: 'phases.csv' }, 'CSV')), t);
@@ -445,6 +627,32 @@
 		}
 		phaseBtn.addEventListener('click', splitPhases);
 
+		async function addExpr() {
+			const e = exprIn.value.trim();
+			exprErr.replaceChildren();
+			if (!e)
+				return;
+			try {
+				// checked by the server on a two-bucket request: the error names the column
+				await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, buckets: 2, device: devices.length > 1 ? device : undefined }));
+			} catch (err) {
+				exprIn.classList.add('bad');
+				showError(exprErr, err);
+				return;
+			}
+			exprIn.classList.remove('bad');
+			exprIn.value = '';
+			exprs.push(e);
+			build();
+			load(view[0], view[1]);
+		}
+		exprBtn.addEventListener('click', addExpr);
+		exprIn.addEventListener('keydown', (e) => e.key === 'Enter' && addExpr());
+		rateSel.addEventListener('change', () => {
+			rate = rateSel.value;
+			build();
+			load(view[0], view[1]);
+		});
 		plotBtn.addEventListener('click', () => {
 			chosen = [...picker.selectedOptions].map((o) => o.value);
 			build();
@@ -462,6 +670,11 @@
 		});
 		build();
 		await load(view[0], view[1]);
+		setTimeout(() => {
+			fill();
+			names.replaceChildren(...metrics.map((m) => h('option', { value: m.name })));
+			document.body.setAttribute('data-metric-list', metrics.length);
+		}, 0);
 		if (aIn.value.trim() && bIn.value.trim())
 			await splitPhases();
 	}
@@ -522,18 +735,34 @@
 				p[name] = inputs[name].value.trim();
 			history.replaceState(null, '', '#/compare?' + qs(p));
 			out.replaceChildren(h('p', { class: 'note' }, 'correlating…'));
+			form.querySelectorAll('.bad').forEach((e) => e.classList.remove('bad'));
+			form.querySelectorAll('.field-error').forEach((e) => e.remove());
 			try {
 				const res = await fetchJSON(API + '/correlate?' + qs(Object.assign({}, p, { format: 'json' })));
-				const bins = p.kernels ? null : parseCSV(await fetchText(API + '/correlate?' + qs(Object.assign({}, p, { format: 'csv' }))));
 				out.replaceChildren(h('p', { class: 'links' },
 					h('a', { href: '/report?' + qs(p), id: 'report-link' }, 'full report (HTML)'),
 					h('a', { href: API + '/correlate?' + qs(Object.assign({}, p, { format: 'csv' })), download: 'correlation.csv' }, p.kernels ? 'per-kernel CSV' : 'aligned bins CSV'),
 					h('a', { href: API + '/correlate?' + qs(p) }, 'JSON')));
-				res.forEach((r, i) => out.append(p.kernels ? kernelResult(r) : binnedResult(r, bins, i)));
+				for (let i = 0; i < res.length; i++) {
+					const sec = p.kernels ? kernelResult(res[i]) : binnedResult(res[i]);
+					out.append(sec);
+					await figure(sec, API + '/correlate?' + qs(Object.assign({}, p, { format: 'svg', pair: i })),
+						'correlation-' + (p.kernels ? 'kernels-' : '') + i);
+				}
+				document.body.setAttribute('data-plots', res.length);
 				document.body.setAttribute('data-correlated', res.length);
 			} catch (e) {
 				out.replaceChildren();
 				showError(out, e);
+				// the form field the message names, marked
+				const msg = String(e.message || e);
+				for (const [name, label] of CORR_FIELDS.concat([['hw', 'hardware run'], ['sim', 'simulator run']]))
+					if (new RegExp('\\b' + name + '\\b').test(msg)) {
+						const el = name in inputs ? inputs[name] : name === 'hw' ? hwSel : simSel;
+						el.classList.add('bad');
+						el.after(h('div', { class: 'field-error' }, label + ': see the message below'));
+						break;
+					}
 			}
 		}
 		form.addEventListener('submit', (e) => {
@@ -550,28 +779,25 @@
 	const pct = (v) => (v === null || v === undefined ? 'n/a' : (+v).toFixed(2) + '%');
 	const fix = (v, d) => (v === null || v === undefined ? 'n/a' : (+v).toFixed(d));
 
-	function binnedResult(r, bins, i) {
+	function binnedResult(r) {
 		const sec = h('section', { class: 'pair' }, h('h2', {}, r.hw_metric + '  vs  ' + r.sim_metric),
 			h('div', { class: 'note' }, 'hardware over ' + r.hw_window + ' (axis: ' + r.hw_axis + '); simulator over ' + r.sim_window +
 				(r.sim_clock_hz ? '; simulator cycles at ' + r.sim_clock_hz / 1e6 + ' MHz scaled x' + fix(r.sim_cycle_scale, 4) : '')),
 			...(r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w)),
-			statsTable([['bins', r.bins + ' x ' + fmtNum(r.bin_cycles) + ' cycles'], ['lag (bins)', r.lag_bins],
+			statsTable([['bins', r.bins + ' x ' + fmtNum(r.bin_cycles, 0) + ' cycles'], ['lag (bins)', r.lag_bins],
 				['Pearson r', fix(r.pearson, 4)], ['Spearman rho', fix(r.spearman, 4)],
 				['MAPE', pct(r.mape_pct) + ' (' + r.mape_bins + ' bins)'], ['NRMSE', fix(r.nrmse, 4)],
 				['total error', pct(100 * r.total_error)], ['duration error', pct(100 * r.duration_error)],
 				['time-normalised r / MAPE', fix(r.normalized_pearson, 4) + ' / ' + pct(r.normalized_mape_pct)]]));
-		const rows = bins.rows.filter((row) => row[0] === r.hw_metric && row[1] === r.sim_metric);
-		const x = rows.map((row) => num(row[3])), hw = rows.map((row) => num(row[4])), sim = rows.map((row) => num(row[5]));
-		const div = h('div', { class: 'plot' });
-		sec.append(div);
-		new uPlot({
-			width: plotWidth(), height: 300, title: 'per ' + fmtNum(r.bin_cycles) + '-cycle bin' + (r.rate ? ' (mean per cycle)' : ''),
-			scales: { x: { time: false } }, axes: [{ label: 'cycle' }, { size: 70 }],
-			series: [{ label: 'cycle' }, { label: 'hardware', stroke: '#1f77b4', width: 1.5 },
-				{ label: 'simulator', stroke: '#d62728', width: 1.5 }],
-		}, [x, hw, sim], div);
-		document.body.setAttribute('data-plots', i + 1);
 		return sec;
+	}
+
+	// A figure the daemon draws (web/figure.h), inline, with its download buttons.
+	async function figure(sec, url, name) {
+		const div = h('div', { class: 'figure' });
+		sec.append(h('p', {}, figureButtons(() => url, () => name, sec)), div);
+		const svg = await fetchText(url);
+		div.innerHTML = svg.replace(/^<\?xml[^>]*>\s*/, '');
 	}
 
 	function kernelResult(r) {
@@ -583,8 +809,8 @@
 					h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
 				continue;
 			}
-			t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw)),
-				h('td', { class: 'num' }, fmtNum(k.sim)),
+			t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw, 0)),
+				h('td', { class: 'num' }, fmtNum(k.sim, 0)),
 				h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
 		}
 		const warn = (r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w));
@@ -614,7 +840,8 @@
 				await runsPage();
 			}
 		} catch (e) {
-			show();
+			document.title = 'cyclescope: error';
+			show(h('h1', {}, 'Something went wrong'));
 			showError(app, e);
 		}
 		document.body.setAttribute('data-ready', '1');

@@ -18,6 +18,7 @@ for f in "$@"; do
 	*.html) type="text/html; charset=utf-8" ;;
 	*.js) type="text/javascript; charset=utf-8" ;;
 	*.css) type="text/css; charset=utf-8" ;;
+	*.svg) type="image/svg+xml" ;;
 	*) type="application/octet-stream" ;;
 	esac
 	echo "	{\"$(basename "$f")\", \"$type\", f$i, sizeof f$i - 1},"

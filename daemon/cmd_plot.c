@@ -1,0 +1,106 @@
+/*
+ * cmd_plot.c - `cyclescope plot RUN`: a run's figure as an SVG file,
+ * drawn by web/plot.c without a browser, the same drawing the UI's SVG
+ * button saves and GET /api/v1/runs/{run}/plot.svg serves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "plot.h"
+
+static int run_plot(int argc, char **argv);
+
+const cs_cmd cs_cmd_plot = {
+	"plot", run_plot, "draw a run's metrics and ranges as an SVG figure",
+	"usage: cyclescope plot RUN [--db F] [--metric LIST] [--expr E] [--from T]\n"
+	"                       [--to T] [--device N] [--rate sample|second|cycle]\n"
+	"                       [--ranges KINDS|all|none] [--buckets N] [--width PX]\n"
+	"                       [-o FILE]\n\n"
+	"Draws RUN (an id, name or uuid) as a standalone SVG figure for a paper: one\n"
+	"panel per metric or expression on a shared time axis (relative to the run\n"
+	"start, with its unit), bucket means held over their buckets with the\n"
+	"min-max band, or every sample over its own interval when few are in view\n"
+	"(whole kernels stay whole), the run's ranges in lanes underneath (kernels\n"
+	"one lane per stream, coloured by name), a legend and a caption saying what\n"
+	"it shows. The same figure as the UI's SVG button (docs/ui.md).\n\n"
+	"Options:\n"
+	"  --metric LIST  comma-separated metric names (default: the run's metric\n"
+	"                 set, else the two that vary most)\n"
+	"  --expr E       metric expressions, ';'-separated (export's --expr)\n"
+	"  --from, --to   the window, in the run's time unit (default: the whole run)\n"
+	"  --device N     the device whose samples are drawn (default: device 0)\n"
+	"  --rate R       counters per sample as stored (default), per second or per\n"
+	"                 cycle of each sample's own length\n"
+	"  --ranges K     the range kinds drawn, comma-separated (kernel,nvtx), 'all'\n"
+	"                 (default) or 'none'\n"
+	"  --buckets N    buckets across the window (2..10000, default 1000)\n"
+	"  --width PX     figure width (320..4000, default 960)\n"
+	"  -o FILE        write FILE instead of standard output\n",
+};
+
+static int run_plot(int argc, char **argv)
+{
+	const cs_cmd *cmd = &cs_cmd_plot;
+	const char *db = NULL, *metric = NULL, *expr = NULL, *from = NULL, *to = NULL,
+		   *device = NULL, *rate = NULL, *ranges = NULL, *buckets = NULL, *width = NULL,
+		   *outfile = NULL;
+	const cs_opt opts[] = {
+		{"db", &db, NULL},	     {"metric", &metric, NULL},   {"expr", &expr, NULL},
+		{"from", &from, NULL},	     {"to", &to, NULL},		  {"device", &device, NULL},
+		{"rate", &rate, NULL},	     {"ranges", &ranges, NULL},	  {"buckets", &buckets, NULL},
+		{"width", &width, NULL},     {"output", &outfile, NULL},  {NULL, NULL, NULL},
+	};
+	const char *pos[1];
+	int npos;
+	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	if (npos != 1)
+		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
+	cs_plot_req rq = {.run = pos[0], .metrics = metric, .exprs = expr, .rate = rate,
+			  .ranges = ranges};
+	uint64_t dev = 0, nb = 0, w = 0;
+	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
+	    (from && cs_cli_u64(cmd, "from", from, &rq.from)) ||
+	    (to && cs_cli_u64(cmd, "to", to, &rq.to)) ||
+	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)) ||
+	    (width && cs_cli_u64(cmd, "width", width, &w)))
+		return CS_EXIT_USAGE;
+	if (buckets && (nb < 2 || nb > 10000))
+		return cs_cli_usage_error(cmd, "--buckets must be 2..10000");
+	if (width && (w < 320 || w > 4000))
+		return cs_cli_usage_error(cmd, "--width must be 320..4000");
+	if (dev > UINT32_MAX)
+		return cs_cli_usage_error(cmd, "--device is out of range");
+	rq.have_device = device != NULL;
+	rq.device = (uint32_t)dev;
+	rq.have_from = from != NULL;
+	rq.have_to = to != NULL;
+	rq.buckets = (uint32_t)nb;
+	rq.width = (double)w;
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
+	if (!s)
+		return CS_EXIT_FAIL;
+	cs_buf out = CS_BUF_INIT;
+	char err[1200];
+	int status = 0;
+	rc = cs_plot_svg(s, &rq, &out, &status, err, sizeof err);
+	cs_store_close(s);
+	if (rc < 0) {
+		cs_buf_free(&out);
+		return status == 400 ? cs_cli_usage_error(cmd, "%s", err) : cs_cli_fail(cmd, "%s", err);
+	}
+	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
+	int bad = !f || fwrite(out.data, 1, out.len, f) != out.len;
+	if (f && outfile)
+		bad |= fclose(f) != 0;
+	else if (f)
+		bad |= fflush(f) != 0;
+	cs_buf_free(&out);
+	if (bad)
+		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(errno));
+	return 0;
+}

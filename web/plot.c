@@ -1,0 +1,631 @@
+/*
+ * plot.c - a run's figure as SVG (plot.h). The data comes through the
+ * series CSV (series_csv.h), the same bytes series.csv serves, read back
+ * with the CSV tokenizer: expressions, rates, buckets and raw samples mean
+ * here exactly what they mean in the CSV the figure is a picture of.
+ */
+#define _GNU_SOURCE
+#include "plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corr_job.h"
+#include "csv_reader.h"
+#include "figure.h"
+#include "reader.h"
+#include "series_csv.h"
+
+/* The UI's colours (web/ui/app.js): kernels by name (the longest-running
+ * name in view first, so the names that matter get distinct colours),
+ * other kinds by kind. */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+				      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+static const char *const kind_color[][2] = {
+	{"api", "#7f7f7f"},   {"memcpy", "#2ca02c"}, {"memset", "#98df8a"}, {"graph", "#9467bd"},
+	{"nvtx", "#ff7f0e"},  {"window", "#bcbd22"}, {"phase", "#17becf"},  {"trigger", "#e377c2"},
+};
+static const char *const kind_order[] = {"api",	 "kernel", "memcpy", "memset", "graph",
+					 "nvtx", "window", "sim-kernel", "phase"};
+
+static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	*status = code;
+	return -1;
+}
+
+/* "void ns::gemm<float>(float const*, int)" -> "ns::gemm", as app.js's
+ * shortName: template arguments and parameter lists dropped, then the
+ * last word. */
+static void short_name(const char *full, char *out, size_t outlen)
+{
+	char buf[512];
+	size_t n = 0;
+	int depth = 0;
+	for (const char *c = full; *c && n < sizeof buf - 1; c++) {
+		if (*c == '<' || *c == '(')
+			depth++;
+		else if ((*c == '>' || *c == ')') && depth > 0)
+			depth--;
+		else if (!depth)
+			buf[n++] = *c;
+	}
+	while (n && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	const char *sp = strrchr(buf, ' ');
+	snprintf(out, outlen, "%.95s", sp && sp[1] ? sp + 1 : buf[0] ? buf : full);
+}
+
+typedef struct table {
+	size_t rows, cols, cap;
+	char **head;   /* cols names */
+	double *v;     /* rows x cols */
+} table;
+
+static void table_free(table *t)
+{
+	for (size_t i = 0; t->head && i < t->cols; i++)
+		free(t->head[i]);
+	free(t->head);
+	free(t->v);
+}
+
+/* The series CSV of the request, parsed: header names and numbers (an
+ * empty field is NaN). */
+static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status, char *err,
+		      size_t errlen)
+{
+	cs_series_csv *x = cs_series_csv_open(s, q, status, err, errlen);
+	if (!x)
+		return -1;
+	cs_buf csv = CS_BUF_INIT;
+	int rc;
+	while ((rc = cs_series_csv_next(x, &csv)) > 0)
+		;
+	cs_series_csv_close(x);
+	if (rc < 0) {
+		cs_buf_free(&csv);
+		return set(err, errlen, status, 500, "reading the series: %s", cs_store_errmsg(s));
+	}
+	cs_csvr r;
+	cs_csvr_init(&r, (const char *)csv.data, csv.len);
+	const char *f;
+	size_t fl;
+	int k;
+	char why[256];
+	size_t col = 0;
+	rc = 0;
+	while ((k = cs_csvr_field(&r, &f, &fl, why, sizeof why)) >= 0 && k != CS_CSVR_EOF) {
+		if (r.line == 1) {
+			char **g = realloc(t->head, (t->cols + 1) * sizeof *g);
+			if (!g || !(g[t->cols] = strndup(f, fl))) {
+				if (g)
+					t->head = g;
+				rc = -ENOMEM;
+				break;
+			}
+			t->head = g;
+			t->cols++;
+			continue;
+		}
+		if (col == 0 && t->rows == t->cap) {
+			size_t c = t->cap ? t->cap * 2 : 1024;
+			double *g = realloc(t->v, c * t->cols * sizeof *g);
+			if (!g) {
+				rc = -ENOMEM;
+				break;
+			}
+			t->v = g;
+			t->cap = c;
+		}
+		char num[64];
+		snprintf(num, sizeof num, "%.*s", (int)(fl < 63 ? fl : 63), f);
+		if (col < t->cols)
+			t->v[t->rows * t->cols + col] = fl ? strtod(num, NULL) : (double)NAN;
+		col++;
+		if (k == CS_CSVR_LAST) {
+			t->rows++;
+			col = 0;
+		}
+	}
+	cs_csvr_free(&r);
+	cs_buf_free(&csv);
+	if (rc < 0 || k < 0)
+		return set(err, errlen, status, 500, "reading the series back: %s",
+			   rc < 0 ? "out of memory" : why);
+	return 0;
+}
+
+static long column(const table *t, const char *name)
+{
+	for (size_t i = 0; i < t->cols; i++)
+		if (!strcmp(t->head[i], name))
+			return (long)i;
+	return -1;
+}
+
+typedef struct lane_set {
+	cs_fig_lane lane[24];
+	char label[24][48];
+	cs_fig_span *spans;
+	char (*names)[96];
+	char (*titles)[512];
+	size_t n, nspans;
+} lane_set;
+
+typedef struct name_total {
+	const char *name;
+	double total;
+} name_total;
+
+/* Span indices by their names (ctx: the names). */
+static int cmp_by_name(const void *a, const void *b, void *ctx)
+{
+	char (*names)[96] = ctx;
+	return strcmp(names[*(const size_t *)a], names[*(const size_t *)b]);
+}
+
+static int kind_rank(const char *kind)
+{
+	for (size_t i = 0; i < sizeof kind_order / sizeof *kind_order; i++)
+		if (!strcmp(kind, kind_order[i]))
+			return (int)i;
+	return 99;
+}
+
+static int cmp_lane(const void *a, const void *b)
+{
+	const cs_fig_lane *x = a, *y = b;
+	char ka[48], kb[48];
+	sscanf(x->label, "%47s", ka);
+	sscanf(y->label, "%47s", kb);
+	int d = kind_rank(ka) - kind_rank(kb);
+	return d ? d : strcmp(x->label, y->label);
+}
+
+/* The ranges of kinds (NULL = all) overlapping [from, to), the 2000
+ * longest, one lane per kind and for kernels one per stream when there are
+ * several. */
+static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, const char *kinds,
+		      lane_set *ls)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(cs_store_db(s),
+				    "SELECT kind, name, t0, t1, stream, (SELECT count(DISTINCT stream)"
+				    " FROM ranges q WHERE q.run = r.run AND q.kind = r.kind) FROM ranges r"
+				    " WHERE run = ?1 AND t1 >= ?2 AND t0 < ?3 ORDER BY t1 - t0 DESC"
+				    " LIMIT 2000", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_int64(st, 2, (int64_t)from);
+	sqlite3_bind_int64(st, 3, (int64_t)(to > INT64_MAX ? INT64_MAX : to));
+	ls->spans = calloc(2000, sizeof *ls->spans);
+	ls->names = calloc(2000, sizeof *ls->names);
+	ls->titles = calloc(2000, sizeof *ls->titles);
+	size_t *lane_of = calloc(2000, sizeof *lane_of);
+	if (!ls->spans || !ls->names || !ls->titles || !lane_of) {
+		free(lane_of);
+		sqlite3_finalize(st);
+		return -ENOMEM;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW && ls->nspans < 2000) {
+		const char *kind = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		if (!kind || !name)
+			continue;
+		if (kinds) {
+			size_t kl = strlen(kind);
+			const char *p = kinds;
+			int want = 0;
+			while (*p && !want) {
+				size_t l = strcspn(p, ",");
+				want = l == kl && !strncmp(p, kind, l);
+				p += l + (p[l] == ',');
+			}
+			if (!want)
+				continue;
+		}
+		int kernel = !strcmp(kind, "kernel") || !strcmp(kind, "sim-kernel");
+		char label[48];
+		if (kernel && sqlite3_column_int64(st, 5) > 1 && sqlite3_column_type(st, 4) != SQLITE_NULL)
+			snprintf(label, sizeof label, "%.24s s%lld", kind, (long long)sqlite3_column_int64(st, 4));
+		else
+			snprintf(label, sizeof label, "%.40s", kind);
+		size_t l = 0;
+		while (l < ls->n && strcmp(ls->label[l], label))
+			l++;
+		if (l == ls->n) {
+			if (ls->n == 24)
+				continue;
+			snprintf(ls->label[l], sizeof ls->label[l], "%s", label);
+			const char *c = "#444444";
+			for (size_t i = 0; i < sizeof kind_color / sizeof *kind_color; i++)
+				if (!strcmp(kind, kind_color[i][0]))
+					c = kind_color[i][1];
+			ls->lane[l] = (cs_fig_lane){.label = ls->label[l], .color = c};
+			ls->n++;
+		}
+		size_t i = ls->nspans++;
+		char demangled[512];
+		cs_cjob_demangle(name, demangled, sizeof demangled);
+		if (kernel)
+			short_name(demangled, ls->names[i], sizeof ls->names[i]);
+		else
+			snprintf(ls->names[i], sizeof ls->names[i], "%.95s", demangled);
+		snprintf(ls->titles[i], sizeof ls->titles[i], "%s", demangled);
+		ls->spans[i] = (cs_fig_span){(double)sqlite3_column_int64(st, 2),
+					     (double)sqlite3_column_int64(st, 3), ls->names[i],
+					     kernel ? "" : NULL};
+		lane_of[i] = l;
+	}
+	sqlite3_finalize(st);
+	/* kernel colours: distinct names by total time, palette in that order */
+	size_t *order = calloc(ls->nspans + 1, sizeof *order), nk = 0;
+	if (!order) {
+		free(lane_of);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ls->nspans; i++)
+		if (ls->spans[i].color)
+			order[nk++] = i;
+	qsort_r(order, nk, sizeof *order, cmp_by_name, ls->names);
+	name_total tops[10] = {{0}};
+	for (size_t a = 0, b; a < nk; a = b) {
+		double tot = 0;
+		for (b = a; b < nk && !strcmp(ls->names[order[b]], ls->names[order[a]]); b++)
+			tot += ls->spans[order[b]].x1 - ls->spans[order[b]].x0;
+		for (int t = 0; t < 10; t++) /* the ten longest, longest first */
+			if (!tops[t].name || tot > tops[t].total) {
+				memmove(&tops[t + 1], &tops[t], (size_t)(9 - t) * sizeof *tops);
+				tops[t] = (name_total){ls->names[order[a]], tot};
+				break;
+			}
+	}
+	for (size_t a = 0; a < nk; a++) {
+		cs_fig_span *sp = &ls->spans[order[a]];
+		sp->color = "#999999"; /* past the tenth name */
+		for (int t = 0; t < 10; t++)
+			if (tops[t].name && !strcmp(tops[t].name, ls->names[order[a]]))
+				sp->color = palette[t];
+	}
+	free(order);
+	/* each lane's spans contiguous: a stable pass per lane into a copy */
+	cs_fig_span *sorted = calloc(ls->nspans + 1, sizeof *sorted);
+	if (!sorted) {
+		free(lane_of);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t l = 0; l < ls->n; l++) {
+		ls->lane[l].spans = sorted + k;
+		for (size_t i = 0; i < ls->nspans; i++)
+			if (lane_of[i] == l)
+				sorted[k++] = ls->spans[i];
+		ls->lane[l].n = (size_t)(sorted + k - ls->lane[l].spans);
+	}
+	free(ls->spans);
+	ls->spans = sorted;
+	free(lane_of);
+	qsort(ls->lane, ls->n, sizeof *ls->lane, cmp_lane);
+	return 0;
+}
+
+static void lanes_free(lane_set *ls)
+{
+	free(ls->spans);
+	free(ls->names);
+	free(ls->titles);
+}
+
+/* One plotted column: a metric or an expression, maybe made a rate. */
+typedef struct pcol {
+	char label[600]; /* as asked */
+	char col[640];   /* the CSV column */
+	char title[700]; /* axis title with the unit */
+	double scale;
+} pcol;
+
+int cs_plot_defaults(cs_store *s, int64_t run, char *out, size_t outlen)
+{
+	sqlite3 *db = cs_store_db(s);
+	sqlite3_stmt *st = NULL;
+	out[0] = '\0';
+	/* a recorded metric set: the first two of it */
+	if (sqlite3_prepare_v2(db, "SELECT group_concat(value, ',') FROM (SELECT j.value FROM runs,"
+			       " json_each(runs.meta, '$.metrics') j WHERE runs.id = ?1 AND"
+			       " json_valid(runs.meta) AND j.value IN (SELECT name FROM metrics"
+			       " WHERE run = ?1) LIMIT 2)", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (out[0])
+		return 0;
+	/* else the two that vary most for their size (a clock that only
+	 * counts time is left for last) */
+	int rc = sqlite3_prepare_v2(
+		db,
+		"SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
+		" min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
+		" JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
+		" ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
+		" c.hi DESC LIMIT 2)",
+		-1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : -EIO;
+}
+
+int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, char *err,
+		size_t errlen)
+{
+	int64_t run;
+	int rc = cs_read_find_run(s, r->run, &run);
+	if (rc)
+		return set(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+	char unit[16] = "ns", name[256] = "", kind[16] = "", source[64] = "";
+	double clock_hz = 0;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(cs_store_db(s), "SELECT time_unit, name, kind, source, clock_hz FROM"
+			       " runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, run);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 0));
+			snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 1));
+			snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 2));
+			snprintf(source, sizeof source, "%s", (const char *)sqlite3_column_text(st, 3));
+			clock_hz = sqlite3_column_double(st, 4);
+		}
+	}
+	sqlite3_finalize(st);
+	int ns = !strcmp(unit, "ns");
+	const char *rate = r->rate && *r->rate ? r->rate : "sample";
+	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
+		return set(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
+	if ((!strcmp(rate, "second") && !ns && !(clock_hz > 0)) ||
+	    (!strcmp(rate, "cycle") && ns && !(clock_hz > 0)))
+		return set(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
+			   name, rate);
+	uint64_t t_min = 0, t_end = 1;
+	rc = cs_read_run_extent(s, run, &t_min, &t_end);
+	if (rc && rc != -ENODATA)
+		return set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+	uint64_t from = r->have_from ? r->from : t_min, to = r->have_to ? r->to : t_end;
+	if (to <= from)
+		return set(err, errlen, status, 400, "to: must be greater than from");
+
+	/* the columns: metrics, then expressions, each maybe a rate */
+	char defaults[1024] = "";
+	const char *metrics = r->metrics;
+	if ((!metrics || !*metrics) && (!r->exprs || !*r->exprs)) {
+		cs_plot_defaults(s, run, defaults, sizeof defaults);
+		metrics = defaults;
+	}
+	size_t cap = 2;
+	for (const char *c = metrics ? metrics : ""; *c; c++)
+		cap += *c == ',';
+	for (const char *c = r->exprs ? r->exprs : ""; *c; c++)
+		cap += *c == ';';
+	pcol *cols = calloc(cap, sizeof *cols);
+	cs_buf mlist = CS_BUF_INIT, elist = CS_BUF_INIT;
+	table t = {0};
+	lane_set ls = {0};
+	cs_fig_series *ser = NULL;
+	cs_fig_panel *pan = NULL;
+	double *x0 = NULL, *x1 = NULL, *ys = NULL;
+	size_t n = 0;
+	int ret = -1;
+	if (!cols) {
+		set(err, errlen, status, 500, "out of memory");
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		const char *list = pass ? r->exprs : metrics;
+		const char *sep = pass ? ";" : ",";
+		for (const char *p = list ? list : ""; *p;) {
+			size_t l = strcspn(p, sep);
+			const char *a = p;
+			p += l + (p[l] != '\0');
+			while (l && *a == ' ')
+				a++, l--;
+			while (l && a[l - 1] == ' ')
+				l--;
+			if (!l || n == cap)
+				continue;
+			pcol *c = &cols[n++];
+			snprintf(c->label, sizeof c->label, "%.*s", (int)(l < 599 ? l : 599), a);
+			char u[64] = "";
+			int counter = !pass || !strstr(c->label, "rate(");
+			if (!pass) {
+				sqlite3_stmt *q = NULL;
+				if (sqlite3_prepare_v2(cs_store_db(s), "SELECT coalesce(unit, ''), kind FROM"
+						       " metrics WHERE run = ?1 AND name = ?2", -1, &q,
+						       NULL) == SQLITE_OK) {
+					sqlite3_bind_int64(q, 1, run);
+					sqlite3_bind_text(q, 2, c->label, -1, SQLITE_STATIC);
+					if (sqlite3_step(q) == SQLITE_ROW) {
+						snprintf(u, sizeof u, "%s", (const char *)sqlite3_column_text(q, 0));
+						counter = strcmp((const char *)sqlite3_column_text(q, 1), "ratio") != 0;
+					}
+				}
+				sqlite3_finalize(q);
+			}
+			c->scale = 1;
+			if (strcmp(rate, "sample") && counter) {
+				snprintf(c->col, sizeof c->col, "rate(%s)", c->label);
+				/* series' rate() is per second on ns runs, per cycle on cycle runs */
+				c->scale = !strcmp(rate, "second") ? (ns ? 1 : clock_hz) : (ns ? 1 / clock_hz : 1);
+				snprintf(c->title, sizeof c->title, "%s [%s/%s]", c->label, u[0] ? u : "count",
+					 !strcmp(rate, "second") ? "s" : "cycle");
+				cs_buf *to_list = &elist;
+				cs_buf_printf(to_list, "%s%s", to_list->len ? ";" : "", c->col);
+			} else {
+				snprintf(c->col, sizeof c->col, "%s", c->label);
+				if (u[0])
+					snprintf(c->title, sizeof c->title, "%s [%s]", c->label, u);
+				else
+					snprintf(c->title, sizeof c->title, "%s", c->label);
+				cs_buf *to_list = pass ? &elist : &mlist;
+				cs_buf_printf(to_list, "%s%s", to_list->len ? (pass ? ";" : ",") : "", c->col);
+			}
+		}
+	}
+	if (!n) {
+		set(err, errlen, status, 400, "metric: name a metric or an expression to plot");
+		goto out;
+	}
+	cs_buf_put_u8(&mlist, 0);
+	cs_buf_put_u8(&elist, 0);
+	uint32_t nb = r->buckets ? r->buckets : 1000;
+	/* one device's samples: the first, unless one is asked for */
+	uint32_t dev = r->device, *devs = NULL, ndev = 0;
+	if (!r->have_device && cs_read_devices(s, run, &devs, &ndev) == 0 && ndev)
+		dev = devs[0];
+	free(devs);
+	cs_series_req q = {.run = r->run, .metrics = mlist.len > 1 ? (const char *)mlist.data : NULL,
+			   .exprs = elist.len > 1 ? (const char *)elist.data : NULL,
+			   .have_device = 1, .device = dev, .from = from,
+			   .to = to, .have_from = 1, .have_to = 1, .buckets = nb};
+	if (read_table(s, &q, &t, status, err, errlen))
+		goto out;
+	/* Fewer samples than half the buckets: each sample over its own
+	 * interval instead (whole kernels stay whole). The count column of
+	 * the first series says how many fell in each bucket. */
+	size_t filled = 0;
+	char cname[700];
+	snprintf(cname, sizeof cname, "%s:count", cols[0].col);
+	long cc = column(&t, cname);
+	for (size_t i = 0; cc >= 0 && i < t.rows; i++)
+		filled += t.v[i * t.cols + (size_t)cc] > 0;
+	int raw = filled * 2 < t.rows && filled < nb / 2;
+	if (raw) {
+		table_free(&t);
+		memset(&t, 0, sizeof t);
+		q.buckets = 0;
+		if (read_table(s, &q, &t, status, err, errlen))
+			goto out;
+	}
+	long dcol = column(&t, "device");
+	size_t rows = t.rows;
+	x0 = calloc(rows + 1, sizeof *x0);
+	x1 = calloc(rows + 1, sizeof *x1);
+	ys = calloc((rows + 1) * n * 3, sizeof *ys);
+	ser = calloc(n, sizeof *ser);
+	pan = calloc(n, sizeof *pan);
+	if (!x0 || !x1 || !ys || !ser || !pan) {
+		set(err, errlen, status, 500, "out of memory");
+		goto out;
+	}
+	size_t base = dcol >= 0 ? 1 : 0;
+	for (size_t i = 0; i < rows; i++) {
+		x0[i] = t.v[i * t.cols + base];
+		x1[i] = t.v[i * t.cols + base + 1];
+	}
+	for (size_t k = 0; k < n; k++) {
+		pcol *c = &cols[k];
+		double *y = ys + k * 3 * (rows + 1), *lo = y + rows + 1, *hi = lo + rows + 1;
+		char key[700];
+		snprintf(key, sizeof key, raw ? "%s" : "%s:mean", c->col);
+		long cy = column(&t, key), cl = -1, ch = -1;
+		if (!raw) {
+			snprintf(key, sizeof key, "%s:min", c->col);
+			cl = column(&t, key);
+			snprintf(key, sizeof key, "%s:max", c->col);
+			ch = column(&t, key);
+		}
+		for (size_t i = 0; i < rows; i++) {
+			y[i] = cy >= 0 ? t.v[i * t.cols + (size_t)cy] * c->scale : (double)NAN;
+			lo[i] = cl >= 0 ? t.v[i * t.cols + (size_t)cl] * c->scale : (double)NAN;
+			hi[i] = ch >= 0 ? t.v[i * t.cols + (size_t)ch] * c->scale : (double)NAN;
+		}
+		ser[k] = (cs_fig_series){.label = raw ? "sample" : "bucket mean (band: min to max)",
+					 .color = "#1f77b4", .style = raw && rows <= 64 ? CS_FIG_BARS : CS_FIG_STEP,
+					 .n = rows, .x0 = x0, .x1 = x1, .y = y,
+					 .lo = raw ? NULL : lo, .hi = raw ? NULL : hi};
+		pan[k] = (cs_fig_panel){.ytitle = c->title, .height = n > 3 ? 150 : 200, .nseries = 1,
+					.series = &ser[k]};
+	}
+	const char *kinds = r->ranges && *r->ranges ? r->ranges : NULL;
+	if (!kinds || strcmp(kinds, "none")) {
+		if (kinds && (!strcmp(kinds, "1") || !strcmp(kinds, "all")))
+			kinds = NULL;
+		if (load_lanes(s, run, from, to, kinds, &ls) < 0) {
+			set(err, errlen, status, 500, "reading the ranges: %s", cs_store_errmsg(s));
+			goto out;
+		}
+	}
+	char title[900], caption[1200], span[64], a[64], b[64];
+	snprintf(title, sizeof title, "%s: %s", name, cols[0].label);
+	for (size_t k = 1; k < n; k++) {
+		size_t l = strlen(title);
+		if (l + strlen(cols[k].label) > 110) {
+			snprintf(title + l, sizeof title - l, " and %zu more", n - k);
+			break;
+		}
+		snprintf(title + l, sizeof title - l, ", %s", cols[k].label);
+	}
+	double len = (double)(to - from);
+	/* both ends in one unit, with the digits the window needs */
+	double step = pow(10, floor(log10(len > 1 ? len : 1)) - 2);
+	if (ns) {
+		cs_fig_fmt_time((double)(from - t_min), step, a, sizeof a);
+		cs_fig_fmt_time((double)(to - t_min), step, b, sizeof b);
+		cs_fig_fmt_time(len / nb, 0, span, sizeof span);
+	} else {
+		cs_fig_fmt_num((double)(from - t_min), step, a, sizeof a);
+		cs_fig_fmt_num((double)(to - t_min), step, b, sizeof b);
+		cs_fig_fmt_num(len / nb, 0, span, sizeof span);
+	}
+	snprintf(caption, sizeof caption, "run %s (%s, %s); %s to %s%s of the run; %s", name, kind,
+		 source, a, b, ns ? "" : " cycles", raw ? "every sample over its own interval" : "");
+	if (!raw) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, sizeof caption - l, "%u buckets of %s%s (mean, band min to max)",
+			 nb, span, ns ? "" : " cycles");
+	}
+	if (strcmp(rate, "sample")) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, sizeof caption - l, "; counters per %s", rate);
+	}
+	if (r->have_device || ndev > 1) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, sizeof caption - l, "; device %u", dev);
+	}
+	cs_fig f = {.title = title, .caption = caption, .xkind = ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
+		    .x_origin = (double)t_min, .xtitle = ns ? "time since run start" : "cycles since run start",
+		    .xmin = (double)from, .xmax = (double)to, .width = r->width, .npanels = n,
+		    .panels = pan, .nlanes = ls.n, .lanes = ls.lane};
+	if (cs_fig_svg(&f, out) < 0) {
+		set(err, errlen, status, 500, "out of memory");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(cols);
+	cs_buf_free(&mlist);
+	cs_buf_free(&elist);
+	table_free(&t);
+	lanes_free(&ls);
+	free(ser);
+	free(pan);
+	free(x0);
+	free(x1);
+	free(ys);
+	return ret;
+}
