@@ -22,6 +22,31 @@ DB="$T/ui.db"
 "$CS" import accelsim-log "$Q/stdout.log.gz" --db "$DB" --name simk >/dev/null 2>&1
 "$CS" import csv docs/examples/nccl-gemm-phases.csv --ranges docs/examples/nccl-gemm-phases.ranges.csv \
 	--db "$DB" --name phases >/dev/null 2>&1
+# A simulator run of 4000 metrics (400 samples), for the first load's time.
+python3 - "$T/wide.csv" <<'PY'
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as f:
+    f.write("t0,t1," + ",".join("stat_%04d" % k for k in range(4000)) + "\n")
+    for i in range(400):
+        f.write("%d,%d," % (i * 500, i * 500 + 500) + ",".join(str(random.randrange(1000)) for _ in range(4000)) + "\n")
+PY
+"$CS" import csv "$T/wide.csv" --time-unit cycle --db "$DB" --name wide >/dev/null 2>&1 || no "the 4000-metric run imported"
+# What the run pages open on, computed here from the chunks' stored
+# aggregates: the two metrics whose range is widest for their size, names
+# with "cycle" last, then by name (docs/ui.md).
+DEFAULTS=$(python3 - "$DB" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+out = []
+for (run,) in db.execute("SELECT id FROM runs ORDER BY id"):
+    rows = db.execute("SELECT m.name, min(c.vmin), max(c.vmax) FROM chunks c JOIN metrics m ON m.run = c.run AND m.id = c.metric WHERE c.run = ? GROUP BY c.metric", (run,)).fetchall()
+    rows = [(n, lo, hi) for n, lo, hi in rows if hi > lo]
+    rows.sort(key=lambda r: ("cycle" in r[0].lower(), -(r[2] - r[1]) / max(abs(r[2]), abs(r[1])), -r[2], r[0]))
+    out.append("%d=%s" % (run, ",".join(r[0] for r in rows[:2])))
+print(";".join(out))
+PY
+)
 "$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!
 i=0
@@ -49,7 +74,9 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$
 [ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.json" && python3 -c 'import json,sys; json.load(open(sys.argv[1]))["traceEvents"]' "$T/body" &&
 	ok "GET /api/v1/runs/{run}/trace.json is the CLI's perfetto export, byte for byte" || no "trace.json ($code)" "$T/body"
 mkdir -p "$B/test-artifacts"
-CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/favicon.ico")
+[ "$code" = "200 image/svg+xml" ] && grep -q '<svg' "$T/body" && ok "/favicon.ico is served (an SVG icon)" || no "favicon ($code)" "$T/body"
+CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
 	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
 rc=$?
 cat "$T/out"

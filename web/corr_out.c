@@ -349,12 +349,12 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	char kerr[256];
 	have_k = cs_cjob_kernel_spans(s, m, (double)(r->lag < 0 ? r->lag : 0) * bin, &ks, kerr,
 				      sizeof kerr) == 0;
-	char hl[300], sl[400], yt[200], title[600], cap[2400];
-	snprintf(hl, sizeof hl, "hardware (%s)", h->run_name);
-	snprintf(sl, sizeof sl, "simulator (%s): r = %.4f, MAPE = %.2f%%", m->run_name, r->pearson,
-		 r->mape);
+	char hl[600], sl[700], yt[200], title[200], cap[2400];
+	snprintf(hl, sizeof hl, "hardware %s: %s", h->run_name, pr->hw);
+	snprintf(sl, sizeof sl, "simulator %s: %s (r = %.4f, MAPE = %.2f%%)", m->run_name, pr->sim,
+		 r->pearson, r->mape);
 	snprintf(yt, sizeof yt, h->is_rate ? "per cycle, mean of %g-cycle bins" : "per %g-cycle bin", bin);
-	snprintf(title, sizeof title, "%s (hardware) vs %s (simulator)", pr->hw, pr->sim);
+	snprintf(title, sizeof title, "Hardware vs simulator, per %g-cycle bin", bin);
 	snprintf(cap, sizeof cap, "hardware %s over %s (axis: %s); simulator %s over %s; %zu bins of "
 		 "%g cycles, lag %d bins; shaded: the simulator's kernels", h->run_name, h->window,
 		 h->axis, m->run_name, m->window, n, bin, r->lag);

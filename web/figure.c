@@ -30,6 +30,7 @@
 #include "figure.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,10 +159,11 @@ static int step_decimals(double step)
 /* Decimals for three significant digits of a (> 0). */
 static int sig3_decimals(double a) { return clampi(2 - floor(log10(a)), 0, 12); }
 
-/* "%.*f" without trailing zeros, a trailing '.' or the '-' of a zero. */
+/* "%.*f" without trailing zeros, a trailing '.' or the '-' of a zero;
+ * from 1e15 up, an exponent rather than a wall of digits. */
 static void fixed(char *t, size_t tlen, int dec, double v)
 {
-	snprintf(t, tlen, "%.*f", dec, v);
+	snprintf(t, tlen, fabs(v) < 1e15 ? "%.*f" : "%.*g", fabs(v) < 1e15 ? dec : 3, v);
 	size_t n = strlen(t);
 	while (strchr(t, '.') && (t[n - 1] == '0' || t[n - 1] == '.'))
 		t[--n] = 0;
@@ -183,8 +185,10 @@ void cs_fig_fmt_num(double v, double step, char *out, size_t outlen)
 		snprintf(out, outlen, "n/a");
 		return;
 	}
-	/* zero, or a rounding residue far below the tick spacing */
-	if (v != 0 && !(has_step && fabs(v) < step * 1e-9)) {
+	/* zero, or a rounding residue far below the tick spacing, stays "0" */
+	if (fabs(v) >= 1e15) {
+		snprintf(t, sizeof t, "%.3g", v); /* past any prefix */
+	} else if (v != 0 && !(has_step && fabs(v) < step * 1e-9)) {
 		for (k = 0; fabs(v) < at[k]; k++)
 			;
 		for (;;) {
@@ -197,7 +201,7 @@ void cs_fig_fmt_num(double v, double step, char *out, size_t outlen)
 			k--;
 		}
 	}
-	snprintf(out, outlen, "%s%s", t, pre[k]);
+	snprintf(out, outlen, "%s%s", t, strcmp(t, "0") ? pre[k] : "");
 }
 
 void cs_fig_fmt_time(double v_ns, double step_ns, char *out, size_t outlen)
@@ -215,9 +219,14 @@ void cs_fig_fmt_time(double v_ns, double step_ns, char *out, size_t outlen)
 	/* the largest unit no more than 100 steps (or than |v| with no step) */
 	for (double by = has_step ? 100 * step_ns : fabs(v_ns); k < 3 && fac[k] > by; k++)
 		;
-	if (v_ns != 0 && !(has_step && fabs(v_ns) < step_ns * 1e-9))
+	while (v_ns != 0 && !(has_step && fabs(v_ns) < step_ns * 1e-9)) {
 		fixed(t, sizeof t, has_step ? step_decimals(step_ns / fac[k])
 					    : sig3_decimals(fabs(v_ns) / fac[k]), v_ns / fac[k]);
+		/* picked by |v|, 999.96 µs rounds to "1000": say "1 ms" */
+		if (has_step || k == 0 || fabs(strtod(t, NULL)) < 1000)
+			break;
+		k--;
+	}
 	snprintf(out, outlen, "%s %s", t, unit[k]);
 }
 
@@ -256,16 +265,18 @@ static void settle(axis *a, range r, int log, double pad_lo, double pad_hi)
 	double lo = log ? 1 : 0, hi = log ? 10 : 1;
 	a->log = log;
 	if (r.any) {
-		lo = fmax(r.lo, -1e300); /* keeps hi - lo finite */
-		hi = fmin(r.hi, 1e300);
+		/* keeps hi - lo finite, and log10 of either end */
+		lo = fmax(r.lo, log ? 1e-300 : -1e300);
+		hi = fmax(fmin(r.hi, 1e300), lo);
 		if (lo == hi) {
-			double d = lo == 0 ? 1 : fabs(lo) * 0.1;
+			double d = fabs(lo) * 0.1;
+			d = lo + d > lo ? d : 1; /* zero, or too small to widen */
 			hi = lo + d;
-			lo = lo == 0 ? 0 : lo - d;
+			lo = lo == 0 ? 0 : log ? lo / 2 : lo - d;
 		} else if (log) {
 			double l0 = log10(lo), l1 = log10(hi);
-			lo = pow(10, l0 - pad_lo * (l1 - l0));
-			hi = pow(10, l1 + pad_hi * (l1 - l0));
+			lo = fmax(pow(10, l0 - pad_lo * (l1 - l0)), 1e-305);
+			hi = fmin(pow(10, l1 + pad_hi * (l1 - l0)), 1e305);
 		} else {
 			double sp = hi - lo;
 			lo -= pad_lo * sp;
@@ -293,11 +304,10 @@ static void make_ticks(axis *a, int want)
 		/* decades (every few when there are many), 2 and 5 too when few */
 		static const double m[] = {1, 2, 5};
 		double l0 = log10(a->d0), l1 = log10(a->d1);
-		double stride = fmax(1, ceil((l1 - l0) / 10));
-		int per = l1 - l0 < 3 ? 3 : 1;
-		for (double e = floor(l0 / stride) * stride; e <= ceil(l1); e += stride)
+		int stride = (int)fmax(1, ceil((l1 - l0) / 10)), per = l1 - l0 < 3 ? 3 : 1;
+		for (int e = (int)floor(l0 / stride); e <= (int)ceil(l1 / stride); e++)
 			for (int k = 0; k < per && a->nt < MAXT; k++) {
-				double v = m[k] * pow(10, e);
+				double v = m[k] * pow(10, e * stride);
 				if (v >= a->d0 * (1 - 1e-9) && v <= a->d1 * (1 + 1e-9))
 					a->t[a->nt++] = v;
 			}
@@ -456,9 +466,9 @@ static int legend(svg *s, const lay *L, double y0)
 {
 	double x = L->ml, y = y0 + 12;
 	int rows = L->nleg ? 1 : 0;
-	for (size_t i = 0; i < L->nleg; i++) {
+	for (size_t i = 0; L->leg && i < L->nleg; i++) {
 		const cs_fig_series *se = L->leg[i];
-		double w = 28 + text_w(se->label, 11) + 14;
+		double w = 28 + text_w(se->label, 11) + 20;
 		if (x > L->ml && x + w > L->W - L->mr) {
 			x = L->ml;
 			y += LEGEND_ROW;
@@ -680,7 +690,9 @@ static void trace(walk *w, const cs_fig_series *se, const double *va, const doub
 	const double *v[2] = {va, vb};
 	int run = 0;
 	double prev_b = 0, prev[3] = {0, 0, 0}; /* the previous point in px: x, y per edge */
-	/* touching intervals: equal within rounding of the values or the view */
+	/* intervals touch when equal within 1e-9 of the view or a few ulps of
+	 * the value: relative to the value alone, 1e-9 of an epoch-ns time
+	 * would be a whole second */
 	double tol_view = x->log ? 0 : 1e-9 * (x->d1 - x->d0);
 	for (size_t i = 0; i < se->n; i++) {
 		double a = se->x0[i], b = a, q[2] = {0, 0};
@@ -697,7 +709,7 @@ static void trace(walk *w, const cs_fig_series *se, const double *va, const doub
 		if (held(se)) {
 			/* held values: flat over the interval, joined vertically to a
 			 * touching neighbour, broken by a gap */
-			if (run && a - prev_b > fmax(tol_view, 1e-9 * fabs(prev_b)))
+			if (run && a - prev_b > fmax(tol_view, 4 * DBL_EPSILON * fabs(prev_b)))
 				walk_end(w);
 			double qa = px(x, fmax(a, x->d0)), qb = px(x, fmin(b, x->d1));
 			for (int k = 0; k < w->nv; k++) {
@@ -962,8 +974,10 @@ static int draw_lanes(svg *s, const cs_fig *f, const lay *L)
 					continue;
 				used[col] = 1;
 			}
-			put(s, "<rect class=\"span\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"",
-			    qa, top, qb - qa, LANE_H);
+			/* a hairline parts neighbours of one colour; not on a sliver */
+			put(s, "<rect class=\"span\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"%s",
+			    qa, top, qb - qa, LANE_H,
+			    qb - qa >= 3 ? " stroke=\"#fff\" stroke-width=\"0.5\"" : "");
 			put_kv(s, "fill", c);
 			put(s, " fill-opacity=\"0.75\">");
 			if (sp->label) {

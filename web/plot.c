@@ -361,7 +361,7 @@ int cs_plot_defaults(cs_store *s, int64_t run, char *out, size_t outlen)
 		" min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
 		" JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
 		" ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
-		" c.hi DESC LIMIT 2)",
+		" c.hi DESC, m.name LIMIT 2)",
 		-1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, run);

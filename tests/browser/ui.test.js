@@ -39,8 +39,8 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.goto(BASE + '/');
 	await page.waitForSelector('body[data-ready="1"]');
 	const rows = await page.$$eval('#runs tr[data-run]', (trs) => trs.map((t) => t.textContent));
-	check(rows.length === 4 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases'),
-		'the runs page lists the 4 runs', rows);
+	check(rows.length === 5 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
+		'the runs page lists the 5 runs', rows);
 	await page.screenshot({ path: ART + '/ui-runs.png', fullPage: true });
 
 	// --- a run: plots with data ---
@@ -51,9 +51,10 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	const full = [run.t_min, run.t_max + 1];
 	const first = series[0] ? params(series[0]) : {};
 	const points = +(await page.getAttribute('body', 'data-points'));
-	check(series.length === 1 && first.metric === 'gpc__cycles_elapsed.max,sm__inst_executed.sum' && +first.buckets >= 10 &&
+	const defaults = Object.fromEntries((process.env.CS_DEFAULTS || '').split(';').map((x) => x.split('=')));
+	check(series.length === 1 && first.metric === defaults[run.id] && +first.buckets >= 10 &&
 		+first.from === full[0] && +first.to === full[1],
-	'the run page asks for the first two metrics, bucketed, over the whole run', series);
+	'the run page opens on the two metrics that vary most (' + defaults[run.id] + '), bucketed, over the whole run', series);
 	check((await page.getAttribute('body', 'data-plots')) === '2' && points > 1000 &&
 		(await page.$$('.plot canvas')).length >= 2, 'two plots drawn, with ' + points + ' buckets of data');
 
@@ -136,8 +137,34 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	const shown = await page.$$eval('#result table.stats tr', (trs) => Object.fromEntries(trs.map((t) => [t.children[0].textContent, t.children[1].textContent])));
 	check(shown['Pearson r'] === api[0].pearson.toFixed(4) && shown['bins'].startsWith(api[0].bins + ' x 2000'),
 		'the compare page shows what /api/v1/correlate answers (r ' + shown['Pearson r'] + ', ' + shown['bins'] + ')', { shown, api });
-	check((await page.$$('#result .plot canvas')).length > 0 && (await page.getAttribute('body', 'data-plots')) === '1',
-		'the aligned bins are plotted');
+	check((await page.$$('#result .figure svg')).length === 1 && (await page.getAttribute('body', 'data-plots')) === '1',
+		'the aligned bins are plotted (an inline SVG figure)');
+	// Both series visible where they overlap: the figure rasterised in the
+	// page, and pixels of the hardware colour and of the simulator colour
+	// counted inside the first panel's plot area.
+	const both = await page.evaluate(async () => {
+		const svg = document.querySelector('#result .figure svg');
+		const clip = svg.querySelector('clipPath rect');
+		const [x, y, w, hh] = ['x', 'y', 'width', 'height'].map((a) => +clip.getAttribute(a));
+		const img = new Image();
+		img.src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(new XMLSerializer().serializeToString(svg));
+		await img.decode();
+		const c = document.createElement('canvas');
+		c.width = svg.viewBox.baseVal.width;
+		c.height = svg.viewBox.baseVal.height;
+		const g = c.getContext('2d');
+		g.drawImage(img, 0, 0);
+		const d = g.getImageData(x, y, w, hh).data;
+		const near = (i, r, gg, b) => Math.abs(d[i] - r) < 40 && Math.abs(d[i + 1] - gg) < 40 && Math.abs(d[i + 2] - b) < 40;
+		let hw = 0, sim = 0;
+		for (let i = 0; i < d.length; i += 4) {
+			hw += near(i, 0x6b, 0xae, 0xd6);
+			sim += near(i, 0xd6, 0x27, 0x28);
+		}
+		return { hw, sim, panels: svg.querySelectorAll('g.panel').length, titles: [...svg.querySelectorAll('.axis-title')].map((t) => t.textContent) };
+	});
+	check(both.hw > 200 && both.sim > 100 && both.panels === 2 && both.titles.some((t) => t === 'sim - hw'),
+		'the compare figure shows hardware and simulator both (' + both.hw + ' and ' + both.sim + ' pixels of their colours) and the difference in its own panel', both);
 	const rep = await page.request.get(BASE + (await page.getAttribute('#report-link', 'href')));
 	check(rep.status() === 200 && (await rep.text()).includes('cs-data'), 'the report link serves the report for the same request');
 	await page.screenshot({ path: ART + '/ui-compare.png', fullPage: true });
@@ -167,8 +194,160 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	check(laneH >= 3 * 18, 'the phases are drawn as a lane beside the ranges', laneH);
 	await page.screenshot({ path: ART + '/ui-phases.png', fullPage: true });
 
+	// --- units, the time axis, steps ---
+	await page.goto(BASE + '/#/run/example?metric=lts__t_sectors.sum');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const unitShown = await page.textContent('.plot-head .note');
+	check(unitShown === '[' + run.metric_list.find((m) => m.name === 'lts__t_sectors.sum').unit + ']' && unitShown === '[l2_sector]',
+		'the y axis names its unit (l2_sector, from the NCU catalog at import)', unitShown);
+	const st1 = await page.textContent('#status');
+	check(/buckets of [0-9.]+ \u00b5s from 0 ms to 40 ms/.test(st1), 'the status line reads times from the run start with the \u00b5 sign', st1);
+	// rate per second: the request asks for rate(), the unit says /s
+	series.length = 0;
+	await page.selectOption('#rate', 'second');
+	await page.waitForSelector('body[data-loads="2"]');
+	check(series.length === 1 && params(series[0]).expr === 'rate(lts__t_sectors.sum)' && (await page.textContent('.plot-head .note')) === '[l2_sector/s]',
+		'counters per second: rate() of the metric, the unit l2_sector/s', series);
+
+	// steps: the simulator's per-kernel samples, each held over its kernel
+	await page.goto(BASE + '/#/run/simk?metric=gpu_sim_insn');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const simkCsv = (await (await page.request.get(BASE + '/api/v1/runs/simk/series.csv?metric=gpu_sim_insn')).text()).trim().split('\n').slice(1).map((l) => l.split(',').map(Number));
+	const stepPix = await page.evaluate((rows) => {
+		const u = window.cyclescope.plots[0];
+		const ctx = u.ctx, dpr = devicePixelRatio || 1;
+		// the middle of each sample's interval: the stroke at that sample's
+		// own value (a line between points would cross elsewhere)
+		return rows.map(([t0, t1, v]) => {
+			const x = Math.round(u.valToPos((t0 + t1) / 2, 'x', true)), y = Math.round(u.valToPos(v, 'y', true));
+			const d = ctx.getImageData(x, y - 2 * dpr, 1, 4 * dpr + 1).data;
+			let blue = 0;
+			for (let i = 0; i < d.length; i += 4)
+				blue += d[i + 2] > 150 && d[i] < 90 && d[i + 3] > 200;
+			return blue;
+		});
+	}, simkCsv);
+	check(simkCsv.length === 3 && (await page.getAttribute('body', 'data-raw')) === '1' && stepPix.every((b) => b > 0),
+		'per-kernel samples drawn as steps: the stroke sits at each kernel\'s value across its middle', { simkCsv, stepPix });
+
+	// --- lanes share the plot's x scale: after load, zoom and resize ---
+	async function laneAlign(what) {
+		const url = new URL(page.url().replace('#/', ''), 'http://x');
+		const rr = (await (await page.request.get(BASE + '/api/v1/runs/phases/ranges.csv')).text()).trim().split('\n').slice(1).map((l) => l.split(','));
+		const [from, to] = [+url.searchParams.get('from'), +url.searchParams.get('to')];
+		// the first kernel on stream 7 in view: where its lane's colour starts
+		const t0 = Math.max(from, Math.min(...rr.filter((r) => r[0] === 'kernel' && r[5] === '7' && +r[3] > from && +r[2] < to).map((r) => +r[2])));
+		const ob = await (await page.$('.plot .u-over')).boundingBox();
+		const want = ob.x + ((t0 - from) / (to - from)) * ob.width;
+		// the first coloured pixel of the gemm's lane (kernel s7) in the canvas
+		const got = await page.evaluate(() => {
+			const c = document.getElementById('lanes'), dpr = devicePixelRatio || 1;
+			const keys = window.cyclescope.lanes.keys, row = keys.indexOf('kernel s7');
+			const y = Math.round((row * 18 + 2 + 9) * dpr);
+			const d = c.getContext('2d').getImageData(0, y, c.width, 1).data;
+			const box = c.getBoundingClientRect();
+			const left = window.cyclescope.lanes.left - box.left;
+			for (let x = Math.ceil(left * dpr); x < c.width; x++)
+				if (d[x * 4 + 3] > 100 && !(d[x * 4] > 240 && d[x * 4 + 1] > 240))
+					return box.left + x / dpr;
+			return null;
+		});
+		check(got !== null && Math.abs(got - want) <= 1.5, 'the kernel lane lines up with the plot ' + what + ' (range start at x ' +
+			(got === null ? 'none' : got.toFixed(1)) + ', plot ' + want.toFixed(1) + ')', { got, want });
+	}
+	await page.goto(BASE + '/#/run/phases?metric=dram__bytes_read.sum&from=500000&to=17000000');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	await laneAlign('after the first load');
+	const ob2 = await (await page.$('.plot .u-over')).boundingBox();
+	await page.mouse.move(ob2.x + ob2.width * 0.3, ob2.y + 50);
+	await page.mouse.down();
+	await page.mouse.move(ob2.x + ob2.width * 0.9, ob2.y + 50, { steps: 5 });
+	await page.mouse.up();
+	await page.waitForSelector('body[data-loads="2"]');
+	await laneAlign('after a zoom');
+	await page.setViewportSize({ width: 1000, height: 1000 });
+	await page.waitForTimeout(400);
+	await laneAlign('after a resize');
+	await page.setViewportSize({ width: 1300, height: 1000 });
+	const legendNames = await page.$$eval('#kernel-legend .kl', (e) => e.map((x) => x.textContent.trim()));
+	check(legendNames.length === 2 && legendNames.some((n) => n.startsWith('sm90_xmma_gemm')) && legendNames.includes('ncclDevKernel_AllGather_RING_LL'),
+		'kernels have a legend of their names (coloured by name, one lane per stream)', legendNames);
+	await page.screenshot({ path: ART + '/ui-run-hw.png', fullPage: true });
+
+	// --- the expression box ---
+	series.length = 0;
+	await page.goto(BASE + '/#/run/example?metric=lts__t_sectors.sum');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	await page.fill('#expr-input', 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum');
+	await page.click('#add-expr');
+	await page.waitForSelector('body[data-loads="2"][data-plots="2"]');
+	const eq = params(series[series.length - 1]);
+	check(eq.expr === 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum' && page.url().includes('expr=') &&
+		(await page.$('.plot[data-metric="lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum"]')) !== null,
+	'an expression is added as its own plot, asked for as expr= and kept in the address', eq);
+	expected404.push('400');
+	await page.fill('#expr-input', 'lts__t_sectors.sum - ');
+	await page.click('#add-expr');
+	await page.waitForSelector('#expr-error .error');
+	const exErr = await page.textContent('#expr-error .error');
+	check(/column 21/.test(exErr), 'a malformed expression is refused with its column', exErr);
+
+	// --- figures out: SVG and PNG of a plot ---
+	const [dl] = await Promise.all([page.waitForEvent('download'), page.click('.plot-head button[data-format="svg"]')]);
+	const svgText = require('fs').readFileSync(await dl.path(), 'utf8');
+	const svgOk = await page.evaluate((t) => {
+		const d = new DOMParser().parseFromString(t, 'image/svg+xml');
+		return { err: !!d.querySelector('parsererror'), titles: [...d.querySelectorAll('.axis-title')].map((e) => e.textContent),
+			caption: (d.querySelector('.caption') || {}).textContent || '', w: +d.documentElement.getAttribute('width') };
+	}, svgText);
+	check(!svgOk.err && svgOk.titles.includes('lts__t_sectors.sum [l2_sector]') && svgOk.titles.includes('time since run start') &&
+		/run example/.test(svgOk.caption) && dl.suggestedFilename().endsWith('.svg'),
+	'the SVG button saves the figure: it parses, with axis titles and units and a caption', svgOk);
+	const [dlp] = await Promise.all([page.waitForEvent('download'), page.click('.plot-head button[data-format="png"]')]);
+	const png = require('fs').readFileSync(await dlp.path());
+	const pngW = png.readUInt32BE(16);
+	check(png.slice(1, 4).toString() === 'PNG' && pngW === 2 * svgOk.w, 'the PNG button saves it at 2x (' + pngW + ' px wide)', pngW);
+
+	// --- the report's scatter: its axes cover the data ---
+	const rep2 = await page.request.get(BASE + '/report?hw=simk&sim=sim&hw_metric=' + encodeURIComponent('L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]') +
+		'&sim_metric=' + encodeURIComponent('Ltworeadmiss + Ltworeadhit') + '&bin_cycles=2000');
+	await page.setContent(await rep2.text());
+	await page.waitForSelector('body[data-plots="2"]');
+	const sc = await page.evaluate(() => {
+		const svg = document.querySelector('#fig-k0 svg');
+		const r = svg.querySelector('clipPath rect');
+		const [x, y, w, hh] = ['x', 'y', 'width', 'height'].map((a) => +r.getAttribute(a));
+		const pts = [...svg.querySelectorAll('g.panel circle')].map((c) => [+c.getAttribute('cx'), +c.getAttribute('cy')]);
+		return { inside: pts.filter(([cx, cy]) => cx >= x && cx <= x + w && cy >= y && cy <= y + hh).length, n: pts.length,
+			ticks: [...svg.querySelectorAll('text')].length };
+	});
+	check(sc.n === 3 && sc.inside === 3, 'the report\'s kernel scatter has every point inside its axes', sc);
+	await page.screenshot({ path: ART + '/ui-report.png', fullPage: true });
+	await page.goto('about:blank');
+
+	// --- page widths, titles, the 4000-metric first load ---
+	for (const w of [1280, 1920]) {
+		await page.setViewportSize({ width: w, height: 900 });
+		await page.goto(BASE + '/#/run/phases');
+		await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+		const sw = await page.evaluate(() => document.documentElement.scrollWidth);
+		check(sw <= w, 'no horizontal overflow at ' + w + ' px (' + sw + ')', sw);
+	}
+	check((await page.title()) === 'cyclescope: phases', 'the run page is titled by its run', await page.title());
+	await page.goto(BASE + '/#/run/nosuchrun');
+	await page.waitForSelector('body[data-ready="1"]');
+	expected404.push('404');
+	check((await page.title()) === 'cyclescope: error' && (await page.$('.error')) !== null, 'an error page has its own title', await page.title());
+	await page.goto('about:blank');
+	await page.goto(BASE + '/#/run/wide');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const firstMs = await page.evaluate(() => window.cyclescope.firstPlotMs);
+	await page.waitForSelector('body[data-metric-list="4000"]');
+	check(firstMs <= 500, 'a 4000-metric run shows its plots ' + Math.round(firstMs) + ' ms after navigation (goal 500)', firstMs);
+	await page.screenshot({ path: ART + '/ui-run-sim.png' });
+
 	// Provoked 4xx responses are logged by Chromium as console errors.
-	const real = problems.filter((p) => !/status of 400/.test(p));
+	const real = problems.filter((p) => !/status of 40[04]/.test(p));
 	check(real.length === 0 && problems.length === expected404.length, 'no console or script errors', problems);
 	await browser.close();
 	process.exit(fails ? 1 : 0);

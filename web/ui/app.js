@@ -140,6 +140,8 @@
 		const t = step > 0 ? trimZeros(x.toFixed(decimalsFor(step / d))) : String(+x.toPrecision(4));
 		return (t === '-0' ? '0' : t) + ' ' + u;
 	}
+	// A value in a table: exact for integers, 6 significant digits otherwise.
+	const fmtExact = (v) => (v === null || v === undefined || Number.isNaN(v) ? 'n/a' : Number.isInteger(v) ? String(v) : String(+v.toPrecision(6)));
 	// A length or time of a run: ns runs in s/ms/µs/ns, cycle runs in cycles.
 	const fmtSpan = (v, unit, step) => (unit === 'ns' ? fmtTime(v, step) : fmtNum(v, step) + ' cycles');
 
@@ -147,8 +149,10 @@
 		where.append(h('div', { class: 'error', role: 'alert' }, String(err.message || err)));
 	}
 
+	// The content box of the page: plots never make it scroll sideways.
 	function plotWidth() {
-		return Math.max(480, Math.min(1600, app.clientWidth - 8));
+		const cs = getComputedStyle(app);
+		return Math.max(480, Math.min(1600, Math.floor(app.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)) - 2));
 	}
 
 	/* ---- the runs list ---- */
@@ -184,13 +188,16 @@
 
 	/* ---- a run ---- */
 
-	// tab10: kernels coloured by name, the same name the same colour.
+	// tab10: kernels coloured by name, the names running longest in view
+	// first (as the CLI's figures, web/plot.c), past ten grey.
 	const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-	function nameColor(name) {
-		let x = 2166136261;
-		for (let i = 0; i < name.length; i++)
-			x = Math.imul(x ^ name.charCodeAt(i), 16777619) >>> 0;
-		return PALETTE[x % PALETTE.length];
+	function kernelColors(all) {
+		const tot = new Map();
+		for (const r of all)
+			if (r.kind === 'kernel' || r.kind === 'sim-kernel')
+				tot.set(shortName(r.name), (tot.get(shortName(r.name)) || 0) + (r.t1 - r.t0));
+		const rank = [...tot.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+		return new Map(rank.map(([name], i) => [name, PALETTE[i] || '#999999']));
 	}
 	// "void ns::gemm<float, 128>(float const*, int)" -> "ns::gemm"
 	function shortName(full) {
@@ -262,7 +269,7 @@
 		const kv = (k, v) => info.append(h('dt', {}, k), h('dd', {}, v));
 		kv('kind / source', run.kind + ' / ' + run.source);
 		kv('status', run.status + (run.dropped ? ', ' + run.dropped + ' samples dropped' : ''));
-		kv('time', (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + fmtNum(run.clock_hz / 1e6, 0) + ' MHz' : '') + ', ' +
+		kv('time', (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + (run.clock_hz / 1e6).toFixed(0) + ' MHz' : '') + ', ' +
 			fmtSpan(full[1] - full[0], unit, 0) + ' long; the axis counts from the run start');
 		kv('samples / metrics', run.samples + ' / ' + metrics.length);
 		kv('ranges', (run.range_summary || []).map((r) => r.count + ' ' + r.kind).join(', ') || 'none');
@@ -385,10 +392,9 @@
 					axes: [xAxis(),
 						{ size: 70, label: c.unit || 'value', labelSize: 18, values: (u, vals, ax, space, incr) => vals.map((v) => fmtNum(v, incr)) }],
 					series: [{ label: unit === 'ns' ? 'time' : 'cycle', value: (u, v) => (v === null ? '' : fmtSpan(v - origin, unit, 0)) },
-						{ label: 'mean', stroke: '#1f77b4', width: 1.5, paths: stepped, value: fmtV, fill: 'rgba(31,119,180,0.08)' },
-						{ label: 'min', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV },
-						{ label: 'max', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV }],
-					bands: [{ series: [3, 2], fill: 'rgba(31,119,180,0.12)' }],
+						{ label: 'mean', stroke: '#1f77b4', width: 1.5, paths: stepped, value: fmtV, fill: 'rgba(31,119,180,0.08)', points: { show: false } },
+						{ label: 'min', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV, points: { show: false } },
+						{ label: 'max', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV, points: { show: false } }],
 					cursor: {
 						sync: { key: 'cs-run-' + run.id },
 						bind: { dblclick: () => () => { load(full[0], full[1]); return null; } },
@@ -400,12 +406,20 @@
 				}, [[], [], [], []], div);
 				u.csCol = c;
 				plots.push(u);
+				seen.plots = plots;
 			}
 		}
-		window.addEventListener('resize', () => {
+		const onResize = () => {
 			clearTimeout(build.t);
 			build.t = setTimeout(() => plots.forEach((u) => u.setSize({ width: plotWidth(), height: 200 })), 50);
-		});
+		};
+		window.addEventListener('resize', onResize);
+		// leaving the page: its plots and handlers go (route() calls this)
+		seen.cleanup = () => {
+			window.removeEventListener('resize', onResize);
+			plots.forEach((p) => p.destroy());
+			plots = [];
+		};
 
 		let timer = null;
 		function zoomed(u) {
@@ -453,7 +467,8 @@
 			const raw = rawView();
 			const url = seriesUrl(!raw);
 			seen.seriesRequests.push(url);
-			statusLine.textContent = 'loading ' + fmtSpan(from - origin, unit, 0) + ' to ' + fmtSpan(to - origin, unit, 0) + '…';
+			const ends = () => { const st = 10 ** Math.floor(Math.log10(Math.max(1, to - from)) - 2); return fmtSpan(from - origin, unit, st) + ' to ' + fmtSpan(to - origin, unit, st); };
+			statusLine.textContent = 'loading ' + ends() + '…';
 			let csv, rtext;
 			try {
 				[csv, rtext] = await Promise.all([fetchText(url),
@@ -486,9 +501,11 @@
 			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] }));
 			drawLanes();
 			seen.loads++;
+			if (seen.loads === 1)
+				seen.firstPlotMs = performance.now(); // since navigation: the first load's plots are drawn
 			const per = (to - from) / buckets();
 			statusLine.textContent = (raw ? t.rows.length + ' samples' : t.rows.length + ' buckets of ' + fmtSpan(per, unit, 0)) + ' from ' +
-				fmtSpan(from - origin, unit, 0) + ' to ' + fmtSpan(to - origin, unit, 0) + '; ' + ranges.length + ' ranges in view' +
+				ends() + '; ' + ranges.length + ' ranges in view' +
 				(ranges.length >= 5000 ? ' (the 5000 longest)' : '');
 			document.body.setAttribute('data-plots', plots.length);
 			document.body.setAttribute('data-points', points);
@@ -518,7 +535,7 @@
 		}
 		function drawLanes() {
 			const u = plots[0];
-			if (!u || !u.over)
+			if (!u || !u.over || !lanes.isConnected)
 				return;
 			const all = ranges.concat(phaseSegs);
 			all.forEach((r) => (r.lane = laneKey(r)));
@@ -539,7 +556,7 @@
 			c.textBaseline = 'middle';
 			hits = [];
 			const px = (t) => left + u.valToPos(t, 'x');
-			const kernelNames = new Map();
+			const kernelNames = new Map(), colorOf = kernelColors(all);
 			keys.forEach((k, i) => {
 				const y = i * LANE + 2;
 				c.fillStyle = '#555';
@@ -556,16 +573,16 @@
 						continue;
 					const bw = Math.max(1, b - a);
 					const kernel = r.kind === 'kernel' || r.kind === 'sim-kernel';
-					const color = r.kind === 'overlap' ? PHASE_COLORS[r.name] || '#444' : kernel ? nameColor(shortName(r.name)) : RANGE_COLORS[r.kind] || '#444';
+					const color = r.kind === 'overlap' ? PHASE_COLORS[r.name] || '#444' : kernel ? colorOf.get(shortName(r.name)) : RANGE_COLORS[r.kind] || '#444';
 					if (kernel)
 						kernelNames.set(shortName(r.name), { color, full: r.name, t: (kernelNames.get(shortName(r.name)) || { t: 0 }).t + (r.t1 - r.t0) });
 					c.globalAlpha = 0.7;
 					c.fillStyle = color;
 					c.fillRect(a, y + 1, bw, LANE - 3);
 					c.globalAlpha = 1;
-					// a separator, so that back-to-back spans of one colour stay two
+					// a separator at the end, so that back-to-back spans of one colour stay two
 					c.fillStyle = '#fff';
-					c.fillRect(a, y + 1, bw > 3 ? 1 : 0, LANE - 3);
+					c.fillRect(a + bw - 1, y + 1, bw > 3 ? 1 : 0, LANE - 3);
 					const label = kernel ? shortName(r.name) : r.name;
 					if (bw > 7 * label.length * 0.62 + 6) {
 						c.fillStyle = '#000';
@@ -784,7 +801,7 @@
 			h('div', { class: 'note' }, 'hardware over ' + r.hw_window + ' (axis: ' + r.hw_axis + '); simulator over ' + r.sim_window +
 				(r.sim_clock_hz ? '; simulator cycles at ' + r.sim_clock_hz / 1e6 + ' MHz scaled x' + fix(r.sim_cycle_scale, 4) : '')),
 			...(r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w)),
-			statsTable([['bins', r.bins + ' x ' + fmtNum(r.bin_cycles, 0) + ' cycles'], ['lag (bins)', r.lag_bins],
+			statsTable([['bins', r.bins + ' x ' + fmtExact(r.bin_cycles) + ' cycles'], ['lag (bins)', r.lag_bins],
 				['Pearson r', fix(r.pearson, 4)], ['Spearman rho', fix(r.spearman, 4)],
 				['MAPE', pct(r.mape_pct) + ' (' + r.mape_bins + ' bins)'], ['NRMSE', fix(r.nrmse, 4)],
 				['total error', pct(100 * r.total_error)], ['duration error', pct(100 * r.duration_error)],
@@ -809,8 +826,8 @@
 					h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
 				continue;
 			}
-			t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtNum(k.hw, 0)),
-				h('td', { class: 'num' }, fmtNum(k.sim, 0)),
+			t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtExact(k.hw)),
+				h('td', { class: 'num' }, fmtExact(k.sim)),
 				h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
 		}
 		const warn = (r.warnings || []).map((w) => h('p', { class: 'warn' }, 'warning: ' + w));
@@ -827,6 +844,8 @@
 		const params = new URLSearchParams(query || '');
 		for (const a of ['data-plots', 'data-points', 'data-loads', 'data-correlated', 'data-ready'])
 			document.body.removeAttribute(a);
+		if (seen.cleanup)
+			seen.cleanup(), (seen.cleanup = null);
 		try {
 			const m = path.match(/^\/run\/([^/]+)$/);
 			if (m) {
