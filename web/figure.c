@@ -123,6 +123,17 @@ static void put_text(svg *s, double x, double y, const char *attr, const char *t
 	put(s, "</text>\n");
 }
 
+/* ` textLength=...` squeezing t into max px when its estimated width at
+ * font size fs is more: a long metric expression or caption stays whole
+ * and inside the figure instead of running past its edge or into the
+ * next panel. Nothing when it fits. */
+static void put_fit(svg *s, const char *t, double fs, double max)
+{
+	double w = 0.6 * fs * (double)strlen(t ? t : "");
+	if (max > 20 && w > max)
+		put(s, " textLength=\"%.2f\" lengthAdjust=\"spacingAndGlyphs\"", max);
+}
+
 static void put_line(svg *s, double x1, double y1, double x2, double y2, const char *attr)
 {
 	put(s, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" %s/>\n", x1, y1, x2, y2, attr);
@@ -911,7 +922,18 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 		put_line(s, x0 - 4, q, x0, q, "stroke=\"#333\"");
 		put_text(s, x0 - 7, q + 4, "font-size=\"11\" fill=\"#333\" text-anchor=\"end\"", t);
 	}
-	if (!blank(p->ytitle)) {
+	if (!blank(p->ytitle) && text_w(p->ytitle, 12) > pl->h - 4) {
+		/* too long to run up the axis (an expression): a heading at the
+		 * panel's top left, on a white ground, so it is read whole */
+		put(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"16\" fill=\"#fff\" "
+		    "fill-opacity=\"0.85\"/>\n", x0 + 1, top + 1, fmin(text_w(p->ytitle, 11) + 8, L->pw - 2));
+		put(s, "<text class=\"axis-title\" x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#222\"",
+		    x0 + 5, top + 13);
+		put_fit(s, p->ytitle, 11, L->pw - 10);
+		put(s, ">");
+		put_esc(s, p->ytitle);
+		put(s, "</text>\n");
+	} else if (!blank(p->ytitle)) {
 		/* baseline 9 px from the labels: the glyphs, rotated, face left */
 		put(s, "<text class=\"axis-title\" transform=\"translate(%.2f,%.2f) rotate(-90)\" "
 		    "font-size=\"12\" fill=\"#222\" text-anchor=\"middle\">", x0 - 16 - pl->lw,
@@ -1032,9 +1054,17 @@ int cs_fig_svg(const cs_fig *f, cs_buf *out)
 		    "height=\"%.2f\"/></clipPath>\n", L.id, L.ml, L.lanes_y, L.pw,
 		    (double)f->nlanes * LANE_PITCH);
 	put(&s, "</defs>\n");
-	if (!blank(f->title))
-		put_text(&s, L.ml + L.pw / 2, L.title_y, "class=\"title\" font-size=\"15\" "
-			 "font-weight=\"bold\" fill=\"#111\" text-anchor=\"middle\"", f->title);
+	if (!blank(f->title)) {
+		/* centred on the plot, or on the figure when wider than the plot */
+		int wide = text_w(f->title, 15) * 1.1 > L.pw;
+		put(&s, "<text x=\"%.2f\" y=\"%.2f\" class=\"title\" font-size=\"15\" "
+		    "font-weight=\"bold\" fill=\"#111\" text-anchor=\"middle\"",
+		    wide ? L.W / 2 : L.ml + L.pw / 2, L.title_y);
+		put_fit(&s, f->title, 15 * 1.1, L.W - 16);
+		put(&s, ">");
+		put_esc(&s, f->title);
+		put(&s, "</text>\n");
+	}
 	if (L.nleg) {
 		put(&s, "<g class=\"legend\">\n");
 		legend(&s, &L, L.legend_y);
@@ -1051,9 +1081,14 @@ int cs_fig_svg(const cs_fig *f, cs_buf *out)
 			 "fill=\"#222\" text-anchor=\"middle\"", L.xtitle);
 	if (rc == 0 && f->nlanes)
 		rc = draw_lanes(&s, f, &L);
-	if (!blank(f->caption))
-		put_text(&s, 8, L.caption_y, "class=\"caption\" font-size=\"11\" fill=\"#555\"",
-			 f->caption);
+	if (!blank(f->caption)) {
+		put(&s, "<text x=\"8\" y=\"%.2f\" class=\"caption\" font-size=\"11\" fill=\"#555\"",
+		    L.caption_y);
+		put_fit(&s, f->caption, 11, L.W - 16);
+		put(&s, ">");
+		put_esc(&s, f->caption);
+		put(&s, "</text>\n");
+	}
 	put(&s, "</svg>\n");
 	if (rc == 0)
 		rc = s.err;

@@ -26,7 +26,7 @@ static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"
 				      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 static const char *const kind_color[][2] = {
 	{"api", "#7f7f7f"},   {"memcpy", "#2ca02c"}, {"memset", "#98df8a"}, {"graph", "#9467bd"},
-	{"nvtx", "#ff7f0e"},  {"window", "#bcbd22"}, {"phase", "#17becf"},  {"trigger", "#e377c2"},
+	{"nvtx", "#c49c94"},  {"window", "#bcbd22"}, {"phase", "#17becf"},  {"trigger", "#e377c2"},
 };
 static const char *const kind_order[] = {"api",	 "kernel", "memcpy", "memset", "graph",
 					 "nvtx", "window", "sim-kernel", "phase"};

@@ -18,7 +18,7 @@
 	const PHASE_COLORS = { 'only A': '#ff7f0e', 'A and B': '#d62728', 'only B': '#1f77b4', tail: '#9467bd', neither: '#dddddd' };
 	const RANGE_COLORS = {
 		api: '#7f7f7f', kernel: '#1f77b4', memcpy: '#2ca02c', memset: '#98df8a', graph: '#9467bd',
-		nvtx: '#ff7f0e', window: '#bcbd22', 'sim-kernel': '#d62728', phase: '#17becf',
+		nvtx: '#c49c94', window: '#bcbd22', 'sim-kernel': '#d62728', phase: '#17becf',
 	};
 	// What the page has asked the API for, for people and tests alike.
 	const seen = (window.cyclescope = { seriesRequests: [], loads: 0 });
