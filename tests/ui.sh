@@ -32,6 +32,10 @@ with open(sys.argv[1], "w") as f:
         f.write("%d,%d," % (i * 500, i * 500 + 500) + ",".join(str(random.randrange(1000)) for _ in range(4000)) + "\n")
 PY
 "$CS" import csv "$T/wide.csv" --time-unit cycle --db "$DB" --name wide >/dev/null 2>&1 || no "the 4000-metric run imported"
+# A hardware run with no clock and no cycle counter: correlating it needs
+# the hardware clock field.
+printf 't0,t1,l2_reads\n0,1000,5\n1000,2000,7\n' >"$T/noclock.csv"
+"$CS" import csv "$T/noclock.csv" --db "$DB" --name noclock >/dev/null 2>&1
 # What the run pages open on, computed here from the chunks' stored
 # aggregates: the two metrics whose range is widest for their size, names
 # with "cycle" last, then by name (docs/ui.md).
@@ -76,6 +80,17 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$
 mkdir -p "$B/test-artifacts"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/favicon.ico")
 [ "$code" = "200 image/svg+xml" ] && grep -q '<svg' "$T/body" && ok "/favicon.ico is served (an SVG icon)" || no "favicon ($code)" "$T/body"
+"$CS" plot phases --db "$DB" --metric dram__bytes_read.sum --from 1000000 --to 9000000 --rate second -o "$T/cli.svg" 2>/dev/null
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/api/v1/runs/phases/plot.svg?metric=dram__bytes_read.sum&from=1000000&to=9000000&rate=second")
+[ "$code" = "200 image/svg+xml" ] && cmp -s "$T/body" "$T/cli.svg" && ok "GET /api/v1/runs/{run}/plot.svg is cyclescope plot's figure, byte for byte" || no "plot.svg ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/plot.svg?rate=hourly")
+[ "$code" = 400 ] && grep -q 'rate: sample, second or cycle' "$T/body" && ok "plot.svg with a bad rate is 400 naming it" || no "plot.svg 400 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/api/v1/correlate?hw=simk&sim=sim&hw_metric=gpu_sim_insn&sim_metric=Ltworeadhit&format=svg")
+[ "$code" = "200 image/svg+xml" ] && python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/body" &&
+	ok "GET /api/v1/correlate?format=svg is the comparison's figure (parses as XML)" || no "correlate svg ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlate?hw=noclock&sim=sim&hw_metric=l2_reads&sim_metric=Ltworeadhit")
+[ "$code" = 400 ] && grep -q 'hw_clock_mhz' "$T/body" && ! grep -q -- '--hw-clock-mhz' "$T/body" &&
+	ok "over HTTP a correlation error names the request's field (hw_clock_mhz), not the CLI option" || no "field names ($code)" "$T/body"
 CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
 	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
 rc=$?

@@ -39,8 +39,8 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.goto(BASE + '/');
 	await page.waitForSelector('body[data-ready="1"]');
 	const rows = await page.$$eval('#runs tr[data-run]', (trs) => trs.map((t) => t.textContent));
-	check(rows.length === 5 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
-		'the runs page lists the 5 runs', rows);
+	check(rows.length === 6 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
+		'the runs page lists the 6 runs', rows);
 	await page.screenshot({ path: ART + '/ui-runs.png', fullPage: true });
 
 	// --- a run: plots with data ---
@@ -183,6 +183,13 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.waitForSelector('#result .error');
 	const err = await page.textContent('#result .error');
 	check(/column 15: expected a number/.test(err), 'a malformed expression shows the API\'s error with its column', err);
+
+	// a form error marks the field it names
+	await page.goto(BASE + '/#/compare?hw=noclock&sim=sim&hw_metric=l2_reads&sim_metric=Ltworeadhit');
+	await page.waitForSelector('#result .error');
+	expected404.push('400');
+	check(await page.$eval('#hw_clock_mhz', (e) => e.classList.contains('bad')) && (await page.textContent('.field-error')).startsWith('hardware clock (MHz)'),
+		'a correlation error marks the form field it names (hardware clock)', await page.textContent('#result .error'));
 
 	// the overlap analysis on the run page: a lane and a table
 	await page.goto(BASE + '/#/run/phases?metric=sm__inst_executed.sum,nvlrx__bytes.sum&a=kernel:nccl*&b=*gemm*');

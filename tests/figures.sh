@@ -1,0 +1,157 @@
+#!/bin/sh
+# Figures and what they draw, without a browser: `cyclescope plot` (SVG
+# parsed with python3's xml), expressions as series (export --expr, the
+# values recomputed here with python3's csv from the raw columns), units at
+# import (the CSV header's "name [unit]" and the NCU catalog's), the
+# correlation figure (format=svg) and the report's inline figures. Where
+# rsvg-convert is installed, the figures are rendered into
+# BUILD/test-artifacts/ for a person to look at.
+#   sh tests/figures.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+. tests/lib.sh
+DB="$T/f.db"
+Q=tests/fixtures/accelsim-qv100
+ART="$B/test-artifacts"
+mkdir -p "$ART"
+"$CS" import csv docs/examples/h100-l2-overlap.csv --ranges docs/examples/h100-l2-overlap.ranges.csv \
+	--db "$DB" --name overlap >/dev/null 2>&1 || no "the overlap example imported"
+"$CS" import accelsim-log "$Q/stdout.log.gz" --db "$DB" --name simk >/dev/null 2>&1
+"$CS" import "$Q/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz" --db "$DB" --name sim >/dev/null 2>&1
+
+# --- units ---
+printf 't0,t1,power [W],bw[GB/s],x[0],L2[GLOBAL_ACC_R][TOTAL],lts__t_sectors.sum\n0,10,1,2,3,4,5\n' >"$T/u.csv"
+"$CS" import csv "$T/u.csv" --db "$DB" --name units >/dev/null 2>&1
+python3 - "$DB" >"$T/units" 2>&1 <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = dict(db.execute("SELECT m.name, m.unit FROM metrics m JOIN runs r ON r.id = m.run WHERE r.name = 'units'"))
+want = {"power": "W", "bw": "GB/s", "x[0]": None, "L2[GLOBAL_ACC_R][TOTAL]": None}
+assert all(rows.get(k, "missing") == v for k, v in want.items()), rows
+print(rows.get("lts__t_sectors.sum"))
+PY
+[ $? -eq 0 ] && ok "a CSV header's trailing [unit] is the metric's unit; Accel-Sim's bracketed names stay names" || no "units from the header" "$T/units"
+if [ -f "$B/libcyclescope_collector.so" ]; then
+	[ "$(cat "$T/units")" = "l2_sector" ] && ok "an NCU-named metric imported without a unit gets the catalog's (l2_sector)" ||
+		no "the catalog's unit" "$T/units"
+else
+	echo "# the catalog's units are not checked: no collector library (no CUDA toolkit)"
+fi
+
+# --- expressions as series ---
+E='lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'
+"$CS" export overlap --db "$DB" --metric lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,sm__inst_executed.sum >"$T/raw.csv"
+"$CS" export overlap --db "$DB" --expr "$E; rate(sm__inst_executed.sum)" >"$T/expr.csv"
+"$CS" export overlap --db "$DB" --expr "$E" --buckets 7 >"$T/exprb.csv"
+python3 - "$T/raw.csv" "$T/expr.csv" "$T/exprb.csv" "$E" >"$T/out" 2>&1 <<'PY'
+import csv, sys
+raw = list(csv.DictReader(open(sys.argv[1])))
+ex = list(csv.reader(open(sys.argv[2])))
+exb = list(csv.DictReader(open(sys.argv[3])))
+e = sys.argv[4]
+assert ex[0] == ["t0", "t1", e, "rate(sm__inst_executed.sum)"], ex[0]
+assert len(ex) - 1 == len(raw)
+for r, x in zip(raw, ex[1:]):
+    d = float(r["lts__t_sectors.sum"]) - float(r["lts__t_sectors_srcunit_tex.sum"])
+    assert abs(float(x[2]) - d) <= 1e-9 * max(1, abs(d)), (r, x)
+    rate = float(r["sm__inst_executed.sum"]) / ((int(r["t1"]) - int(r["t0"])) * 1e-9)
+    assert abs(float(x[3]) - rate) <= 1e-9 * rate, (r, x)
+# 7 buckets over [first t0, last t0 + 1) (series.csv's default window):
+# a sample falls in floor((t0 - from) * 7 / width)
+t0 = int(raw[0]["t0"]); end = max(int(r["t0"]) for r in raw) + 1
+width = end - t0
+sums = [0.0] * 7; counts = [0] * 7; mins = [None] * 7
+for r in raw:
+    b = (int(r["t0"]) - t0) * 7 // width
+    v = float(r["lts__t_sectors.sum"]) - float(r["lts__t_sectors_srcunit_tex.sum"])
+    sums[b] += v; counts[b] += 1; mins[b] = v if mins[b] is None else min(mins[b], v)
+assert len(exb) == 7
+for b, row in enumerate(exb):
+    assert int(row[e + ":count"]) == counts[b], (b, row)
+    assert abs(float(row[e + ":sum"]) - sums[b]) <= 1e-9 * abs(sums[b]) + 1e-9, (b, row)
+    assert float(row[e + ":min"]) == mins[b], (b, row)
+print("ok")
+PY
+[ $? -eq 0 ] && ok "export --expr: expressions per sample and bucketed (rate() per second), as python recomputes them" || no "export --expr" "$T/out"
+"$CS" export overlap --db "$DB" --expr 'lts__t_sectors.sum - ' >"$T/o" 2>"$T/e"
+[ $? -ne 0 ] && grep -q "column 21" "$T/e" && ok "a malformed --expr names its column" || no "bad --expr" "$T/e"
+
+# --- cyclescope plot ---
+"$CS" plot overlap --db "$DB" --metric lts__t_sectors.sum,dram__bytes_read.sum --expr "$E" --rate second \
+	-o "$T/p.svg" 2>"$T/e" || no "cyclescope plot ran" "$T/e"
+python3 - "$T/p.svg" >"$T/out" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+panels = root.findall(".//s:g[@class='panel']", ns)
+series = root.findall(".//s:g[@class='series']", ns)
+titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "axis-title"]
+caption = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "caption"]
+lanes = [g.get("data-label") for g in root.findall(".//s:g[@class='lane']", ns)]
+assert len(panels) == 3 and len(series) == 3, (len(panels), len(series))
+for want in ["lts__t_sectors.sum [l2_sector/s]", "dram__bytes_read.sum [byte/s]",
+             "lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum [count/s]", "time since run start"]:
+    assert want in titles, (want, titles)
+assert caption and "run overlap" in caption[0] and "1000 buckets" in caption[0] and "per second" in caption[0], caption
+assert set(lanes) == {"kernel s7", "kernel s13", "nvtx"}, lanes
+print("ok")
+PY
+[ $? -eq 0 ] && ok "cyclescope plot writes an SVG with one panel per series, axis titles with units, the ranges' lanes and a caption" ||
+	no "plot SVG" "$T/out"
+cp "$T/p.svg" "$ART/plot-overlap.svg"
+"$CS" plot simk --db "$DB" --metric gpu_sim_insn -o "$T/k.svg" 2>"$T/e"
+python3 - "$T/k.svg" >"$T/out" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+S = "{http://www.w3.org/2000/svg}"
+spans = [r for r in root.iter(S + "rect") if r.get("class") == "span"]
+texts = [t.text for t in root.iter(S + "text")]
+assert len(spans) == 3, len(spans)
+assert "vecAdd" in texts and "saxpy" in texts and "stencil" in texts, texts
+cap = [t.text for t in root.iter(S + "text") if t.get("class") == "caption"][0]
+assert "every sample over its own interval" in cap and "20.8k cycles" in cap, cap
+print("ok")
+PY
+[ $? -eq 0 ] && ok "a per-kernel simulator run plots every sample over its kernel, the kernels named by their demangled short names" ||
+	no "plot of per-kernel samples" "$T/out"
+cp "$T/k.svg" "$ART/plot-simk.svg"
+"$CS" plot overlap --db "$DB" --metric nosuch -o "$T/x.svg" 2>"$T/e"
+rc=$?
+[ $rc -eq 2 ] && grep -q "nosuch" "$T/e" && ok "plot of an unknown metric is a usage error naming it" || no "plot unknown metric (rc $rc)" "$T/e"
+"$CS" plot overlap --db "$DB" --rate hourly 2>"$T/e"
+[ $? -eq 2 ] && grep -q "rate: sample, second or cycle" "$T/e" && ok "plot --rate takes sample, second or cycle" || no "plot --rate" "$T/e"
+
+# --- correlation figures and the report ---
+H='L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]'
+"$CS" report --db "$DB" --hw simk --sim sim --hw-metric "$H" --sim-metric 'Ltworeadmiss + Ltworeadhit' \
+	--bin-cycles 2000 -o "$T/r.html" >/dev/null 2>"$T/e" || no "report ran" "$T/e"
+python3 - "$T/r.html" "$ART" >"$T/out" 2>&1 <<'PY'
+import re, sys, xml.etree.ElementTree as ET
+html = open(sys.argv[1]).read()
+svgs = re.findall(r"<svg .*?</svg>", html, re.S)
+assert len(svgs) == 2, len(svgs)
+assert "uPlot" not in html
+S = "{http://www.w3.org/2000/svg}"
+binned, scatter = (ET.fromstring(s) for s in svgs)
+assert len([g for g in binned.iter(S + "g") if g.get("class") == "panel"]) == 2
+assert any(t.text == "sim - hw" for t in binned.iter(S + "text"))
+# the scatter's points lie inside its plot area
+clip = next(scatter.iter(S + "clipPath")).find(S + "rect")
+x, y, w, h = (float(clip.get(k)) for k in ("x", "y", "width", "height"))
+pts = [(float(c.get("cx")), float(c.get("cy"))) for g in scatter.iter(S + "g") if g.get("class") == "panel" for c in g.iter(S + "circle")]
+assert len(pts) == 3 and all(x <= cx <= x + w and y <= cy <= y + h for cx, cy in pts), pts
+for i, s in enumerate(svgs):
+    open("%s/report-figure-%d.svg" % (sys.argv[2], i), "w").write(s)
+print("ok")
+PY
+[ $? -eq 0 ] && ok "the report draws its figures as inline SVG: the binned pair with its difference panel, the kernel scatter with every point inside its axes" ||
+	no "report figures" "$T/out"
+if command -v rsvg-convert >/dev/null 2>&1; then
+	for f in "$ART"/plot-*.svg "$ART"/report-figure-*.svg; do
+		rsvg-convert -z 1.5 "$f" -o "${f%.svg}.png" || no "rsvg-convert rendered $f"
+	done
+	ok "the figures are rendered to PNG under $ART for looking at"
+else
+	echo "# rsvg-convert is not installed: the figures stay SVG in $ART"
+fi
+exit $fails
