@@ -91,7 +91,7 @@ static int run_plot(int argc, char **argv)
 	cs_store_close(s);
 	if (rc < 0) {
 		cs_buf_free(&out);
-		return status == 400 ? cs_cli_usage_error(cmd, "%s", err) : cs_cli_fail(cmd, "%s", err);
+		return cs_cli_fail(cmd, "%s", err); /* as export: 1, naming what is wrong */
 	}
 	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
 	int bad = !f || fwrite(out.data, 1, out.len, f) != out.len;

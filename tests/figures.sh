@@ -117,9 +117,9 @@ PY
 cp "$T/k.svg" "$ART/plot-simk.svg"
 "$CS" plot overlap --db "$DB" --metric nosuch -o "$T/x.svg" 2>"$T/e"
 rc=$?
-[ $rc -eq 2 ] && grep -q "nosuch" "$T/e" && ok "plot of an unknown metric is a usage error naming it" || no "plot unknown metric (rc $rc)" "$T/e"
+[ $rc -eq 1 ] && grep -q "nosuch" "$T/e" && ok "plot of an unknown metric fails naming it" || no "plot unknown metric (rc $rc)" "$T/e"
 "$CS" plot overlap --db "$DB" --rate hourly 2>"$T/e"
-[ $? -eq 2 ] && grep -q "rate: sample, second or cycle" "$T/e" && ok "plot --rate takes sample, second or cycle" || no "plot --rate" "$T/e"
+[ $? -eq 1 ] && grep -q "rate: sample, second or cycle" "$T/e" && ok "plot --rate takes sample, second or cycle" || no "plot --rate" "$T/e"
 
 # --- correlation figures and the report ---
 H='L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]'
