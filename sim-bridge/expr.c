@@ -31,8 +31,7 @@ cs_expr *cs_expr_parse(const char *text, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	memcpy(line, "x = ", 4);
-	memcpy(line + 4, text, n + 1);
+	snprintf(line, n + 5, "x = %s", text);
 	char perr[512];
 	e->m = cs_mmap_parse(line, n + 4, "expr", perr, sizeof perr);
 	if (!e->m) {

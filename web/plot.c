@@ -120,7 +120,8 @@ static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status
 		}
 		if (col == 0 && t->rows == t->cap) {
 			size_t c = t->cap ? t->cap * 2 : 1024;
-			double *g = realloc(t->v, c * t->cols * sizeof *g);
+			/* the header row came first: cols >= 2 */
+			double *g = realloc(t->v, c * (t->cols ? t->cols : 1) * sizeof *g);
 			if (!g) {
 				rc = -ENOMEM;
 				break;

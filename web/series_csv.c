@@ -310,7 +310,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 	}
 	if (x->whole) {
 		x->part = r->buckets;
-		x->aggs = calloc((size_t)r->buckets * cols, sizeof *x->aggs);
+		x->aggs = calloc((size_t)r->buckets * (cols ? cols : 1), sizeof *x->aggs);
 		x->bounds = calloc((size_t)r->buckets + 1, sizeof *x->bounds);
 		x->vals = calloc((size_t)cols + 1, sizeof *x->vals);
 		if (!x->aggs || !x->bounds || !x->vals) {
