@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make install` / `make uninstall`: an installed copy, moved elsewhere and
-# run from another directory, finds uPlot (the report), the collector
+# run from another directory, finds uPlot (the UI's), the collector
 # library (`run`) and the metric sets (`metrics --check @SET`) in its own
 # PREFIX; uninstall leaves nothing. The plain build only (it installs that
 # build's binaries). TAP-style.
@@ -18,9 +18,12 @@ cp -r "$R/usr" "$T/opt/cs"
 I="$T/opt/cs/bin/cyclescope"
 cd "$T/work" || exit 1
 "$I" import "$OLDPWD/tests/fixtures/accelsim-qv100/stdout.log.gz" --db w.db --name simk >/dev/null 2>&1
+"$I" report --db w.db --hw simk --sim simk --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn -o r.html >"$T/out" 2>&1 &&
+	[ "$(grep -c '<svg ' r.html)" -ge 1 ] && "$I" plot simk --db w.db -o p.svg 2>>"$T/out" && grep -q '<svg ' p.svg &&
+	ok "an installed copy, moved elsewhere, writes the report (inline figures) and a plot" || no "installed report and plot" "$T/out"
 if [ -f "$OLDPWD/$B/web-assets/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
-	"$I" report --db w.db --hw simk --sim simk --hw-metric gpu_sim_insn --sim-metric gpu_sim_insn -o r.html >"$T/out" 2>&1 &&
-		grep -q 'uPlot' r.html && ok "an installed copy, moved elsewhere, writes the report with its own uPlot" || no "installed report" "$T/out"
+	"$I" --version --verbose >"$T/out" 2>&1 && grep -q "web assets (uPlot): $T/opt/cs/bin/../share/cyclescope/web-assets" "$T/out" &&
+		ok "it finds its own uPlot (the UI's), in its PREFIX" || no "installed uPlot" "$T/out"
 fi
 if [ -f "$OLDPWD/$B/libcyclescope_collector.so" ]; then
 	"$I" run --list-apis >"$T/out" 2>&1 && grep -q cudaMemcpy "$T/out" &&
