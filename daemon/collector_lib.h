@@ -30,7 +30,8 @@ void cs_colllib_close(cs_colllib *lib);
 /* The unit of an NCU-named metric ("lts__t_sectors.sum" -> "l2_sector",
  * "gpc__cycles_elapsed.max" -> "gpc_cycle") from CUPTI's catalog for
  * GH100 (names and units agree across chips), or NULL: not NCU-shaped (no
- * "__"), not in the catalog, or no collector library. The library is
+ * "__"), not in the catalog, no collector library, or a sanitizer build
+ * (CUPTI's RTLD_DEEPBIND aborts those). The library is
  * loaded at the first NCU-shaped name and kept. A cs_unit_fn for
  * cs_producer_unit_source; not thread-safe (the CLI's import thread). */
 const char *cs_colllib_unit(const char *name);

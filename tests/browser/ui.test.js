@@ -206,7 +206,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const unitShown = await page.textContent('.plot-head .note');
 	check(unitShown === '[' + run.metric_list.find((m) => m.name === 'lts__t_sectors.sum').unit + ']' && unitShown === '[l2_sector]',
-		'the y axis names its unit (l2_sector, from the NCU catalog at import)', unitShown);
+		'the plot names its unit (l2_sector, from the CSV header at import)', unitShown);
 	const st1 = await page.textContent('#status');
 	check(/buckets of [0-9.]+ \u00b5s from 0 ms to 40 ms/.test(st1), 'the status line reads times from the run start with the \u00b5 sign', st1);
 	// rate per second: the request asks for rate(), the unit says /s
