@@ -45,9 +45,13 @@ static int set(char *err, size_t errlen, int *status, int code, const char *fmt,
 
 /* "void ns::gemm<float>(float const*, int)" -> "ns::gemm", as app.js's
  * shortName: template arguments and parameter lists dropped, then the
- * last word. */
+ * last word; a name that is no signature ("kernel 2") as it is. */
 static void short_name(const char *full, char *out, size_t outlen)
 {
+	if (!strchr(full, '(')) {
+		snprintf(out, outlen, "%.95s", full);
+		return;
+	}
 	char buf[512];
 	size_t n = 0;
 	int depth = 0;

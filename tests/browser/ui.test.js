@@ -201,6 +201,18 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	check(laneH >= 3 * 18, 'the phases are drawn as a lane beside the ranges', laneH);
 	await page.screenshot({ path: ART + '/ui-phases.png', fullPage: true });
 
+	// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
+	// test holds the SVG figures to as well ---
+	const doc = require('fs').readFileSync(require('path').join(__dirname, '../../docs/ui.md'), 'utf8');
+	const table = [...doc.matchAll(/^\| ([-0-9.e]+)(?: ns)?(?: with ticks ([0-9.]+)( ns| ms)? apart|, no tick step) \| `([^`]+)` \|$/gm)];
+	const fmtRows = await page.evaluate((rows) => rows.map(([line, v, step, su, want]) => {
+		const time = / ns /.test(line);
+		const st = step === undefined ? 0 : +step * (su === ' ms' ? 1e6 : 1);
+		const got = time ? window.cyclescope.format.fmtTime(+v, st) : window.cyclescope.format.fmtNum(+v, st);
+		return [want, got];
+	}), table.map((m) => [m[0], m[1], m[2], m[3], m[4]]));
+	check(fmtRows.length === 8 && fmtRows.every(([want, got]) => want === got), 'the UI formats numbers and times as docs/ui.md\'s table says', fmtRows);
+
 	// --- units, the time axis, steps ---
 	await page.goto(BASE + '/#/run/example?metric=lts__t_sectors.sum');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');

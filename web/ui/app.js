@@ -144,6 +144,7 @@
 	const fmtExact = (v) => (v === null || v === undefined || Number.isNaN(v) ? 'n/a' : Number.isInteger(v) ? String(v) : String(+v.toPrecision(6)));
 	// A length or time of a run: ns runs in s/ms/µs/ns, cycle runs in cycles.
 	const fmtSpan = (v, unit, step) => (unit === 'ns' ? fmtTime(v, step) : fmtNum(v, step) + ' cycles');
+	seen.format = { fmtNum, fmtTime }; // docs/ui.md's table is checked against these
 
 	function showError(where, err) {
 		where.append(h('div', { class: 'error', role: 'alert' }, String(err.message || err)));
@@ -199,9 +200,12 @@
 		const rank = [...tot.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
 		return new Map(rank.map(([name], i) => [name, PALETTE[i] || '#999999']));
 	}
-	// "void ns::gemm<float, 128>(float const*, int)" -> "ns::gemm"
+	// "void ns::gemm<float, 128>(float const*, int)" -> "ns::gemm"; a name
+	// that is no signature ("kernel 2") stays as it is
 	function shortName(full) {
 		let s = String(full || '');
+		if (!s.includes('('))
+			return s;
 		for (let k = 0; k < 8 && /[<(]/.test(s); k++)
 			s = s.replace(/<[^<>]*>/g, '').replace(/\([^()]*\)/g, '');
 		s = s.trim();
@@ -505,7 +509,7 @@
 				seen.firstPlotMs = performance.now(); // since navigation: the first load's plots are drawn
 			const per = (to - from) / buckets();
 			statusLine.textContent = (raw ? t.rows.length + ' samples' : t.rows.length + ' buckets of ' + fmtSpan(per, unit, 0)) + ' from ' +
-				ends() + '; ' + ranges.length + ' ranges in view' +
+				ends() + '; ' + ranges.length + (ranges.length === 1 ? ' range' : ' ranges') + ' in view' +
 				(ranges.length >= 5000 ? ' (the 5000 longest)' : '');
 			document.body.setAttribute('data-plots', plots.length);
 			document.body.setAttribute('data-points', points);
