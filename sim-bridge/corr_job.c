@@ -289,13 +289,7 @@ static int choose_axis(cs_store *s, cs_cjob_side *out, char (*names)[256], const
 		for (uint32_t i = 0; i < nids; i++) {
 			if (strcmp(names[i], axis_counters[c]))
 				continue;
-			size_t col = *nused;
-			for (size_t u = 0; u < *nused; u++)
-				if (used[u] == ids[i])
-					col = u;
-			if (col == *nused)
-				used[(*nused)++] = ids[i];
-			*axis_col = (int)col;
+			*axis_col = (int)cs_expr_column(used, nused, ids[i]);
 			snprintf(out->axis_metric, sizeof out->axis_metric, "%s", names[i]);
 			snprintf(out->axis, sizeof out->axis, "cycles from %s", names[i]);
 			return 0;

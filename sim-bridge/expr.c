@@ -86,6 +86,15 @@ int cs_expr_is_rate(const cs_expr *e)
 	return cs_mmap_is_rate(e->m, 0);
 }
 
+size_t cs_expr_column(uint32_t *used, size_t *nused, uint32_t id)
+{
+	for (size_t u = 0; u < *nused; u++)
+		if (used[u] == id)
+			return u;
+	used[*nused] = id;
+	return (*nused)++;
+}
+
 int cs_expr_bind(cs_expr *e, const char *run_name, int64_t run, char (*names)[256],
 		 const uint32_t *ids, uint32_t nids, uint32_t *used, size_t *nused, char *err,
 		 size_t errlen)
@@ -104,13 +113,7 @@ int cs_expr_bind(cs_expr *e, const char *run_name, int64_t run, char (*names)[25
 			if (!names[i][0] ||
 			    (glob ? fnmatch(want, names[i], 0) != 0 : strcmp(want, names[i]) != 0))
 				continue;
-			size_t col = *nused;
-			for (size_t u = 0; u < *nused; u++)
-				if (used[u] == ids[i])
-					col = u;
-			if (col == *nused)
-				used[(*nused)++] = ids[i];
-			e->cols[k][e->ncols[k]++] = col;
+			e->cols[k][e->ncols[k]++] = cs_expr_column(used, nused, ids[i]);
 		}
 		if (!e->ncols[k]) {
 			snprintf(err, errlen, "run %s has no metric %s'%s' (its metrics: cyclescope "

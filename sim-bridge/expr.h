@@ -35,6 +35,10 @@ int cs_expr_bind(cs_expr *e, const char *run_name, int64_t run, char (*names)[25
 		 const uint32_t *ids, uint32_t nids, uint32_t *used, size_t *nused, char *err,
 		 size_t errlen);
 
+/* The column of metric id in used[0..*nused), appended when not there yet
+ * (used has room for it): how several readers share one scan. */
+size_t cs_expr_column(uint32_t *used, size_t *nused, uint32_t id);
+
 /* The expression for the next sample, values[k] being metric used[k]'s
  * (NaN = absent) and len the sample's length for rate(). Samples must come
  * in time order: delta() keeps the previous one. NaN when absent. */
