@@ -31,7 +31,8 @@ const cs_cmd cs_cmd_plot = {
 	"                 set, else the two that vary most)\n"
 	"  --expr E       metric expressions, ';'-separated (export's --expr)\n"
 	"  --from, --to   the window, in the run's time unit (default: the whole run)\n"
-	"  --device N     the device whose samples are drawn (default: device 0)\n"
+	"  --device N     the device whose samples are drawn (default: the run's\n"
+	"                 first)\n"
 	"  --rate R       counters per sample as stored (default), per second or per\n"
 	"                 cycle of each sample's own length\n"
 	"  --ranges K     the range kinds drawn, comma-separated (kernel,nvtx), 'all'\n"
@@ -99,8 +100,9 @@ static int run_plot(int argc, char **argv)
 		bad |= fclose(f) != 0;
 	else if (f)
 		bad |= fflush(f) != 0;
+	int why = errno;
 	cs_buf_free(&out);
 	if (bad)
-		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(errno));
+		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(why));
 	return 0;
 }

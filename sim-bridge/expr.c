@@ -86,6 +86,11 @@ int cs_expr_is_rate(const cs_expr *e)
 	return cs_mmap_is_rate(e->m, 0);
 }
 
+void cs_expr_reset(cs_expr *e)
+{
+	cs_mmap_state_init(e->m, e->state);
+}
+
 size_t cs_expr_column(uint32_t *used, size_t *nused, uint32_t id)
 {
 	for (size_t u = 0; u < *nused; u++)

@@ -35,6 +35,10 @@ int cs_expr_bind(cs_expr *e, const char *run_name, int64_t run, char (*names)[25
 		 const uint32_t *ids, uint32_t nids, uint32_t *used, size_t *nused, char *err,
 		 size_t errlen);
 
+/* Forgets the previous sample (delta()'s): the next one is a first one,
+ * as at a new device's or a new window's start. */
+void cs_expr_reset(cs_expr *e);
+
 /* The column of metric id in used[0..*nused), appended when not there yet
  * (used has room for it): how several readers share one scan. */
 size_t cs_expr_column(uint32_t *used, size_t *nused, uint32_t id);

@@ -77,6 +77,31 @@ for b, row in enumerate(exb):
 print("ok")
 PY
 [ $? -eq 0 ] && ok "export --expr: expressions per sample and bucketed (rate() per second), as python recomputes them" || no "export --expr" "$T/out"
+# with buckets, the metric columns come from the stored aggregates: the
+# same bytes as without the expression
+"$CS" export overlap --db "$DB" --metric lts__t_sectors.sum --buckets 7 >"$T/m7.csv"
+"$CS" export overlap --db "$DB" --metric lts__t_sectors.sum --expr "$E" --buckets 7 >"$T/me7.csv"
+[ "$(tr -d '\r' <"$T/me7.csv" | cut -d, -f1-7)" = "$(tr -d '\r' <"$T/m7.csv")" ] && ok "bucketed metric columns beside an expression are the plain bucketed export's" ||
+	no "metric columns beside an expression" "$T/me7.csv"
+# delta() starts afresh on each device: its first sample has no previous one
+printf 'device,t0,t1,x\n0,0,10,5\n1,0,10,100\n0,10,20,7\n1,10,20,130\n0,20,30,12\n' >"$T/d.csv"
+"$CS" import csv "$T/d.csv" --db "$DB" --name twodev >/dev/null 2>&1
+"$CS" export twodev --db "$DB" --expr 'delta(x)' >"$T/dx.csv"
+python3 - "$T/d.csv" "$T/dx.csv" >"$T/out" 2>&1 <<'PY'
+import csv, sys
+src = list(csv.DictReader(open(sys.argv[1])))
+got = [(r["device"], r["t0"], r["delta(x)"]) for r in csv.DictReader(open(sys.argv[2]))]
+want, last = [], {}
+for d in ("0", "1"):
+    prev = None
+    for r in (r for r in src if r["device"] == d):
+        x = float(r["x"])
+        want.append((d, r["t0"], "" if prev is None else "%g" % (x - prev)))
+        prev = x
+assert got == want, (got, want)
+print("ok")
+PY
+[ $? -eq 0 ] && ok "delta() in an exported expression starts afresh on each device" || no "delta per device" "$T/out"
 "$CS" export overlap --db "$DB" --expr 'lts__t_sectors.sum - ' >"$T/o" 2>"$T/e"
 [ $? -ne 0 ] && grep -q "column 21" "$T/e" && ok "a malformed --expr names its column" || no "bad --expr" "$T/e"
 
@@ -124,6 +149,11 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "nosuch" "$T/e" && ok "plot of an unknown metric fails naming it" || no "plot unknown metric (rc $rc)" "$T/e"
 "$CS" plot overlap --db "$DB" --rate hourly 2>"$T/e"
 [ $? -eq 1 ] && grep -q "rate: sample, second or cycle" "$T/e" && ok "plot --rate takes sample, second or cycle" || no "plot --rate" "$T/e"
+
+printf 't0,t1,gpu-util [%%]\n0,1000,50\n1000,2000,70\n' >"$T/g.csv"
+"$CS" import csv "$T/g.csv" --db "$DB" --name dashed >/dev/null 2>&1
+"$CS" plot dashed --db "$DB" --metric gpu-util --rate second -o "$T/g.svg" 2>"$T/e" && grep -q 'gpu-util \[%/s\]' "$T/g.svg" &&
+	ok "a metric whose name is no bare word (gpu-util) plots per second" || no "rate of gpu-util" "$T/e"
 
 # --- correlation figures and the report ---
 H='L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]'

@@ -587,7 +587,15 @@ static int layout(const cs_fig *f, lay *L)
 	for (size_t i = 0; i < 3; i++)
 		for (const char *c = parts[i] ? parts[i] : ""; *c; c++)
 			h = (h ^ (uint8_t)*c) * 16777619u;
-	h = (h ^ (uint32_t)((uint64_t)L->H * 31 + f->npanels * 7 + f->nlanes)) * 16777619u;
+	for (size_t k = 0; k < f->npanels; k++) { /* y titles and labels: the margins they make */
+		for (const char *c = f->panels[k].ytitle ? f->panels[k].ytitle : ""; *c; c++)
+			h = (h ^ (uint8_t)*c) * 16777619u;
+		for (size_t j = 0; j < f->panels[k].nseries; j++)
+			for (const char *c = f->panels[k].series[j].label ? f->panels[k].series[j].label : ""; *c; c++)
+				h = (h ^ (uint8_t)*c) * 16777619u;
+	}
+	h = (h ^ (uint32_t)((uint64_t)L->H * 31 + (uint64_t)L->ml * 17 + f->npanels * 7 + f->nlanes)) *
+	    16777619u;
 	snprintf(L->id, sizeof L->id, "csf%08x", (unsigned)h);
 out:
 	return rc;

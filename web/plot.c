@@ -391,10 +391,13 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			       " runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, run);
 		if (sqlite3_step(st) == SQLITE_ROW) {
-			snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 0));
-			snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 1));
-			snprintf(kind, sizeof kind, "%s", (const char *)sqlite3_column_text(st, 2));
-			snprintf(source, sizeof source, "%s", (const char *)sqlite3_column_text(st, 3));
+			const unsigned char *c[4];
+			for (int i = 0; i < 4; i++)
+				c[i] = sqlite3_column_text(st, i);
+			snprintf(unit, sizeof unit, "%s", c[0] ? (const char *)c[0] : "ns");
+			snprintf(name, sizeof name, "%s", c[1] ? (const char *)c[1] : r->run);
+			snprintf(kind, sizeof kind, "%s", c[2] ? (const char *)c[2] : "");
+			snprintf(source, sizeof source, "%s", c[3] ? (const char *)c[3] : "");
 			clock_hz = sqlite3_column_double(st, 4);
 		}
 	}
@@ -427,6 +430,8 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		cap += *c == ',';
 	for (const char *c = r->exprs ? r->exprs : ""; *c; c++)
 		cap += *c == ';';
+	if (cap > CS_PLOT_MAX_SERIES + 1)
+		cap = CS_PLOT_MAX_SERIES + 1;
 	pcol *cols = calloc(cap, sizeof *cols);
 	cs_buf mlist = CS_BUF_INIT, elist = CS_BUF_INIT;
 	table t = {0};
@@ -451,8 +456,13 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 				a++, l--;
 			while (l && a[l - 1] == ' ')
 				l--;
-			if (!l || n == cap)
+			if (!l)
 				continue;
+			if (n == cap || n == CS_PLOT_MAX_SERIES) {
+				set(err, errlen, status, 400, "metric: at most %d metrics and expressions in "
+				    "one figure", CS_PLOT_MAX_SERIES);
+				goto out;
+			}
 			pcol *c = &cols[n++];
 			snprintf(c->label, sizeof c->label, "%.*s", (int)(l < 599 ? l : 599), a);
 			char u[64] = "";
@@ -473,7 +483,8 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			}
 			c->scale = 1;
 			if (strcmp(rate, "sample") && counter) {
-				snprintf(c->col, sizeof c->col, "rate(%s)", c->label);
+				/* a metric's name quoted: any name reads as one */
+				snprintf(c->col, sizeof c->col, pass ? "rate(%s)" : "rate(\"%s\")", c->label);
 				/* series' rate() is per second on ns runs, per cycle on cycle runs */
 				c->scale = !strcmp(rate, "second") ? (ns ? 1 : clock_hz) : (ns ? 1 / clock_hz : 1);
 				snprintf(c->title, sizeof c->title, "%s [%s/%s]", c->label, u[0] ? u : "count",
@@ -509,16 +520,16 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			   .to = to, .have_from = 1, .have_to = 1, .buckets = nb};
 	if (read_table(s, &q, &t, status, err, errlen))
 		goto out;
-	/* Fewer samples than half the buckets: each sample over its own
-	 * interval instead (whole kernels stay whole). The count column of
-	 * the first series says how many fell in each bucket. */
-	size_t filled = 0;
+	/* No more samples in the window than half the buckets: each sample
+	 * over its own interval instead (whole kernels stay whole). The count
+	 * column of the first series says how many fell in each bucket. */
+	double total = 0;
 	char cname[700];
 	snprintf(cname, sizeof cname, "%s:count", cols[0].col);
 	long cc = column(&t, cname);
 	for (size_t i = 0; cc >= 0 && i < t.rows; i++)
-		filled += t.v[i * t.cols + (size_t)cc] > 0;
-	int raw = filled * 2 < t.rows && filled < nb / 2;
+		total += t.v[i * t.cols + (size_t)cc];
+	int raw = cc >= 0 && total * 2 <= nb;
 	if (raw) {
 		table_free(&t);
 		memset(&t, 0, sizeof t);
@@ -571,7 +582,8 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		if (kinds && (!strcmp(kinds, "1") || !strcmp(kinds, "all")))
 			kinds = NULL;
 		if (load_lanes(s, run, from, to, kinds, &ls) < 0) {
-			set(err, errlen, status, 500, "reading the ranges: %s", cs_store_errmsg(s));
+			set(err, errlen, status, 500, "reading the ranges: %s",
+			    sqlite3_errmsg(cs_store_db(s)));
 			goto out;
 		}
 	}

@@ -14,6 +14,9 @@
 #include "buf.h"
 #include "store.h"
 
+/* The most panels (metrics and expressions) one figure draws. */
+#define CS_PLOT_MAX_SERIES 32
+
 typedef struct cs_plot_req {
 	const char *run;     /* id, name or uuid */
 	const char *metrics; /* comma-separated; NULL with exprs NULL = the run's

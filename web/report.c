@@ -90,7 +90,12 @@ static void figures(cs_store *s, const cs_corr_request *rq, int kernels, const c
 	f.svg_pair = -1;
 	cs_buf svg = CS_BUF_INIT;
 	char err[512];
-	if (cs_corr_out(s, &f, &svg, err, sizeof err) == 0) {
+	if (cs_corr_out(s, &f, &svg, err, sizeof err) < 0) {
+		/* the statistics stand; say why the figures do not */
+		cs_json_raw(out, "<p class=\"note\">The figures could not be drawn: ");
+		html_text(out, err);
+		cs_json_raw(out, "</p>\n");
+	} else {
 		cs_buf_put_u8(&svg, 0);
 		const char *p = (const char *)svg.data;
 		for (int i = 0; p && (p = strstr(p, "<?xml")); i++) {

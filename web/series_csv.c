@@ -30,6 +30,9 @@ struct cs_series_csv {
 	uint32_t nscan;
 	cs_expr **ex;        /* expression columns, after the metrics */
 	uint32_t nex;
+	uint32_t *eids, neids; /* whole: the metrics the expressions read,
+				  scanned raw (the metric columns come from
+				  the stored aggregates) */
 	double per_unit;     /* rate(): sample length in seconds (ns runs) or
 				cycles */
 	int whole;           /* buckets from a raw scan (expressions): all of a
@@ -143,8 +146,13 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 		cap += *c == ';';
 	names = calloc(nall + 1, sizeof *names);
 	x->ex = calloc(cap, sizeof *x->ex);
-	uint32_t *ids = realloc(x->ids, ((size_t)x->m + nall + 1) * sizeof *ids);
-	if (ids)
+	/* raw rows: the expressions' metrics scanned after the metric
+	 * columns; buckets: scanned on their own */
+	uint32_t *ids = x->buckets ? calloc((size_t)nall + 1, sizeof *ids)
+				   : realloc(x->ids, ((size_t)x->m + nall + 1) * sizeof *ids);
+	if (ids && x->buckets)
+		x->eids = ids;
+	else if (ids)
 		x->ids = ids;
 	if (!names || !x->ex || !ids) {
 		set(err, errlen, status, 500, "out of memory");
@@ -155,7 +163,7 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 			names[i][0] = '\0';
 	char run_name[32];
 	snprintf(run_name, sizeof run_name, "%lld", (long long)x->run);
-	size_t nscan = x->m;
+	size_t nscan = x->buckets ? 0 : x->m;
 	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
 		while (*tok == ' ')
 			tok++;
@@ -168,8 +176,8 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 			goto out;
 		}
 		x->ex[x->nex++] = e;
-		if (cs_expr_bind(e, run_name, x->run, names, all, nall, x->ids, &nscan, why,
-				 sizeof why)) {
+		if (cs_expr_bind(e, run_name, x->run, names, all, nall, x->buckets ? x->eids : x->ids,
+				 &nscan, why, sizeof why)) {
 			set(err, errlen, status, 400, "expr: %s", why);
 			goto out;
 		}
@@ -178,7 +186,10 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 		set(err, errlen, status, 400, "expr: names no expression");
 		goto out;
 	}
-	x->nscan = (uint32_t)nscan;
+	if (x->buckets)
+		x->neids = (uint32_t)nscan;
+	else
+		x->nscan = (uint32_t)nscan;
 	sqlite3_stmt *st = NULL;
 	x->per_unit = 1;
 	if (sqlite3_prepare_v2(cs_store_db(x->s), "SELECT time_unit FROM runs WHERE id = ?1", -1,
@@ -353,22 +364,21 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 	return x->w.rc;
 }
 
-/* whole: one raw sample into its bucket, every column. */
+/* whole: one raw sample's expressions into its bucket (v: the metrics
+ * the expressions read, eids). */
 static int on_sample(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
 {
 	cs_series_csv *x = ctx;
 	(void)seq;
 	uint32_t cols = x->m + x->nex;
-	for (uint32_t k = 0; k < x->m; k++)
-		x->vals[k] = v[k];
 	for (uint32_t k = 0; k < x->nex; k++)
-		x->vals[x->m + k] = cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
+		x->vals[k] = cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
 	const window *w = &x->win[0];
 	if (t0 < w->from || t0 >= w->to)
 		return 0;
 	uint32_t b = cs_read_bucket_of(w->from, w->to, x->buckets, t0);
-	cs_agg *a = x->aggs + (size_t)b * cols;
-	for (uint32_t k = 0; k < cols; k++) {
+	cs_agg *a = x->aggs + (size_t)b * cols + x->m;
+	for (uint32_t k = 0; k < x->nex; k++) {
 		double y = x->vals[k];
 		if (y != y)
 			continue;
@@ -378,7 +388,19 @@ static int on_sample(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const do
 	return 0;
 }
 
-/* whole: scans the device's window once into every bucket. */
+static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	cs_series_csv *x = ctx;
+	i -= x->bucket_i; /* within the part (whole: all of them, from 0) */
+	memcpy(x->aggs + (size_t)i * (x->m + x->nex), a, x->m * sizeof *a);
+	x->bounds[i] = t0;
+	x->bounds[i + 1] = t1;
+	return 0;
+}
+
+/* whole: every bucket of the device's window: the metric columns from
+ * the stored aggregates, the expressions from one raw scan of what they
+ * read. */
 static int scan_buckets(cs_series_csv *x)
 {
 	uint32_t cols = x->m + x->nex;
@@ -387,20 +409,18 @@ static int scan_buckets(cs_series_csv *x)
 		x->aggs[i] = (cs_agg){0, INFINITY, -INFINITY, 0};
 	for (uint32_t i = 0; i <= x->buckets; i++)
 		x->bounds[i] = cs_read_bucket_start(w->from, w->to, x->buckets, i);
-	cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan,
-		     .metrics = x->ids, .from = w->from, .to = w->to};
 	x->scanned = 1;
+	for (uint32_t k = 0; k < x->nex; k++)
+		cs_expr_reset(x->ex[k]);
+	cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->m, .metrics = x->ids,
+		     .from = w->from, .to = w->to};
+	int rc = x->m ? cs_read_buckets_part(x->s, &q, x->buckets, 0, x->buckets, on_bucket, x, NULL)
+		      : 0;
+	if (rc || !x->neids)
+		return rc;
+	q.m = x->neids;
+	q.metrics = x->eids;
 	return cs_read_raw(x->s, &q, on_sample, x);
-}
-
-static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
-{
-	cs_series_csv *x = ctx;
-	i -= x->bucket_i; /* within the part */
-	memcpy(x->aggs + (size_t)i * x->m, a, x->m * sizeof *a);
-	x->bounds[i] = t0;
-	x->bounds[i + 1] = t1;
-	return 0;
 }
 
 static void write_header(cs_series_csv *x)
@@ -518,6 +538,9 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 				x->dev_i++;
 				continue;
 			}
+			/* delta() starts afresh at each device and window */
+			for (uint32_t k = 0; k < x->nex; k++)
+				cs_expr_reset(x->ex[k]);
 			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan, .metrics = x->ids,
 				     .from = x->win[x->win_i].from, .to = x->win[x->win_i].to};
 			x->it = cs_raw_open(x->s, &q);
@@ -559,6 +582,7 @@ void cs_series_csv_close(cs_series_csv *x)
 	free(x->aggs);
 	free(x->bounds);
 	free(x->vals);
+	free(x->eids);
 	for (uint32_t k = 0; k < x->nex; k++)
 		cs_expr_free(x->ex[k]);
 	free(x->ex);

@@ -225,7 +225,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	series.length = 0;
 	await page.selectOption('#rate', 'second');
 	await page.waitForSelector('body[data-loads="2"]');
-	check(series.length === 1 && params(series[0]).expr === 'rate(lts__t_sectors.sum)' && (await page.textContent('.plot-head .note')) === '[l2_sector/s]',
+	check(series.length === 1 && params(series[0]).expr === 'rate("lts__t_sectors.sum")' && (await page.textContent('.plot-head .note')) === '[l2_sector/s]',
 		'counters per second: rate() of the metric, the unit l2_sector/s', series);
 
 	// steps: the simulator's per-kernel samples, each held over its kernel

@@ -318,7 +318,7 @@
 		const phaseForm = h('div', { class: 'phases' }, h('h2', {}, 'Overlap phases'),
 			h('p', { class: 'note' }, 'Only A, A and B, only B, neither; and B\'s tail after its last overlap with A (docs/phases.md).'),
 			h('p', {}, aIn, ' ', bIn, ' ', phaseBtn), phaseOut);
-		const figUrl = (cols) => () => API + '/runs/' + run.id + '/plot.svg?' + qs(Object.assign(viewQuery(cols), { ranges: 1 }));
+		const figUrl = (cols) => () => API + '/runs/' + run.id + '/plot.svg?' + qs(figQuery(cols));
 		const figName = () => (run.name + '-' + (chosen[0] || 'expr')).replace(/[^A-Za-z0-9_.-]+/g, '_');
 		show(h('h1', {}, run.name), info,
 			h('div', { class: 'controls' },
@@ -343,12 +343,13 @@
 		// The plotted columns: metrics and expressions, counters as rates when asked.
 		const isCounter = (name) => (byName.get(name) || {}).kind !== 'ratio';
 		function columns() {
-			const cols = chosen.map((name) => ({ label: name, unit: (byName.get(name) || {}).unit || '', metric: name, counter: isCounter(name) }))
+			const cols = chosen.map((name) => ({ label: name, unit: (byName.get(name) || {}).unit || '', metric: name, isMetric: true, counter: isCounter(name) }))
 				.concat(exprs.map((e) => ({ label: e, unit: '', expr: e, counter: !/rate\(/.test(e) })));
 			for (const c of cols) {
 				c.col = c.metric || c.expr;
 				if (rate !== 'sample' && c.counter) {
-					c.col = 'rate(' + (c.metric || c.expr) + ')';
+					// a metric's name quoted, so that any name reads as one
+					c.col = c.isMetric ? 'rate("' + c.metric + '")' : 'rate(' + c.expr + ')';
 					c.expr = c.col;
 					delete c.metric;
 					c.unit = (c.unit || 'count') + (rate === 'second' ? '/s' : '/cycle');
@@ -365,10 +366,22 @@
 				metric: cols.filter((c) => c.metric).map((c) => c.metric).join(',') || undefined,
 				expr: cols.filter((c) => c.expr).map((c) => c.expr).join(';') || undefined,
 				device: devices.length > 1 ? device : undefined, from, to,
-				buckets: withBuckets ? buckets() : undefined, rate: rate !== 'sample' ? rate : undefined,
+				buckets: withBuckets ? buckets() : undefined,
 			};
 		}
-		const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(Object.assign(viewQuery(null, withBuckets), { rate: undefined }));
+		// A figure of the view: the names as plotted, the rate for the
+		// server to apply (web/plot.c), so its units and caption say so.
+		function figQuery(cols) {
+			cols = cols || columns();
+			const [from, to] = view;
+			return {
+				metric: cols.filter((c) => c.isMetric).map((c) => c.label).join(',') || undefined,
+				expr: cols.filter((c) => !c.isMetric).map((c) => c.label).join(';') || undefined,
+				device: devices.length > 1 ? device : undefined, from, to,
+				rate: rate !== 'sample' ? rate : undefined, ranges: 'all',
+			};
+		}
+		const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(null, withBuckets));
 
 		function xAxis() {
 			return {
@@ -420,6 +433,8 @@
 		window.addEventListener('resize', onResize);
 		// leaving the page: its plots and handlers go (route() calls this)
 		seen.cleanup = () => {
+			clearTimeout(timer);
+			seq++; // a load in flight finds itself stale and stops
 			window.removeEventListener('resize', onResize);
 			plots.forEach((p) => p.destroy());
 			plots = [];
@@ -486,7 +501,8 @@
 				return; // a newer view was asked for meanwhile
 			const t = parseCSV(csv);
 			const col = (name) => t.header.indexOf(name);
-			const rows = t.rows.map((r) => ({ t0: num(r[0]), t1: num(r[1]) }));
+			const [c0, c1] = [col('t0'), col('t1')]; // a device column may lead
+			const rows = t.rows.map((r) => ({ t0: num(r[c0]), t1: num(r[c1]) }));
 			applying = true;
 			let points = 0;
 			plots.forEach((u) => {
@@ -532,9 +548,8 @@
 		// name, labelled where the name fits.
 		let hits = [];
 		const LANE = 18;
-		function laneKey(r) {
-			const streams = new Set(ranges.filter((q) => q.kind === r.kind).map((q) => q.stream));
-			return (r.kind === 'kernel' || r.kind === 'sim-kernel') && streams.size > 1 && r.stream !== '' && r.stream !== undefined
+		function laneKey(r, streams) {
+			return (r.kind === 'kernel' || r.kind === 'sim-kernel') && (streams.get(r.kind) || new Set()).size > 1 && r.stream !== '' && r.stream !== undefined
 				? r.kind + ' s' + r.stream : r.kind;
 		}
 		function drawLanes() {
@@ -542,7 +557,10 @@
 			if (!u || !u.over || !lanes.isConnected)
 				return;
 			const all = ranges.concat(phaseSegs);
-			all.forEach((r) => (r.lane = laneKey(r)));
+			const streams = new Map();
+			for (const r of ranges)
+				streams.set(r.kind, (streams.get(r.kind) || new Set()).add(r.stream));
+			all.forEach((r) => (r.lane = laneKey(r, streams)));
 			const order = (k) => { const i = RANGE_KINDS.indexOf(k.split(' ')[0]); return i < 0 ? 99 : i; };
 			const keys = [...new Set(all.map((r) => r.lane))].sort((a, b) => order(a) - order(b) || a.localeCompare(b, 'en', { numeric: true }));
 			const box = plotsDiv.getBoundingClientRect(), ob = u.over.getBoundingClientRect();
@@ -654,8 +672,9 @@
 			if (!e)
 				return;
 			try {
-				// checked by the server on a two-bucket request: the error names the column
-				await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, buckets: 2, device: devices.length > 1 ? device : undefined }));
+				// checked by the server over the run's first time unit (cheap at any
+				// size): a malformed expression is a 400 naming its column
+				await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, from: full[0], to: full[0] + 1, device: devices.length > 1 ? device : undefined }));
 			} catch (err) {
 				exprIn.classList.add('bad');
 				showError(exprErr, err);
@@ -775,10 +794,19 @@
 			} catch (e) {
 				out.replaceChildren();
 				showError(out, e);
-				// the form field the message names, marked
+				// the form field the message names, marked: a side's expression
+				// or window, or a field by its name
 				const msg = String(e.message || e);
-				for (const [name, label] of CORR_FIELDS.concat([['hw', 'hardware run'], ['sim', 'simulator run']]))
-					if (new RegExp('\\b' + name + '\\b').test(msg)) {
+				const fields = CORR_FIELDS.concat([['hw', 'hardware run'], ['sim', 'simulator run']]);
+				const side = /^(hardware|simulator) side: (.*)/.exec(msg);
+				let named = null;
+				if (side) {
+					const p = side[1] === 'hardware' ? 'hw' : 'sim', rest = side[2];
+					named = /no run '/.test(rest) ? p : /window/.test(rest) ? p + '_window'
+						: /clock/.test(rest) ? (p === 'hw' ? 'hw_clock_mhz' : 'sim_clock') : p + '_metric';
+				}
+				for (const [name, label] of fields)
+					if (named ? name === named : new RegExp('\\b' + name + '\\b').test(msg)) {
 						const el = name in inputs ? inputs[name] : name === 'hw' ? hwSel : simSel;
 						el.classList.add('bad');
 						el.after(h('div', { class: 'field-error' }, label + ': see the message below'));
