@@ -425,7 +425,15 @@ static int gpu_metrics(nsys *x, uint64_t *rows)
 				rc = -ENOMEM;
 				break;
 			}
-			cs_metric_info mi = {.name = name, .kind = "gauge"};
+			/* nsys names carry their unit: "GPC Clock Frequency [MHz]",
+			 * "SMs Active [Throughput %]" (a percentage) */
+			char unit[32] = "";
+			const char *lb = strrchr(name, '['), *rb = lb ? strchr(lb, ']') : NULL;
+			if (lb && rb && rb > lb + 1 && !rb[1])
+				snprintf(unit, sizeof unit, "%.*s", (int)(rb - lb - 1), lb + 1);
+			if (strchr(unit, '%'))
+				snprintf(unit, sizeof unit, "%%");
+			cs_metric_info mi = {.name = name, .kind = "gauge", .unit = unit[0] ? unit : NULL};
 			int r2 = cs_producer_add_metric(x->p, &mi, &x->ids[x->m]);
 			e->col = (int)x->m++; /* counted, so its name is freed */
 			if (r2 < 0) {

@@ -196,6 +196,16 @@ got = db.execute("SELECT r.kind, r.name, r.t0, r.t1, r.device, r.stream, r.corre
                  "JOIN runs u ON u.id = r.run WHERE u.name = ?", (run,)).fetchall()
 assert sorted(got, key=repr) == sorted(want, key=repr), (sorted(got, key=repr), sorted(want, key=repr))
 PY
+python3 - "$DB" >"$T/why" 2>&1 <<'PY' && ok "nsys: each GPU metric's unit from its name's bracket ('[MHz]' MHz, '[Throughput %]' %)" || no "nsys units" "$T/why"
+import re, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT m.name, m.unit FROM metrics m JOIN runs r ON r.id = m.run WHERE r.name = 'nsys'").fetchall()
+assert rows
+for name, unit in rows:
+    b = re.search(r"\[([^\]]+)\]$", name)
+    want = None if not b else ("%" if "%" in b.group(1) else b.group(1))
+    assert unit == want, (name, unit, want)
+PY
 for d in 0 1; do "$CS" export nsys --db "$DB" --device $d >"$T/nsys$d.csv"; done
 python3 - "$T/n25.sqlite" "$T/nsys0.csv" "$T/nsys1.csv" >"$T/why" 2>&1 <<'PY' && ok "nsys: GPU_METRICS as each GPU's series (typeId's low byte), names from TARGET_INFO_GPU_METRICS, one sample per timestamp covering the time since the previous, values as stored" || no "nsys GPU metrics" "$T/why"
 import csv, sqlite3, sys

@@ -24,10 +24,17 @@ function check(cond, what, detail) {
 }
 
 const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
+let page;
+// A fresh document for each page visited: a hash change within one
+// document would leave the last page's data-* marks to be waited on.
+async function nav(url) {
+	await page.goto('about:blank');
+	await page.goto(url);
+}
 
 (async () => {
 	const browser = await chromium.launch({ executablePath: process.env.CS_CHROME, args: ['--no-sandbox'] });
-	const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
+	page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
 	const problems = [], series = [];
 	page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
 	page.on('pageerror', (e) => problems.push('page error: ' + e.message));
@@ -104,7 +111,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 
 	// --- ranges under the plot: the simulator run's kernels ---
 	series.length = 0;
-	await page.goto(BASE + '/#/run/sim?metric=Ltworeadhit,Ltworeadmiss');
+	await nav(BASE + '/#/run/sim?metric=Ltworeadhit,Ltworeadmiss');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const status = await page.textContent('#status');
 	const lanes = await page.$eval('#lanes', (c) => ({ h: c.clientHeight, w: c.clientWidth }));
@@ -123,7 +130,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.screenshot({ path: ART + '/ui-ranges.png', fullPage: true });
 
 	// --- compare ---
-	await page.goto(BASE + '/#/compare');
+	await nav(BASE + '/#/compare');
 	await page.waitForSelector('body[data-page="compare"][data-ready="1"]');
 	await page.selectOption('#hw', { label: '3: simk (sim)' });
 	await page.selectOption('#sim', { label: '2: sim (sim)' });
@@ -170,7 +177,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	await page.screenshot({ path: ART + '/ui-compare.png', fullPage: true });
 
 	// kernel level, reached by URL
-	await page.goto(BASE + '/#/compare?hw=simk&sim=sim&kernels=1&hw_metric=' +
+	await nav(BASE + '/#/compare?hw=simk&sim=sim&kernels=1&hw_metric=' +
 		encodeURIComponent('L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]') + '&sim_metric=' + encodeURIComponent('Ltworeadmiss + Ltworeadhit'));
 	await page.waitForSelector('body[data-correlated="1"]');
 	const kt = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[2].textContent + '/' + t.children[3].textContent));
@@ -184,15 +191,16 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	const err = await page.textContent('#result .error');
 	check(/column 15: expected a number/.test(err), 'a malformed expression shows the API\'s error with its column', err);
 
-	// a form error marks the field it names
-	await page.goto(BASE + '/#/compare?hw=noclock&sim=sim&hw_metric=l2_reads&sim_metric=Ltworeadhit');
+	// a form error marks the field it names (from a fresh page: the error
+	// shown before must not be the one waited for)
+	await nav(BASE + '/#/compare?hw=noclock&sim=sim&hw_metric=l2_reads&sim_metric=Ltworeadhit');
 	await page.waitForSelector('#result .error');
 	expected404.push('400');
 	check(await page.$eval('#hw_clock_mhz', (e) => e.classList.contains('bad')) && (await page.textContent('.field-error')).startsWith('hardware clock (MHz)'),
 		'a correlation error marks the form field it names (hardware clock)', await page.textContent('#result .error'));
 
 	// the overlap analysis on the run page: a lane and a table
-	await page.goto(BASE + '/#/run/phases?metric=sm__inst_executed.sum,nvlrx__bytes.sum&a=kernel:nccl*&b=*gemm*');
+	await nav(BASE + '/#/run/phases?metric=sm__inst_executed.sum,nvlrx__bytes.sum&a=kernel:nccl*&b=*gemm*');
 	await page.waitForSelector('body[data-phases]');
 	const ph = await page.$$eval('#phase-table tr', (trs) => trs.slice(1).map((t) => t.children[0].textContent.trim() + '=' + t.children[2].textContent));
 	check(ph.join(' ') === 'neither=13.9% only A=19.4% A and B=27.8% only B=38.9% tail=16.6% only B outside the tail=22.2%',
@@ -214,7 +222,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	check(fmtRows.length === 8 && fmtRows.every(([want, got]) => want === got), 'the UI formats numbers and times as docs/ui.md\'s table says', fmtRows);
 
 	// --- units, the time axis, steps ---
-	await page.goto(BASE + '/#/run/example?metric=lts__t_sectors.sum');
+	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const unitShown = await page.textContent('.plot-head .note');
 	check(unitShown === '[' + run.metric_list.find((m) => m.name === 'lts__t_sectors.sum').unit + ']' && unitShown === '[l2_sector]',
@@ -229,7 +237,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 		'counters per second: rate() of the metric, the unit l2_sector/s', series);
 
 	// steps: the simulator's per-kernel samples, each held over its kernel
-	await page.goto(BASE + '/#/run/simk?metric=gpu_sim_insn');
+	await nav(BASE + '/#/run/simk?metric=gpu_sim_insn');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const simkCsv = (await (await page.request.get(BASE + '/api/v1/runs/simk/series.csv?metric=gpu_sim_insn')).text()).trim().split('\n').slice(1).map((l) => l.split(',').map(Number));
 	const stepPix = await page.evaluate((rows) => {
@@ -274,7 +282,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 		check(got !== null && Math.abs(got - want) <= 1.5, 'the kernel lane lines up with the plot ' + what + ' (range start at x ' +
 			(got === null ? 'none' : got.toFixed(1)) + ', plot ' + want.toFixed(1) + ')', { got, want });
 	}
-	await page.goto(BASE + '/#/run/phases?metric=dram__bytes_read.sum&from=500000&to=17000000');
+	await nav(BASE + '/#/run/phases?metric=dram__bytes_read.sum&from=500000&to=17000000');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	await laneAlign('after the first load');
 	const ob2 = await (await page.$('.plot .u-over')).boundingBox();
@@ -295,7 +303,7 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 
 	// --- the expression box ---
 	series.length = 0;
-	await page.goto(BASE + '/#/run/example?metric=lts__t_sectors.sum');
+	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	await page.fill('#expr-input', 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum');
 	await page.click('#add-expr');
@@ -347,18 +355,17 @@ const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
 	// --- page widths, titles, the 4000-metric first load ---
 	for (const w of [1280, 1920]) {
 		await page.setViewportSize({ width: w, height: 900 });
-		await page.goto(BASE + '/#/run/phases');
+		await nav(BASE + '/#/run/phases');
 		await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 		const sw = await page.evaluate(() => document.documentElement.scrollWidth);
 		check(sw <= w, 'no horizontal overflow at ' + w + ' px (' + sw + ')', sw);
 	}
 	check((await page.title()) === 'cyclescope: phases', 'the run page is titled by its run', await page.title());
-	await page.goto(BASE + '/#/run/nosuchrun');
+	await nav(BASE + '/#/run/nosuchrun');
 	await page.waitForSelector('body[data-ready="1"]');
 	expected404.push('404');
 	check((await page.title()) === 'cyclescope: error' && (await page.$('.error')) !== null, 'an error page has its own title', await page.title());
-	await page.goto('about:blank');
-	await page.goto(BASE + '/#/run/wide');
+	await nav(BASE + '/#/run/wide');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const firstMs = await page.evaluate(() => window.cyclescope.firstPlotMs);
 	await page.waitForSelector('body[data-metric-list="4000"]');
