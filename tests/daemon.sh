@@ -102,6 +102,37 @@ get -w '%{http_code}' -o "$T/rn.csv" "$U/api/v1/runs/$RID/series.csv?range=nomat
 get -o "$T/ranges.csv" "$U/api/v1/runs/$RID/ranges.csv"
 head -n 1 "$T/ranges.csv" | grep -q '^kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes' && [ "$(wc -l <"$T/ranges.csv")" -eq 41 ] && grep -q '^memcpy,cudaMemcpy,1000,1999,,,,,,1048576' "$T/ranges.csv" && ok "ranges.csv" || no "ranges.csv" "$T/ranges.csv"
 
+# --- following a growing run: every sample once, in order, then its end ---
+"$PRODUCE" --socket "$SOCK" --name grow --samples 2000 --metrics 2 --batch 100 --batch-ms 50 --ranges \
+	--expect "$T/grow.csv" >"$T/grow.out" 2>&1 &
+PP=$!
+i=0
+while [ $i -lt 100 ] && [ "$(status /api/v1/runs/grow)" != 200 ]; do sleep 0.05; i=$((i + 1)); done
+get -N --max-time 30 -o "$T/follow.txt" "$U/api/v1/runs/grow/follow?heartbeat_ms=300"
+wait $PP
+python3 - "$T/follow.txt" "$T/grow.csv" >"$T/why" 2>&1 <<'PY'
+import sys
+ev, hdr, rows, ranges, end = None, None, [], [], None
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("event: "):
+        ev = line[7:]
+    elif line.startswith("data: "):
+        d = line[6:]
+        if ev == "header": hdr = d
+        elif ev == "samples": rows.append(d)
+        elif ev == "ranges": ranges.append(d)
+        elif ev == "end": end = d
+want = [l.rstrip("\r\n") for l in open(sys.argv[2])]
+assert hdr == want[0], (hdr, want[0])
+assert rows == want[1:], (len(rows), len(want) - 1)
+assert ranges[0].startswith("kind,name,t0,t1") and len(ranges) == 1 + 2 * 2, ranges
+assert end == '{"status":"complete","samples":2000}', end
+PY
+[ $? -eq 0 ] && ok "follow: a growing run's samples as events, each once and in order, its ranges, then its end" || no "follow" "$T/why"
+expect "follow of an unknown run is 404" "/api/v1/runs/nosuch/follow" 404 "nosuch"
+expect "follow with a bad poll_ms is 400" "/api/v1/runs/grow/follow?poll_ms=1" 400 "poll_ms"
+
 # --- JSON shapes ---
 expect "runs list" "/api/v1/runs?kind=hw" 200 '"name":"ranged","status":"complete"'
 expect "runs filter by name" "/api/v1/runs?name=nothing" 200 '[]'

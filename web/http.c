@@ -34,6 +34,7 @@
 #include "sqlout.h"
 #include "prom.h"
 #include "reader.h"
+#include "follow.h"
 #include "plot.h"
 #include "runs_json.h"
 #include "store.h"
@@ -261,6 +262,8 @@ typedef struct stream {
 	cs_http *h;
 	cs_store *s;
 	cs_series_csv *series; /* series.csv */
+	cs_follow *follow;     /* follow: events as the run is committed */
+	unsigned poll_ms, heartbeat_ms;
 	sqlite3_stmt *st;      /* ranges.csv, or the query's statement */
 	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
 	sandbox *sb;           /* its limits (progress handler, authorizer) */
@@ -317,10 +320,48 @@ static int stream_fill(stream *s)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? out : -EIO;
 }
 
+/* follow: one look at the store at a time (it takes a busy slot only for
+ * the look), waiting between looks without one; a heartbeat comment when
+ * nothing came for heartbeat_ms, so that proxies and clients see the
+ * stream alive and a gone client is noticed. */
+static void follow_fill(stream *s)
+{
+	unsigned waited = 0;
+	for (;;) {
+		char err[600] = "";
+		sem_wait(&s->h->busy);
+		int rc = cs_follow_next(s->follow, &s->pending, err, sizeof err);
+		sem_post(&s->h->busy);
+		if (rc < 0) {
+			cs_buf_printf(&s->pending, "event: error\ndata: %s\n\n", err);
+			s->done = 1;
+			return;
+		}
+		if (rc == 0)
+			s->done = 1;
+		if (rc != 2)
+			return;
+		if (waited >= s->heartbeat_ms) {
+			cs_buf_printf(&s->pending, ": heartbeat\n\n");
+			return;
+		}
+		struct timespec ts = {0, (long)s->poll_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		waited += s->poll_ms;
+	}
+}
+
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	stream *s = cls;
 	(void)pos;
+	while (s->follow && s->sent == s->pending.len) {
+		s->pending.len = 0;
+		s->sent = 0;
+		if (s->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		follow_fill(s);
+	}
 	while (s->sent == s->pending.len) {
 		s->pending.len = 0;
 		s->sent = 0;
@@ -363,6 +404,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void stream_free(stream *s)
 {
 	cs_series_csv_close(s->series);
+	cs_follow_close(s->follow);
 	cs_sqlout_close(s->q);
 	sqlite3_finalize(s->st);
 	cs_store_close(s->s);
@@ -929,6 +971,41 @@ static enum MHD_Result get_trace(struct MHD_Connection *c, cs_http *h, cs_store 
 	return r;
 }
 
+/* GET /api/v1/runs/{run}/follow?metric=&device=&from=&poll_ms=&heartbeat_ms=:
+ * the run's samples and ranges as Server-Sent Events as they are
+ * committed, until the run ends (web/follow.c). Takes ownership of s. */
+static enum MHD_Result get_follow(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run)
+{
+	cs_follow_req q = {.run = run, .metrics = arg(c, "metric")};
+	uint64_t dev = 0, poll = 100, hb = 2000;
+	int have;
+	if (arg_u64(c, "device", &dev, &q.have_device) < 0 || dev > UINT32_MAX)
+		return owned_error(c, h, s, 400, "device: expected a device index");
+	if (arg_u64(c, "from", &q.from, &q.have_from) < 0)
+		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
+	if (arg_u64(c, "poll_ms", &poll, &have) < 0 || poll < 20 || poll > 10000)
+		return owned_error(c, h, s, 400, "poll_ms: expected 20..10000");
+	if (arg_u64(c, "heartbeat_ms", &hb, &have) < 0 || hb < 100 || hb > 60000)
+		return owned_error(c, h, s, 400, "heartbeat_ms: expected 100..60000");
+	q.device = (uint32_t)dev;
+	int status;
+	char err[1200];
+	cs_follow *f = cs_follow_open(s, &q, &status, err, sizeof err);
+	if (!f)
+		return owned_error(c, h, s, (unsigned)status, "%s", err);
+	stream *st = calloc(1, sizeof *st);
+	if (!st) {
+		cs_follow_close(f);
+		return owned_error(c, h, s, 500, "out of memory");
+	}
+	st->s = s;
+	st->follow = f;
+	st->poll_ms = (unsigned)poll;
+	st->heartbeat_ms = (unsigned)hb;
+	return queue_stream_as(c, h, st, "follow", "text/event-stream");
+}
+
 /* GET /api/v1/runs/{run}/plot.svg?metric=&expr=&from=&to=&device=&buckets=
  * &rate=&ranges=&width=: the figure `cyclescope plot` draws (web/plot.c). */
 static enum MHD_Result get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run)
@@ -1158,6 +1235,10 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return get_series(c, h, s, id);
 		} else if (!strcmp(sub, "ranges.csv")) {
 			return get_ranges(c, h, s, run);
+		} else if (!strcmp(sub, "follow")) {
+			char id[32];
+			snprintf(id, sizeof id, "%lld", (long long)run);
+			return get_follow(c, h, s, id);
 		} else if (!strcmp(sub, "phases")) {
 			r = get_phases(c, h, s, spec);
 		} else if (!strcmp(sub, "trace.json")) {

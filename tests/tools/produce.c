@@ -5,14 +5,16 @@
  * ingest benchmark.
  *
  *   produce --socket P | --db F  [--name N] [--samples S] [--metrics M]
- *           [--devices D] [--batch B] [--ranges] [--stall-after K]
+ *           [--devices D] [--batch B] [--batch-ms MS] [--ranges] [--stall-after K]
  *           [--expect FILE] [--garbage]
  *
  * Sample i of device d: t0 = 1000 + 10 i, t1 = t0 + 9; metric k has value
  * (i * (k + 1) + d * 7) % 100003, absent when (i + k) % 97 == 0. With
  * --ranges: for every i % 1000 == 0, a range "cudaMemcpy" over samples
  * i..i+99 and "gemm_kernel" over i+200..i+699. --stall-after K sends K
- * samples and then sleeps (to be killed). --garbage sends HELLO and then a
+ * samples and then sleeps (to be killed). --batch-ms MS sends each batch
+ * and waits MS ms before the next: a run that grows while it is followed.
+ * --garbage sends HELLO and then a
  * malformed frame.
  */
 #define _GNU_SOURCE
@@ -23,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "csv.h"
@@ -67,7 +70,7 @@ static int garbage(const char *path)
 int main(int argc, char **argv)
 {
 	const char *sock = NULL, *db = NULL, *name = "produced", *expect = NULL;
-	uint64_t samples = 10000, stall = 0;
+	uint64_t samples = 10000, stall = 0, batch_ms = 0;
 	uint32_t m = 4, devices = 1, batch = 1000;
 	int ranges = 0, bad = 0;
 	for (int i = 1; i < argc; i++) {
@@ -86,6 +89,8 @@ int main(int argc, char **argv)
 			devices = (uint32_t)strtoul(v, NULL, 10), i++;
 		else if (!strcmp(a, "--batch"))
 			batch = (uint32_t)strtoul(v, NULL, 10), i++;
+		else if (!strcmp(a, "--batch-ms"))
+			batch_ms = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--stall-after"))
 			stall = strtoull(v, NULL, 10), i++;
 		else if (!strcmp(a, "--expect"))
@@ -170,6 +175,12 @@ int main(int argc, char **argv)
 			cs_batch b = {d, i, n, m, ids, t0, t1, v};
 			if (cs_producer_append(p, &b))
 				goto fail;
+			if (batch_ms) {
+				if (cs_producer_flush(p))
+					goto fail;
+				struct timespec ts = {(time_t)(batch_ms / 1000), (long)(batch_ms % 1000) * 1000000L};
+				nanosleep(&ts, NULL);
+			}
 			if (stall && i + n >= stall) {
 				fprintf(stderr, "produce: stalled after %llu samples\n",
 					(unsigned long long)(i + n));
