@@ -22,30 +22,23 @@ struct cs_follow {
 	int header_sent, ranges_header_sent, ended;
 };
 
-static int fail(char *err, size_t errlen, int *status, int code, const char *why)
-{
-	snprintf(err, errlen, "%s", why);
-	*status = code;
-	return -1;
-}
-
 cs_follow *cs_follow_open(cs_store *s, const cs_follow_req *r, int *status, char *err,
 			  size_t errlen)
 {
 	cs_follow *f = calloc(1, sizeof *f);
 	if (!f) {
-		fail(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		return NULL;
 	}
 	f->s = s;
 	int rc = cs_read_find_run(s, r->run, &f->run);
 	if (rc) {
-		fail(err, errlen, status, rc == -ENOENT ? 404 : 500, cs_store_errmsg(s));
+		cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
 		goto bad;
 	}
 	snprintf(f->run_spec, sizeof f->run_spec, "%lld", (long long)f->run);
 	if (r->metrics && *r->metrics && !(f->metrics = strdup(r->metrics))) {
-		fail(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto bad;
 	}
 	uint32_t *devs = NULL, ndev = 0;

@@ -31,18 +31,6 @@ static const char *const kind_color[][2] = {
 static const char *const kind_order[] = {"api",	 "kernel", "memcpy", "memset", "graph",
 					 "nvtx", "window", "sim-kernel", "phase"};
 
-static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	*status = code;
-	return -1;
-}
-
 /* "void ns::gemm<float>(float const*, int)" -> "ns::gemm", as app.js's
  * shortName: template arguments and parameter lists dropped, then the
  * last word; a name that is no signature ("kernel 2") as it is. */
@@ -99,7 +87,7 @@ static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status
 	cs_series_csv_close(x);
 	if (rc < 0) {
 		cs_buf_free(&csv);
-		return set(err, errlen, status, 500, "reading the series: %s", cs_store_errmsg(s));
+		return cs_series_fail(err, errlen, status, 500, "reading the series: %s", cs_store_errmsg(s));
 	}
 	cs_csvr r;
 	cs_csvr_init(&r, (const char *)csv.data, csv.len);
@@ -146,7 +134,7 @@ static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status
 	cs_csvr_free(&r);
 	cs_buf_free(&csv);
 	if (rc < 0 || k < 0)
-		return set(err, errlen, status, 500, "reading the series back: %s",
+		return cs_series_fail(err, errlen, status, 500, "reading the series back: %s",
 			   rc < 0 ? "out of memory" : why);
 	return 0;
 }
@@ -383,7 +371,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 	int64_t run;
 	int rc = cs_read_find_run(s, r->run, &run);
 	if (rc)
-		return set(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+		return cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
 	char unit[16] = "ns", name[256] = "", kind[16] = "", source[64] = "";
 	double clock_hz = 0;
 	sqlite3_stmt *st = NULL;
@@ -405,18 +393,18 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 	int ns = !strcmp(unit, "ns");
 	const char *rate = r->rate && *r->rate ? r->rate : "sample";
 	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
-		return set(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
+		return cs_series_fail(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
 	if ((!strcmp(rate, "second") && !ns && !(clock_hz > 0)) ||
 	    (!strcmp(rate, "cycle") && ns && !(clock_hz > 0)))
-		return set(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
+		return cs_series_fail(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
 			   name, rate);
 	uint64_t t_min = 0, t_end = 1;
 	rc = cs_read_run_extent(s, run, &t_min, &t_end);
 	if (rc && rc != -ENODATA)
-		return set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+		return cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 	uint64_t from = r->have_from ? r->from : t_min, to = r->have_to ? r->to : t_end;
 	if (to <= from)
-		return set(err, errlen, status, 400, "to: must be greater than from");
+		return cs_series_fail(err, errlen, status, 400, "to: must be greater than from");
 
 	/* the columns: metrics, then expressions, each maybe a rate */
 	char defaults[1024] = "";
@@ -442,7 +430,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 	size_t n = 0;
 	int ret = -1;
 	if (!cols) {
-		set(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
 	}
 	for (int pass = 0; pass < 2; pass++) {
@@ -459,7 +447,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			if (!l)
 				continue;
 			if (n == cap || n == CS_PLOT_MAX_SERIES) {
-				set(err, errlen, status, 400, "metric: at most %d metrics and expressions in "
+				cs_series_fail(err, errlen, status, 400, "metric: at most %d metrics and expressions in "
 				    "one figure", CS_PLOT_MAX_SERIES);
 				goto out;
 			}
@@ -503,7 +491,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		}
 	}
 	if (!n) {
-		set(err, errlen, status, 400, "metric: name a metric or an expression to plot");
+		cs_series_fail(err, errlen, status, 400, "metric: name a metric or an expression to plot");
 		goto out;
 	}
 	cs_buf_put_u8(&mlist, 0);
@@ -545,7 +533,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 	ser = calloc(n, sizeof *ser);
 	pan = calloc(n, sizeof *pan);
 	if (!x0 || !x1 || !ys || !ser || !pan) {
-		set(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
 	}
 	size_t base = dcol >= 0 ? 1 : 0;
@@ -582,7 +570,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		if (kinds && (!strcmp(kinds, "1") || !strcmp(kinds, "all")))
 			kinds = NULL;
 		if (load_lanes(s, run, from, to, kinds, &ls) < 0) {
-			set(err, errlen, status, 500, "reading the ranges: %s",
+			cs_series_fail(err, errlen, status, 500, "reading the ranges: %s",
 			    sqlite3_errmsg(cs_store_db(s)));
 			goto out;
 		}
@@ -629,7 +617,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		    .xmin = (double)from, .xmax = (double)to, .width = r->width, .npanels = n,
 		    .panels = pan, .nlanes = ls.n, .lanes = ls.lane};
 	if (cs_fig_svg(&f, out) < 0) {
-		set(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
 	}
 	ret = 0;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,7 @@ struct cs_series_csv {
 	uint32_t bucket_i; /* next bucket to read and write */
 	int scanned;       /* whole: the device's buckets are filled */
 	uint32_t part;     /* buckets a part */
-	double *vals;      /* whole: one sample's column values */
+	double *vals;      /* whole: one sample's expression values */
 	cs_buf *out;
 	cs_csv w;
 };
@@ -62,9 +63,7 @@ static int sink_to_buf(void *ctx, const void *p, size_t n)
 	return cs_buf_append(x->out, p, n);
 }
 
-static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int set(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+int cs_series_fail(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -90,7 +89,7 @@ static int load_windows(cs_series_csv *x, const char *name, const cs_series_req 
 			       glob ? "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2"
 				    : "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name = ?2",
 			       -1, &st, NULL) != SQLITE_OK)
-		return set(err, errlen, status, 500, "%s", sqlite3_errmsg(cs_store_db(x->s)));
+		return cs_series_fail(err, errlen, status, 500, "%s", sqlite3_errmsg(cs_store_db(x->s)));
 	sqlite3_bind_int64(st, 1, x->run);
 	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
 	uint32_t cap = 0;
@@ -100,7 +99,7 @@ static int load_windows(cs_series_csv *x, const char *name, const cs_series_req 
 			window *nw = realloc(x->win, cap * sizeof *nw);
 			if (!nw) {
 				sqlite3_finalize(st);
-				return set(err, errlen, status, 500, "out of memory");
+				return cs_series_fail(err, errlen, status, 500, "out of memory");
 			}
 			x->win = nw;
 		}
@@ -138,7 +137,7 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 	char *copy = strdup(text), *save = NULL;
 	int rc = -1;
 	if (!copy || cs_read_metric_ids(x->s, x->run, &all, &nall)) {
-		set(err, errlen, status, 500, "%s", copy ? cs_store_errmsg(x->s) : "out of memory");
+		cs_series_fail(err, errlen, status, 500, "%s", copy ? cs_store_errmsg(x->s) : "out of memory");
 		goto out;
 	}
 	uint32_t cap = 1;
@@ -155,7 +154,7 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 	else if (ids)
 		x->ids = ids;
 	if (!names || !x->ex || !ids) {
-		set(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
 	}
 	for (uint32_t i = 0; i < nall; i++)
@@ -172,18 +171,18 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 		char why[768];
 		cs_expr *e = cs_expr_parse(tok, why, sizeof why);
 		if (!e) {
-			set(err, errlen, status, 400, "expr: %s", why);
+			cs_series_fail(err, errlen, status, 400, "expr: %s", why);
 			goto out;
 		}
 		x->ex[x->nex++] = e;
 		if (cs_expr_bind(e, run_name, x->run, names, all, nall, x->buckets ? x->eids : x->ids,
 				 &nscan, why, sizeof why)) {
-			set(err, errlen, status, 400, "expr: %s", why);
+			cs_series_fail(err, errlen, status, 400, "expr: %s", why);
 			goto out;
 		}
 	}
 	if (!x->nex) {
-		set(err, errlen, status, 400, "expr: names no expression");
+		cs_series_fail(err, errlen, status, 400, "expr: names no expression");
 		goto out;
 	}
 	if (x->buckets)
@@ -213,27 +212,27 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 {
 	cs_series_csv *x = calloc(1, sizeof *x);
 	if (!x) {
-		set(err, errlen, status, 500, "out of memory");
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		return NULL;
 	}
 	x->s = s;
 	x->buckets = r->buckets;
 	if (r->to <= r->from) {
-		set(err, errlen, status, 400, "to: must be greater than from");
+		cs_series_fail(err, errlen, status, 400, "to: must be greater than from");
 		goto fail;
 	}
 	if (r->buckets && r->range) {
-		set(err, errlen, status, 400, "range: cannot be combined with buckets");
+		cs_series_fail(err, errlen, status, 400, "range: cannot be combined with buckets");
 		goto fail;
 	}
 	int rc = cs_read_find_run(s, r->run, &x->run);
 	if (rc) {
-		set(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+		cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
 		goto fail;
 	}
 	if (!r->metrics && !r->exprs) {
 		if (cs_read_metric_ids(s, x->run, &x->ids, &x->m)) {
-			set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+			cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 			goto fail;
 		}
 	} else if (r->metrics) {
@@ -244,12 +243,12 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		char *copy = strdup(r->metrics), *save = NULL;
 		if (!x->ids || !copy) {
 			free(copy);
-			set(err, errlen, status, 500, "out of memory");
+			cs_series_fail(err, errlen, status, 500, "out of memory");
 			goto fail;
 		}
 		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			if (cs_read_metric_id(s, x->run, tok, &x->ids[x->m])) {
-				set(err, errlen, status, 400, "metric: %s", cs_store_errmsg(s));
+				cs_series_fail(err, errlen, status, 400, "metric: %s", cs_store_errmsg(s));
 				free(copy);
 				goto fail;
 			}
@@ -261,7 +260,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		}
 		free(copy);
 		if (!x->m) {
-			set(err, errlen, status, 400, "metric: names no metric");
+			cs_series_fail(err, errlen, status, 400, "metric: names no metric");
 			goto fail;
 		}
 	}
@@ -269,7 +268,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 	if (r->exprs && open_exprs(x, r->exprs, status, err, errlen))
 		goto fail;
 	if (cs_read_devices(s, x->run, &x->devs, &x->ndev)) {
-		set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+		cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 		goto fail;
 	}
 	if (r->have_device) {
@@ -277,7 +276,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		for (uint32_t i = 0; i < x->ndev; i++)
 			found |= x->devs[i] == r->device;
 		if (!found) {
-			set(err, errlen, status, 400, "device: run %lld has no samples for device %u",
+			cs_series_fail(err, errlen, status, 400, "device: run %lld has no samples for device %u",
 			    (long long)x->run, r->device);
 			goto fail;
 		}
@@ -291,7 +290,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		uint64_t t_min = 0, t_max = 0;
 		rc = cs_read_run_span(s, x->run, &t_min, &t_max);
 		if (rc && rc != -ENODATA) {
-			set(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+			cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 			goto fail;
 		}
 		if (!r->have_from)
@@ -304,7 +303,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 	} else {
 		x->win = malloc(sizeof *x->win);
 		if (!x->win) {
-			set(err, errlen, status, 500, "out of memory");
+			cs_series_fail(err, errlen, status, 500, "out of memory");
 			goto fail;
 		}
 		x->win[0] = (window){from, to};
@@ -314,7 +313,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 	x->whole = r->buckets && x->nex;
 	uint64_t cap = x->whole ? PART_CELLS : CS_SERIES_MAX_CELLS;
 	if (r->buckets && (uint64_t)r->buckets * (cols ? cols : 1) > cap) {
-		set(err, errlen, status, 400, "buckets: %u buckets x %u %s is over the %u "
+		cs_series_fail(err, errlen, status, 400, "buckets: %u buckets x %u %s is over the %u "
 		    "bucket-column cells one request may hold; ask for fewer buckets or columns",
 		    r->buckets, cols, x->nex ? "metrics and expressions" : "metrics", (unsigned)cap);
 		goto fail;
@@ -323,9 +322,9 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		x->part = r->buckets;
 		x->aggs = calloc((size_t)r->buckets * (cols ? cols : 1), sizeof *x->aggs);
 		x->bounds = calloc((size_t)r->buckets + 1, sizeof *x->bounds);
-		x->vals = calloc((size_t)cols + 1, sizeof *x->vals);
+		x->vals = calloc((size_t)x->nex + 1, sizeof *x->vals); /* one sample's expressions */
 		if (!x->aggs || !x->bounds || !x->vals) {
-			set(err, errlen, status, 400, "buckets: too many");
+			cs_series_fail(err, errlen, status, 400, "buckets: too many");
 			goto fail;
 		}
 	} else if (r->buckets) {
@@ -338,7 +337,7 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		x->aggs = calloc((size_t)x->part * m, sizeof *x->aggs);
 		x->bounds = calloc((size_t)x->part + 1, sizeof *x->bounds);
 		if (!x->aggs || !x->bounds) {
-			set(err, errlen, status, 400, "buckets: too many");
+			cs_series_fail(err, errlen, status, 400, "buckets: too many");
 			goto fail;
 		}
 	}

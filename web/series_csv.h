@@ -41,6 +41,12 @@ typedef struct cs_series_req {
 
 typedef struct cs_series_csv cs_series_csv;
 
+/* The request-error convention of the series CSV and of what is built on
+ * it (plot.h, follow.h): the reason formatted into err, the HTTP status
+ * into *status; returns -1. */
+int cs_series_fail(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* Validates the request against the store (borrowed until close). NULL
  * with the reason in err; *status is 404 for an unknown run, 400 for a bad
  * parameter (err names it), 500 otherwise. */
