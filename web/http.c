@@ -886,7 +886,7 @@ static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, do
 
 /* The correlation's messages name the CLI's options; over HTTP they
  * name the request's fields (the UI's form fields) instead. */
-static void http_field_names(char *err, size_t errlen)
+static void http_field_names(char *err)
 {
 	static const char *const opt[][2] = {
 		{"--hw-clock-mhz", "hw_clock_mhz"}, {"--sim-clock", "sim_clock"},
@@ -901,7 +901,6 @@ static void http_field_names(char *err, size_t errlen)
 			memcpy(at, opt[i][1], b);
 		}
 	}
-	(void)errlen;
 }
 
 /* GET /api/v1/correlate: the same request and answer as `cyclescope
@@ -932,7 +931,7 @@ static enum MHD_Result do_correlate(struct MHD_Connection *c, cs_http *h, int re
 	cs_store_close(s);
 	enum MHD_Result r;
 	if (rc < 0)
-		http_field_names(err, sizeof err);
+		http_field_names(err); /* each name shorter than its option: it fits */
 	if (rc == -ECANCELED)
 		r = MHD_NO; /* the client went away */
 	else if (rc < 0)

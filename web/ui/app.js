@@ -196,7 +196,7 @@
 		const tot = new Map();
 		for (const r of all)
 			if (r.kind === 'kernel' || r.kind === 'sim-kernel')
-				tot.set(shortName(r.name), (tot.get(shortName(r.name)) || 0) + (r.t1 - r.t0));
+				tot.set(r.short, (tot.get(r.short) || 0) + (r.t1 - r.t0));
 		const rank = [...tot.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
 		return new Map(rank.map(([name], i) => [name, PALETTE[i] || '#999999']));
 	}
@@ -359,8 +359,8 @@
 			}
 			return cols;
 		}
-		function viewQuery(cols, withBuckets) {
-			cols = cols || columns();
+		function viewQuery(withBuckets) {
+			const cols = columns();
 			const [from, to] = view;
 			return {
 				metric: cols.filter((c) => c.metric).map((c) => c.metric).join(',') || undefined,
@@ -381,7 +381,7 @@
 				rate: rate !== 'sample' ? rate : undefined, ranges: 'all',
 			};
 		}
-		const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(null, withBuckets));
+		const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(withBuckets));
 
 		function xAxis() {
 			return {
@@ -518,7 +518,8 @@
 			});
 			applying = false;
 			const rt = parseCSV(rtext);
-			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] }));
+			// the short name worked out once here, not at every draw
+			ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], short: shortName(r[10] || r[1]), stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] }));
 			drawLanes();
 			seen.loads++;
 			if (seen.loads === 1)
@@ -595,9 +596,9 @@
 						continue;
 					const bw = Math.max(1, b - a);
 					const kernel = r.kind === 'kernel' || r.kind === 'sim-kernel';
-					const color = r.kind === 'overlap' ? PHASE_COLORS[r.name] || '#444' : kernel ? colorOf.get(shortName(r.name)) : RANGE_COLORS[r.kind] || '#444';
+					const color = r.kind === 'overlap' ? PHASE_COLORS[r.name] || '#444' : kernel ? colorOf.get(r.short) : RANGE_COLORS[r.kind] || '#444';
 					if (kernel)
-						kernelNames.set(shortName(r.name), { color, full: r.name, t: (kernelNames.get(shortName(r.name)) || { t: 0 }).t + (r.t1 - r.t0) });
+						kernelNames.set(r.short, { color, full: r.name, t: (kernelNames.get(r.short) || { t: 0 }).t + (r.t1 - r.t0) });
 					c.globalAlpha = 0.7;
 					c.fillStyle = color;
 					c.fillRect(a, y + 1, bw, LANE - 3);
@@ -605,7 +606,7 @@
 					// a separator at the end, so that back-to-back spans of one colour stay two
 					c.fillStyle = '#fff';
 					c.fillRect(a + bw - 1, y + 1, bw > 3 ? 1 : 0, LANE - 3);
-					const label = kernel ? shortName(r.name) : r.name;
+					const label = kernel ? r.short : r.name;
 					if (bw > 7 * label.length * 0.62 + 6) {
 						c.fillStyle = '#000';
 						c.fillText(label, a + 3, y + LANE / 2);
