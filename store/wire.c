@@ -15,8 +15,9 @@ static const char *const type_names[] = {
 	[CS_WIRE_HELLO] = "HELLO",	   [CS_WIRE_RUN_BEGIN] = "RUN_BEGIN",
 	[CS_WIRE_DEVICE] = "DEVICE",	   [CS_WIRE_METRICS] = "METRICS",
 	[CS_WIRE_SAMPLES] = "SAMPLES",	   [CS_WIRE_RANGES] = "RANGES",
-	[CS_WIRE_RUN_END] = "RUN_END",	   [CS_WIRE_CONFIG] = "CONFIG",
-	[CS_WIRE_TRIGGER] = "TRIGGER",	   [CS_WIRE_ACK] = "ACK",
+	[CS_WIRE_RUN_END] = "RUN_END",	   [CS_WIRE_REGISTER] = "REGISTER",
+	[CS_WIRE_STATUS] = "STATUS",	   [CS_WIRE_REPLY] = "REPLY",
+	[CS_WIRE_COMMAND] = "COMMAND",	   [CS_WIRE_ACK] = "ACK",
 };
 
 const char *cs_wire_type_name(unsigned type)
@@ -46,7 +47,7 @@ static const char *const range_kinds[] = {
 	[CS_RANGE_MEMCPY] = "memcpy",	[CS_RANGE_MEMSET] = "memset",
 	[CS_RANGE_GRAPH] = "graph",	[CS_RANGE_NVTX] = "nvtx",
 	[CS_RANGE_WINDOW] = "window",	[CS_RANGE_SIM_KERNEL] = "sim-kernel",
-	[CS_RANGE_PHASE] = "phase",
+	[CS_RANGE_PHASE] = "phase",	[CS_RANGE_TRIGGER] = "trigger",
 };
 
 const char *cs_wire_range_kind_name(unsigned kind)
@@ -180,15 +181,45 @@ static int encode_payload(cs_buf *b, const cs_wire_msg *msg)
 		}
 		break;
 	}
-	case CS_WIRE_CONFIG:
-		rc |= put_str(b, msg->u.config.text);
+	case CS_WIRE_REGISTER: {
+		const cs_wire_register *g = &msg->u.reg;
+		rc |= cs_buf_put_u8(b, g->control);
+		rc |= cs_buf_put_u8(b, g->mode);
+		rc |= cs_buf_put_u8(b, g->state);
+		rc |= put_zero(b, 5);
+		rc |= cs_buf_put_u64(b, g->interval_ns);
+		rc |= cs_buf_put_u64(b, g->min_interval_ns);
+		rc |= cs_buf_put_u64(b, g->max_interval_ns);
+		rc |= put_str(b, g->job);
+		rc |= put_str(b, g->devices);
+		rc |= put_str(b, g->metrics);
 		break;
-	case CS_WIRE_TRIGGER: {
-		const cs_wire_trigger *t = &msg->u.trigger;
-		rc |= cs_buf_put_u8(b, t->action);
+	}
+	case CS_WIRE_STATUS: {
+		const cs_wire_report *t = &msg->u.report;
+		rc |= cs_buf_put_u8(b, t->state);
 		rc |= put_zero(b, 7);
-		rc |= cs_buf_put_u64(b, t->duration_ns);
-		rc |= put_str(b, t->reason);
+		rc |= cs_buf_put_u64(b, t->interval_ns);
+		rc |= cs_buf_put_u64(b, t->samples);
+		rc |= cs_buf_put_u64(b, t->dropped);
+		rc |= cs_buf_put_u64(b, t->windows);
+		break;
+	}
+	case CS_WIRE_REPLY: {
+		const cs_wire_reply *y = &msg->u.reply;
+		rc |= cs_buf_put_u32(b, y->id);
+		rc |= cs_buf_put_u8(b, y->status);
+		rc |= put_zero(b, 3);
+		rc |= put_str(b, y->message);
+		break;
+	}
+	case CS_WIRE_COMMAND: {
+		const cs_wire_command *k = &msg->u.command;
+		rc |= cs_buf_put_u32(b, k->id);
+		rc |= cs_buf_put_u8(b, k->op);
+		rc |= put_zero(b, 3);
+		rc |= cs_buf_put_u64(b, k->value);
+		rc |= put_str(b, k->name);
 		break;
 	}
 	case CS_WIRE_ACK: {
@@ -525,17 +556,61 @@ static int decode_payload(reader *r, cs_wire_msg *msg)
 		}
 		break;
 	}
-	case CS_WIRE_CONFIG:
-		rc = rd_str(r, "text", &msg->u.config.text);
+	case CS_WIRE_REGISTER: {
+		cs_wire_register *g = &msg->u.reg;
+		rc = rc ? rc : rd_u8(r, "control", &g->control);
+		if (!rc && !g->control)
+			rc = bad(r, "control", "control version 0; the first is 1");
+		rc = rc ? rc : rd_u8(r, "mode", &g->mode);
+		if (!rc && (g->mode < CS_WIRE_MODE_CONTINUOUS || g->mode > CS_WIRE_MODE_ARMED))
+			rc = bad(r, "mode", "mode %u is not 1 to 3", g->mode);
+		rc = rc ? rc : rd_u8(r, "state", &g->state);
+		if (!rc && (g->state < CS_WIRE_STATE_IDLE || g->state > CS_WIRE_STATE_OFF))
+			rc = bad(r, "state", "state %u is not 1 to 3", g->state);
+		rc = rc ? rc : rd_zero(r, "reserved", 5);
+		rc = rc ? rc : rd_u64(r, "interval_ns", &g->interval_ns);
+		rc = rc ? rc : rd_u64(r, "min_interval_ns", &g->min_interval_ns);
+		rc = rc ? rc : rd_u64(r, "max_interval_ns", &g->max_interval_ns);
+		if (!rc && g->min_interval_ns > g->max_interval_ns)
+			rc = bad(r, "max_interval_ns", "%llu is below min_interval_ns %llu",
+				 (unsigned long long)g->max_interval_ns,
+				 (unsigned long long)g->min_interval_ns);
+		rc = rc ? rc : rd_str(r, "job", &g->job);
+		rc = rc ? rc : rd_str(r, "devices", &g->devices);
+		rc = rc ? rc : rd_str(r, "metrics", &g->metrics);
 		break;
-	case CS_WIRE_TRIGGER: {
-		cs_wire_trigger *t = &msg->u.trigger;
-		rc = rc ? rc : rd_u8(r, "action", &t->action);
-		if (!rc && t->action != CS_WIRE_TRIGGER_START && t->action != CS_WIRE_TRIGGER_STOP)
-			rc = bad(r, "action", "action %llu is not 1 or 2", (unsigned long long)(t->action));
+	}
+	case CS_WIRE_STATUS: {
+		cs_wire_report *t = &msg->u.report;
+		rc = rc ? rc : rd_u8(r, "state", &t->state);
+		if (!rc && (t->state < CS_WIRE_STATE_IDLE || t->state > CS_WIRE_STATE_OFF))
+			rc = bad(r, "state", "state %u is not 1 to 3", t->state);
 		rc = rc ? rc : rd_zero(r, "reserved", 7);
-		rc = rc ? rc : rd_u64(r, "duration_ns", &t->duration_ns);
-		rc = rc ? rc : rd_str(r, "reason", &t->reason);
+		rc = rc ? rc : rd_u64(r, "interval_ns", &t->interval_ns);
+		rc = rc ? rc : rd_u64(r, "samples", &t->samples);
+		rc = rc ? rc : rd_u64(r, "dropped", &t->dropped);
+		rc = rc ? rc : rd_u64(r, "windows", &t->windows);
+		break;
+	}
+	case CS_WIRE_REPLY: {
+		cs_wire_reply *y = &msg->u.reply;
+		rc = rc ? rc : rd_u32(r, "id", &y->id);
+		rc = rc ? rc : rd_u8(r, "status", &y->status);
+		if (!rc && y->status != CS_WIRE_REPLY_DONE && y->status != CS_WIRE_REPLY_REFUSED)
+			rc = bad(r, "status", "status %u is not 1 or 2", y->status);
+		rc = rc ? rc : rd_zero(r, "reserved", 3);
+		rc = rc ? rc : rd_str(r, "message", &y->message);
+		break;
+	}
+	case CS_WIRE_COMMAND: {
+		cs_wire_command *k = &msg->u.command;
+		rc = rc ? rc : rd_u32(r, "id", &k->id);
+		rc = rc ? rc : rd_u8(r, "op", &k->op);
+		if (!rc && (k->op < CS_WIRE_OP_OPEN || k->op > CS_WIRE_OP_MAX))
+			rc = bad(r, "op", "op %u is not 1 to %u", k->op, (unsigned)CS_WIRE_OP_MAX);
+		rc = rc ? rc : rd_zero(r, "reserved", 3);
+		rc = rc ? rc : rd_u64(r, "value", &k->value);
+		rc = rc ? rc : rd_str(r, "name", &k->name);
 		break;
 	}
 	case CS_WIRE_ACK: {
@@ -645,11 +720,16 @@ void cs_wire_msg_free(cs_wire_msg *msg)
 			free(msg->u.ranges.v[i].name);
 		free(msg->u.ranges.v);
 		break;
-	case CS_WIRE_CONFIG:
-		free(msg->u.config.text);
+	case CS_WIRE_REGISTER:
+		free(msg->u.reg.job);
+		free(msg->u.reg.devices);
+		free(msg->u.reg.metrics);
 		break;
-	case CS_WIRE_TRIGGER:
-		free(msg->u.trigger.reason);
+	case CS_WIRE_REPLY:
+		free(msg->u.reply.message);
+		break;
+	case CS_WIRE_COMMAND:
+		free(msg->u.command.name);
 		break;
 	case CS_WIRE_ACK:
 		free(msg->u.ack.uuid);

@@ -37,10 +37,14 @@ enum cs_wire_type {
 	CS_WIRE_SAMPLES = 5,
 	CS_WIRE_RANGES = 6,
 	CS_WIRE_RUN_END = 7,
-	CS_WIRE_CONFIG = 16,  /* daemon -> producer */
-	CS_WIRE_TRIGGER = 17, /* daemon -> producer */
+	CS_WIRE_REGISTER = 8, /* collector -> daemon: it takes commands */
+	CS_WIRE_STATUS = 9,   /* collector -> daemon: its state and counters */
+	CS_WIRE_REPLY = 10,   /* collector -> daemon: a COMMAND's outcome */
+	CS_WIRE_COMMAND = 17, /* daemon -> collector */
 	CS_WIRE_ACK = 18,     /* daemon -> producer: a RUN_END committed */
 };
+
+#define CS_WIRE_CONTROL_VERSION 1 /* REGISTER's control field */
 
 enum cs_wire_kind { CS_WIRE_KIND_HW = 1, CS_WIRE_KIND_SIM = 2 };
 enum cs_wire_unit { CS_WIRE_UNIT_NS = 1, CS_WIRE_UNIT_CYCLE = 2 };
@@ -51,7 +55,16 @@ enum cs_wire_ack_status {
 	CS_WIRE_ACK_DISCARDED = 3,  /* deleted, as the producer asked */
 	CS_WIRE_ACK_FAILED = 4,     /* not stored: message says why */
 };
-enum cs_wire_trigger_action { CS_WIRE_TRIGGER_START = 1, CS_WIRE_TRIGGER_STOP = 2 };
+enum cs_wire_mode { CS_WIRE_MODE_CONTINUOUS = 1, CS_WIRE_MODE_WINDOW = 2, CS_WIRE_MODE_ARMED = 3 };
+enum cs_wire_state { CS_WIRE_STATE_IDLE = 1, CS_WIRE_STATE_SAMPLING = 2, CS_WIRE_STATE_OFF = 3 };
+enum cs_wire_op {
+	CS_WIRE_OP_OPEN = 1,     /* open a window: value = duration ns, 0 = until closed */
+	CS_WIRE_OP_CLOSE = 2,    /* close the open window */
+	CS_WIRE_OP_INTERVAL = 3, /* value = the new sampling interval, ns */
+	CS_WIRE_OP_FLUSH = 4,    /* send what is held now */
+	CS_WIRE_OP_MAX = CS_WIRE_OP_FLUSH
+};
+enum cs_wire_reply_status { CS_WIRE_REPLY_DONE = 1, CS_WIRE_REPLY_REFUSED = 2 };
 
 /* Strings are NUL-terminated copies owned by the message (decode) or
  * borrowed from the caller (encode); NULL encodes as "". */
@@ -117,7 +130,8 @@ enum cs_wire_range_kind {
 	CS_RANGE_WINDOW,
 	CS_RANGE_SIM_KERNEL,
 	CS_RANGE_PHASE,
-	CS_RANGE_KIND_MAX = CS_RANGE_PHASE
+	CS_RANGE_TRIGGER, /* a window the daemon asked for */
+	CS_RANGE_KIND_MAX = CS_RANGE_TRIGGER
 };
 
 typedef struct cs_wire_range {
@@ -142,15 +156,35 @@ typedef struct cs_wire_run_end {
 	uint64_t empty_samples;
 } cs_wire_run_end;
 
-typedef struct cs_wire_config {
-	char *text; /* "key = value" lines */
-} cs_wire_config;
+typedef struct cs_wire_register {
+	uint8_t control; /* control-protocol version, CS_WIRE_CONTROL_VERSION */
+	uint8_t mode;    /* cs_wire_mode */
+	uint8_t state;   /* cs_wire_state */
+	uint64_t interval_ns;
+	uint64_t min_interval_ns, max_interval_ns; /* what OP_INTERVAL may set */
+	char *job;     /* job id ("" = none): SLURM_JOB_ID, ... */
+	char *devices; /* "0,1" */
+	char *metrics; /* comma-separated */
+} cs_wire_register;
 
-typedef struct cs_wire_trigger {
-	uint8_t action; /* cs_wire_trigger_action */
-	uint64_t duration_ns; /* 0 = until STOP */
-	char *reason;
-} cs_wire_trigger;
+typedef struct cs_wire_report {
+	uint8_t state; /* cs_wire_state */
+	uint64_t interval_ns;
+	uint64_t samples, dropped, windows;
+} cs_wire_report;
+
+typedef struct cs_wire_reply {
+	uint32_t id;    /* the COMMAND's */
+	uint8_t status; /* cs_wire_reply_status */
+	char *message;  /* "" or why it was refused */
+} cs_wire_reply;
+
+typedef struct cs_wire_command {
+	uint32_t id;    /* echoed in the REPLY */
+	uint8_t op;     /* cs_wire_op */
+	uint64_t value; /* per op */
+	char *name;     /* the window's label, "" = none */
+} cs_wire_command;
 
 typedef struct cs_wire_ack {
 	uint8_t status;   /* cs_wire_ack_status */
@@ -169,8 +203,10 @@ typedef struct cs_wire_msg {
 		cs_wire_samples samples;
 		cs_wire_ranges ranges;
 		cs_wire_run_end run_end;
-		cs_wire_config config;
-		cs_wire_trigger trigger;
+		cs_wire_register reg;
+		cs_wire_report report;
+		cs_wire_reply reply;
+		cs_wire_command command;
 		cs_wire_ack ack;
 	} u;
 } cs_wire_msg;

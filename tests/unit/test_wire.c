@@ -71,13 +71,25 @@ static void test_roundtrip_all_types(void **state)
 	encode_ok(&b, &m); /* with it */
 
 	memset(&m, 0, sizeof m);
-	m.type = CS_WIRE_CONFIG;
-	m.u.config.text = "metrics = lts__t_sectors.sum\ninterval_ns = 10000\n";
+	m.type = CS_WIRE_REGISTER;
+	m.u.reg = (cs_wire_register){CS_WIRE_CONTROL_VERSION, CS_WIRE_MODE_ARMED,
+				     CS_WIRE_STATE_IDLE, 100000, 10000, 10000000,
+				     "slurm-77", "0,1", "lts__t_sectors.sum"};
 	encode_ok(&b, &m);
 
 	memset(&m, 0, sizeof m);
-	m.type = CS_WIRE_TRIGGER;
-	m.u.trigger = (cs_wire_trigger){CS_WIRE_TRIGGER_START, 5000000, "api:cudaGraphLaunch"};
+	m.type = CS_WIRE_STATUS;
+	m.u.report = (cs_wire_report){CS_WIRE_STATE_SAMPLING, 100000, 500, 2, 1};
+	encode_ok(&b, &m);
+
+	memset(&m, 0, sizeof m);
+	m.type = CS_WIRE_COMMAND;
+	m.u.command = (cs_wire_command){9, CS_WIRE_OP_OPEN, 5000000000u, "slow step"};
+	encode_ok(&b, &m);
+
+	memset(&m, 0, sizeof m);
+	m.type = CS_WIRE_REPLY;
+	m.u.reply = (cs_wire_reply){9, CS_WIRE_REPLY_REFUSED, "a window is open"};
 	encode_ok(&b, &m);
 
 	memset(&m, 0, sizeof m);
@@ -88,8 +100,9 @@ static void test_roundtrip_all_types(void **state)
 	/* Decode the stream back frame by frame. */
 	cs_buf view = b;
 	int types[] = {CS_WIRE_HELLO, CS_WIRE_RUN_BEGIN, CS_WIRE_DEVICE, CS_WIRE_METRICS,
-		       CS_WIRE_SAMPLES, CS_WIRE_RANGES, CS_WIRE_RUN_END, CS_WIRE_RUN_END, CS_WIRE_CONFIG,
-		       CS_WIRE_TRIGGER, CS_WIRE_ACK};
+		       CS_WIRE_SAMPLES, CS_WIRE_RANGES, CS_WIRE_RUN_END, CS_WIRE_RUN_END,
+		       CS_WIRE_REGISTER, CS_WIRE_STATUS, CS_WIRE_COMMAND, CS_WIRE_REPLY,
+		       CS_WIRE_ACK};
 	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
 		view.data = b.data + off;
 		view.len = b.len - off;
@@ -132,8 +145,25 @@ static void test_roundtrip_all_types(void **state)
 			assert_int_equal(d.u.run_end.empty_samples,
 					 d.u.run_end.status == CS_WIRE_COMPLETE ? 9 : 0);
 			break;
-		case CS_WIRE_TRIGGER:
-			assert_int_equal(d.u.trigger.duration_ns, 5000000);
+		case CS_WIRE_REGISTER:
+			assert_int_equal(d.u.reg.mode, CS_WIRE_MODE_ARMED);
+			assert_int_equal(d.u.reg.max_interval_ns, 10000000);
+			assert_string_equal(d.u.reg.job, "slurm-77");
+			assert_string_equal(d.u.reg.metrics, "lts__t_sectors.sum");
+			break;
+		case CS_WIRE_STATUS:
+			assert_int_equal(d.u.report.state, CS_WIRE_STATE_SAMPLING);
+			assert_int_equal(d.u.report.dropped, 2);
+			assert_int_equal(d.u.report.windows, 1);
+			break;
+		case CS_WIRE_COMMAND:
+			assert_int_equal(d.u.command.id, 9);
+			assert_int_equal(d.u.command.value, 5000000000u);
+			assert_string_equal(d.u.command.name, "slow step");
+			break;
+		case CS_WIRE_REPLY:
+			assert_int_equal(d.u.reply.status, CS_WIRE_REPLY_REFUSED);
+			assert_string_equal(d.u.reply.message, "a window is open");
 			break;
 		case CS_WIRE_ACK:
 			assert_int_equal(d.u.ack.status, CS_WIRE_ACK_INCOMPLETE);
@@ -244,21 +274,22 @@ static void test_payload_errors(void **state)
 	cs_buf_free(&h);
 	/* strings: too long, truncated, with NUL */
 	cs_buf s = CS_BUF_INIT;
-	m.type = CS_WIRE_CONFIG;
-	m.u.config.text = "abc";
+	memset(&m, 0, sizeof m);
+	m.type = CS_WIRE_REPLY;
+	m.u.reply = (cs_wire_reply){1, CS_WIRE_REPLY_DONE, "abc"};
 	encode_ok(&s, &m);
 	memcpy(f, s.data, s.len);
-	put32(f + 12, CS_WIRE_MAX_STRING + 1);
+	put32(f + 20, CS_WIRE_MAX_STRING + 1);
 	expect_bad(f, s.len, "exceeds the limit");
 	memcpy(f, s.data, s.len);
-	put32(f + 12, 4);
+	put32(f + 20, 4);
 	expect_bad(f, s.len, "needs 4 bytes, only 3 left");
 	memcpy(f, s.data, s.len);
-	f[17] = 0;
+	f[25] = 0;
 	expect_bad(f, s.len, "NUL byte");
 	memcpy(f, s.data, s.len);
-	f[17] = 0xff; /* "a\xffc": not UTF-8 */
-	expect_bad(f, s.len, "field text at offset 16: string is not UTF-8 (byte 0xff at its offset 1)");
+	f[25] = 0xff; /* "a\xffc": not UTF-8 */
+	expect_bad(f, s.len, "field message at offset 24: string is not UTF-8 (byte 0xff at its offset 1)");
 	cs_buf_free(&s);
 	/* ranges: count larger than what fits, bad kind, inverted */
 	cs_buf r = CS_BUF_INIT;
