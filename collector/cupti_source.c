@@ -62,6 +62,8 @@ typedef struct cupti_src {
 	size_t image_size;
 	uint32_t max_samples;
 	int sysclk;
+	double sysclk_hz;     /* what the interval was converted with */
+	size_t buffer_bytes;
 	int in_overflow;      /* the last decode reported an overflow */
 	/* one batch */
 	uint64_t *t0, *t1;
@@ -354,7 +356,7 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		sc.samplingInterval = (uint64_t)((double)cfg->interval_ns * hz / 1e9);
 		if (!sc.samplingInterval)
 			sc.samplingInterval = 1;
-		setup->sysclk_hz = hz;
+		setup->sysclk_hz = c->sysclk_hz = hz;
 		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
 			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
 			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
@@ -366,6 +368,7 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		setup->trigger = "gpu_time_interval";
 	}
 	setup->interval = sc.samplingInterval;
+	c->buffer_bytes = cfg->buffer_bytes;
 	rc = cuptiPmSamplingSetConfig(&sc);
 	if (rc != CUPTI_SUCCESS && used && !strcmp(used, "device")) {
 		/* Built against the device's image and still refused: once more
@@ -553,8 +556,48 @@ static void cs_destroy(cs_pm_source *s)
 	free(s);
 }
 
+/* The same configuration again with another interval: CUPTI takes a new
+ * SetConfig on an enabled, stopped object. The counter-data image keeps
+ * its size, which the engine's limits allow for (never a shorter
+ * interval than the one it was sized with). */
+static int cs_set_interval(cs_pm_source *s, uint64_t interval_ns, uint64_t *interval,
+			   char *err, size_t errlen)
+{
+	cupti_src *c = s->impl;
+	if (!c->obj) {
+		snprintf(err, errlen, "the sampler is not configured");
+		return -EINVAL;
+	}
+	CUpti_PmSampling_SetConfig_Params sc = {CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
+	sc.pPmSamplingObject = c->obj;
+	sc.configSize = c->config_size;
+	sc.pConfig = c->config;
+	sc.hardwareBufferSize = c->buffer_bytes;
+	if (c->sysclk) {
+		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
+		sc.samplingInterval = (uint64_t)((double)interval_ns * c->sysclk_hz / 1e9);
+		if (!sc.samplingInterval)
+			sc.samplingInterval = 1;
+		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
+			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
+			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+	} else {
+		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+		sc.samplingInterval = interval_ns;
+		sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+	}
+	CUptiResult rc = cuptiPmSamplingSetConfig(&sc);
+	if (rc != CUPTI_SUCCESS) {
+		snprintf(err, errlen, "PM sampling refused the new interval (%s)", cs_cupti_error(rc));
+		return fail_rc(rc);
+	}
+	*interval = sc.samplingInterval;
+	return 0;
+}
+
 static const cs_pm_source_ops cupti_ops = {
 	.configure = cs_configure,
+	.set_interval = cs_set_interval,
 	.start = cs_start,
 	.stop = cs_stop,
 	.decode = cs_decode,

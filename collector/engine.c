@@ -19,6 +19,7 @@
 #include "json.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,10 +30,13 @@
 
 #include "buf.h"
 #include "log.h"
+#include "wire.h"
 
 #define ENGINE_DEFAULT_QUEUE (64u << 20)
 #define DRAIN_MAX_PASSES 4096u /* bound on decodes in one final drain */
 #define MAX_REQS 64
+#define MAX_CMDS 16
+#define MAX_WINDOWS 64 /* recent windows kept for ranges_in_windows */
 
 enum item_type { ITEM_SAMPLES = 1, ITEM_RANGE, ITEM_DEVICE };
 enum req_op { REQ_ADD = 1, REQ_PARK, REQ_RESUME };
@@ -126,6 +130,18 @@ struct cs_engine {
 
 	const char *status;
 	pthread_t ctl, snd;
+
+	/* under mu */
+	cs_engine_cmd cmds[MAX_CMDS]; /* commands for the control thread */
+	unsigned ncmds;
+	int running;                  /* samplers wanted on (for the state) */
+	int flush_req;                /* a FLUSH for the sender */
+	struct { uint64_t t0, t1; } win[MAX_WINDOWS]; /* ring; t1 = UINT64_MAX while open */
+	unsigned nwin, win_next;
+	atomic_int win_any;           /* a window was ever opened */
+	/* control thread only */
+	int cmd_open;                 /* a command's window is open */
+	uint64_t cmd_deadline;        /* when it closes (monotonic ns), 0 = on CLOSE */
 };
 
 static char *dup_or_null(const char *s)
@@ -227,6 +243,15 @@ static void count_bad(cs_engine *e, uint64_t n)
 	pthread_mutex_unlock(&e->mu);
 }
 
+/* Whether [t0, t1] overlaps one of the recent windows. Under mu. */
+static int in_window_locked(const cs_engine *e, uint64_t t0, uint64_t t1)
+{
+	for (unsigned i = 0; i < e->nwin; i++)
+		if (t0 <= e->win[i].t1 && t1 >= e->win[i].t0)
+			return 1;
+	return 0;
+}
+
 int cs_engine_range(cs_engine *e, const cs_range *r)
 {
 	if (!e || !r)
@@ -237,6 +262,11 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 		count_bad(e, 1);
 		return -EINVAL;
 	}
+	/* Armed and idle: the application's callbacks end here, before any
+	 * copy or lock. */
+	int always = !strcmp(r->kind, "window") || !strcmp(r->kind, "trigger");
+	if (e->o.ranges_in_windows && !always && !atomic_load(&e->win_any))
+		return 0;
 	size_t extra = str_size(r->kind) + str_size(r->name);
 	item *it = malloc(sizeof *it + extra);
 	if (!it) {
@@ -252,6 +282,11 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 	it->u.r.kind = copy_str(&cur, r->kind);
 	it->u.r.name = copy_str(&cur, r->name);
 	pthread_mutex_lock(&e->mu);
+	if (e->o.ranges_in_windows && !always && !in_window_locked(e, r->t0, r->t1)) {
+		pthread_mutex_unlock(&e->mu);
+		free(it);
+		return 0;
+	}
 	int rc = e->sender_done || e->sink_closing ? -ENOBUFS : enqueue_locked(e, it, 1);
 	if (rc < 0)
 		e->st.ranges_dropped++;
@@ -616,10 +651,146 @@ static void set_samplers(cs_engine *e, int on)
 	}
 }
 
+static void reply(cs_engine *e, const cs_engine_cmd *c, int ok, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void reply(cs_engine *e, const cs_engine_cmd *c, int ok, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (!ok)
+		cs_log(CS_LOG_WARN, "collector: command %u refused: %s", c->id, msg);
+	if (e->o.on_reply)
+		e->o.on_reply(e->o.reply_ctx, c->id, ok, msg);
+}
+
+/* A new interval for every configured sampler: only between windows
+ * (never while sampling), within the limits. */
+static void set_interval(cs_engine *e, const cs_engine_cmd *c, int running)
+{
+	if (e->o.mode == CS_ENGINE_CONTINUOUS || running) {
+		reply(e, c, 0, "the interval changes only between windows (%s)",
+		      e->o.mode == CS_ENGINE_CONTINUOUS ? "this collector samples continuously"
+							: "a window is open");
+		return;
+	}
+	if (c->value < e->o.min_interval_ns || c->value > e->o.max_interval_ns) {
+		reply(e, c, 0, "interval %llu ns is outside this collector's limits [%llu, %llu] ns",
+		      (unsigned long long)c->value, (unsigned long long)e->o.min_interval_ns,
+		      (unsigned long long)e->o.max_interval_ns);
+		return;
+	}
+	for (dev *d = e->devs; d; d = d->next) {
+		if (!d->configured || d->failed || gone(e))
+			continue;
+		char err[512] = "";
+		uint64_t native = 0;
+		int rc = d->src->ops->set_interval
+			? d->src->ops->set_interval(d->src, c->value, &native, err, sizeof err)
+			: -ENOTSUP;
+		if (rc < 0) {
+			reply(e, c, 0, "device %u: %s", d->device,
+			      err[0] ? err : "its sampler cannot change the interval");
+			return;
+		}
+		d->setup.interval = native;
+	}
+	pthread_mutex_lock(&e->mu);
+	e->o.interval_ns = c->value;
+	pthread_mutex_unlock(&e->mu);
+	reply(e, c, 1, "interval %llu ns", (unsigned long long)c->value);
+}
+
+/* One command, on the control thread. running: the samplers are on. */
+static void handle_cmd(cs_engine *e, const cs_engine_cmd *c, int running)
+{
+	uint64_t now = wall_ns();
+	switch (c->op) {
+	case CS_WIRE_OP_OPEN: {
+		const char *name = c->name[0] ? c->name : "trigger";
+		cs_range r;
+		cs_range_init(&r, "trigger", name, now, now + c->value);
+		cs_engine_range(e, &r);
+		uint64_t until = c->value ? mono_ns() + c->value : 0;
+		if (e->cmd_open) {
+			e->cmd_deadline = !c->value || !e->cmd_deadline ? 0
+					  : until > e->cmd_deadline ? until : e->cmd_deadline;
+			reply(e, c, 1, "window extended");
+			return;
+		}
+		e->cmd_open = 1;
+		e->cmd_deadline = until;
+		cs_engine_window_open(e, name, now);
+		reply(e, c, 1, "window open");
+		return;
+	}
+	case CS_WIRE_OP_CLOSE:
+		if (!e->cmd_open) {
+			reply(e, c, 0, "no window opened by a command is open");
+			return;
+		}
+		e->cmd_open = 0;
+		cs_engine_window_close(e, now);
+		reply(e, c, 1, "window closed");
+		return;
+	case CS_WIRE_OP_INTERVAL:
+		set_interval(e, c, running);
+		return;
+	case CS_WIRE_OP_FLUSH:
+		for (dev *d = e->devs; d; d = d->next)
+			if (d->started && !d->failed)
+				decode_dev(e, d, 64);
+		pthread_mutex_lock(&e->mu);
+		e->flush_req = 1;
+		pthread_cond_signal(&e->send_cv);
+		pthread_mutex_unlock(&e->mu);
+		reply(e, c, 1, "flushed");
+		return;
+	default:
+		reply(e, c, 0, "unknown command %d", c->op);
+		return;
+	}
+}
+
+int cs_engine_command(cs_engine *e, const cs_engine_cmd *c)
+{
+	if (!e || !c)
+		return -EINVAL;
+	pthread_mutex_lock(&e->mu);
+	int rc = e->stopping || e->ncmds >= MAX_CMDS ? -EBUSY : 0;
+	if (!rc) {
+		e->cmds[e->ncmds] = *c;
+		e->cmds[e->ncmds].name[sizeof c->name - 1] = '\0';
+		e->ncmds++;
+		pthread_cond_signal(&e->ctl_cv);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return rc;
+}
+
+int cs_engine_state(cs_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	int st = e->st.devices == 0 && e->nknown ? CS_ENGINE_OFF
+		 : e->running ? CS_ENGINE_SAMPLING : CS_ENGINE_IDLE;
+	pthread_mutex_unlock(&e->mu);
+	return st;
+}
+
+uint64_t cs_engine_interval(cs_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	uint64_t v = e->o.interval_ns;
+	pthread_mutex_unlock(&e->mu);
+	return v;
+}
+
 static void *control_main(void *arg)
 {
 	cs_engine *e = arg;
-	int window = e->o.mode == CS_ENGINE_WINDOW;
+	int window = e->o.mode != CS_ENGINE_CONTINUOUS;
 	int running = !window; /* samplers wanted on */
 	uint64_t seen_gen = 0;
 	char wname[sizeof e->window_name] = "";
@@ -639,10 +810,31 @@ static void *control_main(void *arg)
 		char name[sizeof e->window_name];
 		memcpy(name, e->window_name, sizeof name);
 		uint64_t t0 = e->window_t0, t1 = e->window_t1;
+		cs_engine_cmd cmds[MAX_CMDS];
+		unsigned ncmds = e->ncmds;
+		memcpy(cmds, e->cmds, ncmds * sizeof *cmds);
+		e->ncmds = 0;
+		e->running = running;
 		pthread_mutex_unlock(&e->mu);
 
 		for (unsigned i = 0; i < nin; i++)
 			handle_req(e, &in[i], abandoned);
+		for (unsigned i = 0; i < ncmds && !stopping && !abandoned; i++)
+			handle_cmd(e, &cmds[i], running);
+		if (e->cmd_open && e->cmd_deadline && mono_ns() >= e->cmd_deadline) {
+			e->cmd_open = 0;
+			cs_engine_window_close(e, wall_ns());
+		}
+		if (ncmds || e->cmd_open) {
+			/* what the commands changed, seen at once */
+			pthread_mutex_lock(&e->mu);
+			depth = e->depth;
+			gen = e->window_gen;
+			memcpy(name, e->window_name, sizeof name);
+			t0 = e->window_t0;
+			t1 = e->window_t1;
+			pthread_mutex_unlock(&e->mu);
+		}
 		pthread_mutex_lock(&e->mu);
 		e->req_done = ticket;
 		pthread_cond_broadcast(&e->req_cv);
@@ -665,6 +857,9 @@ static void *control_main(void *arg)
 				running = 0;
 				queue_window(e, wname, wt0, t1);
 			}
+			pthread_mutex_lock(&e->mu);
+			e->running = running;
+			pthread_mutex_unlock(&e->mu);
 		}
 		int more = 0;
 		for (dev *d = e->devs; d; d = d->next)
@@ -673,9 +868,16 @@ static void *control_main(void *arg)
 		if (more)
 			continue;
 		struct timespec ts;
-		deadline_in(&ts, e->o.decode_ms);
+		unsigned wait_ms = e->o.decode_ms;
+		if (e->cmd_open && e->cmd_deadline) {
+			uint64_t now = mono_ns();
+			uint64_t left = e->cmd_deadline > now ? (e->cmd_deadline - now) / 1000000u : 0;
+			if (left < wait_ms)
+				wait_ms = (unsigned)left;
+		}
+		deadline_in(&ts, wait_ms);
 		pthread_mutex_lock(&e->mu);
-		if (!e->stopping && !gone(e) && !e->nreqs &&
+		if (!e->stopping && !gone(e) && !e->nreqs && !e->ncmds &&
 		    (!window || (e->window_gen == seen_gen && (e->depth > 0) == running)))
 			pthread_cond_timedwait(&e->ctl_cv, &e->mu, &ts);
 		pthread_mutex_unlock(&e->mu);
@@ -703,6 +905,8 @@ static void *control_main(void *arg)
 	}
 	if (window && running)
 		queue_window(e, wname, wt0, wall_ns());
+	else if (!window && e->cmd_open)
+		cs_engine_window_close(e, wall_ns());
 	pthread_mutex_lock(&e->mu);
 	for (dev *d = e->devs; d; d = d->next) {
 		if (!gone(e) && !e->o.keep_sources && d->src)
@@ -845,6 +1049,12 @@ void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns)
 		e->window_gen++;
 		snprintf(e->window_name, sizeof e->window_name, "%s", name ? name : "window");
 		e->window_t0 = t_ns;
+		e->win[e->win_next].t0 = t_ns;
+		e->win[e->win_next].t1 = UINT64_MAX;
+		e->win_next = (e->win_next + 1) % MAX_WINDOWS;
+		if (e->nwin < MAX_WINDOWS)
+			e->nwin++;
+		atomic_store(&e->win_any, 1);
 		pthread_cond_signal(&e->ctl_cv);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -863,12 +1073,14 @@ void cs_engine_window_close(cs_engine *e, uint64_t t_ns)
 		memcpy(name, e->window_name, sizeof name);
 		t0 = e->window_t0;
 		e->window_t1 = t_ns;
+		e->win[(e->win_next + MAX_WINDOWS - 1) % MAX_WINDOWS].t1 = t_ns;
 		pthread_cond_signal(&e->ctl_cv);
 	}
 	pthread_mutex_unlock(&e->mu);
-	/* In window mode the control thread records the window after it has
-	 * stopped and drained the samplers; otherwise it is just a range. */
-	if (closed && e->o.mode != CS_ENGINE_WINDOW)
+	/* In window and armed modes the control thread records the window
+	 * after it has stopped and drained the samplers; otherwise it is
+	 * just a range. */
+	if (closed && e->o.mode == CS_ENGINE_CONTINUOUS)
 		queue_window(e, name, t0, t_ns);
 }
 
@@ -890,7 +1102,11 @@ static char *build_meta(cs_engine *e)
 	cs_buf b = {0};
 	char num[64];
 	cs_json_raw(&b, "{\"mode\":");
-	cs_json_str(&b, e->o.mode == CS_ENGINE_WINDOW ? "window" : "continuous");
+	cs_json_str(&b, e->o.mode == CS_ENGINE_WINDOW  ? "window"
+			: e->o.mode == CS_ENGINE_ARMED ? "armed"
+						       : "continuous");
+	if (e->o.ranges_in_windows)
+		cs_json_raw(&b, ",\"ranges\":\"in-windows\"");
 	snprintf(num, sizeof num, ",\"interval_ns\":%llu,\"buffer_bytes\":%llu",
 		 (unsigned long long)e->o.interval_ns, (unsigned long long)e->o.buffer_bytes);
 	cs_json_raw(&b, num);
@@ -1075,9 +1291,10 @@ static void *sender_main(void *arg)
 		struct timespec ts;
 		deadline_in(&ts, e->o.flush_ms);
 		pthread_mutex_lock(&e->mu);
-		while (!e->head && !e->ctl_done &&
+		while (!e->head && !e->ctl_done && !e->flush_req &&
 		       pthread_cond_timedwait(&e->send_cv, &e->mu, &ts) != ETIMEDOUT)
 			;
+		e->flush_req = 0;
 		/* Begin only once the sources handed in so far are configured. */
 		while (!begun && e->pending_config && !e->ctl_done)
 			pthread_cond_wait(&e->send_cv, &e->mu);
@@ -1208,6 +1425,10 @@ cs_engine *cs_engine_new(const cs_engine_opts *o, const cs_sink_ops *ops,
 		e->o.flush_ms = 100;
 	if (!e->o.close_ms)
 		e->o.close_ms = 10000;
+	if (!e->o.min_interval_ns)
+		e->o.min_interval_ns = e->o.interval_ns;
+	if (!e->o.max_interval_ns)
+		e->o.max_interval_ns = e->o.interval_ns * 100;
 	e->sink = ops;
 	e->sink_ctx = ctx;
 	e->status = "complete";

@@ -37,7 +37,17 @@ typedef struct cs_sink_ops {
 	const char *(*errmsg)(void *ctx);
 } cs_sink_ops;
 
-enum cs_engine_mode { CS_ENGINE_CONTINUOUS = 0, CS_ENGINE_WINDOW = 1 };
+/* continuous: sampling from the first context to the end; window:
+ * sampling inside windows opened by matched API calls (and commands);
+ * armed: configured at the first context, sampling only inside windows a
+ * daemon's command opens. */
+enum cs_engine_mode { CS_ENGINE_CONTINUOUS = 0, CS_ENGINE_WINDOW = 1, CS_ENGINE_ARMED = 2 };
+
+/* What cs_engine_state() says (the wire's cs_wire_state values). */
+enum cs_engine_state { CS_ENGINE_IDLE = 1, CS_ENGINE_SAMPLING = 2, CS_ENGINE_OFF = 3 };
+
+/* The outcome of a command, from the control thread; must not block. */
+typedef void (*cs_engine_reply_fn)(void *ctx, uint32_t id, int ok, const char *message);
 
 typedef struct cs_engine_opts {
 	const cs_metric_info *metrics; /* copied */
@@ -61,6 +71,13 @@ typedef struct cs_engine_opts {
 	const char *const *meta_kv; /* more string members: key, value, ...,
 				  NULL; escaped here (borrowed for the call
 				  to cs_engine_new, copied) */
+	int ranges_in_windows; /* keep only ranges that overlap a window
+				  (window and trigger ranges always) */
+	uint64_t min_interval_ns, max_interval_ns; /* what a command may set;
+				  0 = interval_ns (the counter-data image is
+				  sized for it) and 100 x interval_ns */
+	cs_engine_reply_fn on_reply; /* command outcomes; NULL = none */
+	void *reply_ctx;
 } cs_engine_opts;
 
 /* Counter-data slots for one decode pass: the samples that accumulate in
@@ -121,6 +138,30 @@ int cs_engine_range(cs_engine *e, const cs_range *r);
 void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns);
 void cs_engine_window_close(cs_engine *e, uint64_t t_ns);
 int cs_engine_window_depth(cs_engine *e);
+
+/* A daemon's command (docs/protocol.md, COMMAND): op is a cs_wire_op;
+ * value the window's length in ns (0 = until closed) or the interval. */
+typedef struct cs_engine_cmd {
+	uint32_t id;
+	int op;
+	uint64_t value;
+	char name[128];
+} cs_engine_cmd;
+
+/* Hands a command to the control thread, which applies it and answers
+ * through opts.on_reply (done, or refused with the reason):
+ *   OPEN      opens a window now (a "trigger" range records the request:
+ *             [now, now + value]); while one is open, extends it;
+ *   CLOSE     closes the window a command opened;
+ *   INTERVAL  only between windows, within [min, max]_interval_ns;
+ *   FLUSH     decodes now and has the sender send what it holds.
+ * Any thread; never blocks. 0, or -EBUSY when too many are pending or
+ * the engine is closing. */
+int cs_engine_command(cs_engine *e, const cs_engine_cmd *c);
+
+/* idle / sampling / off (no device could be sampled); any thread. */
+int cs_engine_state(cs_engine *e);
+uint64_t cs_engine_interval(cs_engine *e);
 
 typedef struct cs_engine_stats {
 	uint64_t samples;        /* delivered to the sink */

@@ -41,6 +41,7 @@
 
 #include "catalog.h"
 #include "collector.h"
+#include "control.h"
 #include "cupti_source.h"
 #include "engine.h"
 #include "hooks.h"
@@ -48,6 +49,8 @@
 #include "output.h"
 #include "patterns.h"
 #include "store.h"
+#include "test_source.h"
+#include "wire.h"
 
 #define DEFAULT_METRICS \
 	"gr__cycles_elapsed.max,gpu__time_duration.sum,sm__cycles_active.avg," \
@@ -89,6 +92,11 @@ static struct {
 	atomic_int async_open;  /* window mode: async calls awaiting a sync point */
 	cs_engine *engine;
 	cs_out *out;
+	cs_link *link;          /* the daemon's commands, when one is there */
+	int mode;               /* cs_engine_mode */
+	int test;               /* CYCLESCOPE_SOURCE=test: no CUPTI at all */
+	pthread_t test_tid;     /* its stand-in for the application's calls */
+	atomic_int test_stop;
 	const char *status_path;
 	char name[256];
 	char cmdline[4096];
@@ -127,6 +135,11 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 static uint64_t now_ns(void)
 {
 	uint64_t t = 0;
+	if (g.test) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	cuptiGetTimestamp(&t);
 	return t;
 }
@@ -401,10 +414,19 @@ static void finish(void)
 {
 	if (!g.on || atomic_exchange(&g.finished, 1))
 		return;
-	if (!atomic_load(&g.cupti_dead))
+	if (g.test) {
+		atomic_store(&g.test_stop, 1);
+		pthread_join(g.test_tid, NULL);
+	} else if (!atomic_load(&g.cupti_dead)) {
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	}
+	/* the link reads no more: the run's end reads its ACK */
+	cs_link_stop(g.link);
 	cs_engine_stats st;
 	int rc = cs_engine_close(g.engine, "complete", &st);
+	if (rc != -ETIMEDOUT)
+		cs_link_free(g.link); /* else the control thread may still reply */
+	g.link = NULL;
 	const char *why = atomic_load(&g.contexts_seen) == 0
 		? "the program created no CUDA context"
 		: "the program did no GPU work the collector could see";
@@ -468,7 +490,7 @@ static int describe_metrics(void)
 		cs_cat_metric m;
 		cs_metric_info *mi = &g.metrics[i];
 		mi->name = g.metric_names[i];
-		if (cs_catalog_describe(chip, mi->name, &m) == 0) {
+		if (!g.test && cs_catalog_describe(chip, mi->name, &m) == 0) {
 			mi->unit = m.unit ? strdup(m.unit) : NULL;
 			mi->kind = m.kind ? strdup(m.kind) : NULL;
 		}
@@ -546,6 +568,52 @@ static void refuse(const char *fmt, ...)
 	cs_out_status_none(g.status_path, why);
 }
 
+/* The job this process belongs to, for grouping ranks on the daemon's
+ * collectors page: --job, else what the launcher exported. */
+static const char *job_id(void)
+{
+	static const char *const vars[] = {"CYCLESCOPE_JOB", "SLURM_JOB_ID",
+					   "TORCHELASTIC_RUN_ID", "LSB_JOBID", "PBS_JOBID",
+					   "FLUX_JOB_ID"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+		if (getenv(vars[i]) && *getenv(vars[i]))
+			return getenv(vars[i]);
+	return "";
+}
+
+/* CYCLESCOPE_SOURCE=test: what an application's hooked calls would add,
+ * one cudaLaunchKernel range every 10 ms. */
+static void *test_app(void *arg)
+{
+	(void)arg;
+	int64_t tid = tid_now();
+	while (!atomic_load(&g.test_stop)) {
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+		uint64_t t0 = now_ns();
+		cs_range r;
+		cs_range_init(&r, "api", "cudaLaunchKernel", t0, t0 + 1000);
+		r.pid = g.pid;
+		r.tid = tid;
+		cs_engine_range(g.engine, &r);
+	}
+	return NULL;
+}
+
+/* CYCLESCOPE_SOURCE=test: the clock's samplers for CYCLESCOPE_TEST_DEVICES
+ * devices and the stand-in application, no CUPTI call at all. */
+static void start_test(void)
+{
+	unsigned n = (unsigned)env_u64("CYCLESCOPE_TEST_DEVICES", 1);
+	for (unsigned d = 0; d < n && d < MAX_DEVICES; d++) {
+		cs_pm_source *src = cs_test_source_new(d);
+		if (src)
+			cs_engine_add_source(g.engine, src, START_WAIT_MS);
+	}
+	if (pthread_create(&g.test_tid, NULL, test_app, NULL) != 0)
+		cs_log(CS_LOG_WARN, "collector: test source: no application thread");
+}
+
 static void init_once(void)
 {
 	char err[512];
@@ -557,7 +625,23 @@ static void init_once(void)
 	g.pid = getpid();
 	g.status_path = getenv("CYCLESCOPE_STATUS");
 	read_cmdline();
-	g.window = !strcmp(env_or("CYCLESCOPE_MODE", "continuous"), "window");
+	const char *mode = env_or("CYCLESCOPE_MODE", "continuous");
+	g.mode = !strcmp(mode, "window")  ? CS_ENGINE_WINDOW
+		 : !strcmp(mode, "armed") ? CS_ENGINE_ARMED
+		 : !strcmp(mode, "continuous") ? CS_ENGINE_CONTINUOUS
+					       : -1;
+	if (g.mode < 0) {
+		refuse("CYCLESCOPE_MODE='%s': expected continuous, window or armed", mode);
+		return;
+	}
+	g.window = g.mode == CS_ENGINE_WINDOW;
+	const char *ranges = env_or("CYCLESCOPE_RANGES",
+				    g.mode == CS_ENGINE_ARMED ? "in-windows" : "always");
+	if (strcmp(ranges, "always") && strcmp(ranges, "in-windows")) {
+		refuse("CYCLESCOPE_RANGES='%s': expected always or in-windows", ranges);
+		return;
+	}
+	g.test = !strcmp(env_or("CYCLESCOPE_SOURCE", "cupti"), "test");
 	g.nvtx = env_u64("CYCLESCOPE_NVTX", 0) != 0;
 	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {
 		refuse("CYCLESCOPE_DEVICES='%s': expected 'all' or device ordinals like 0,1",
@@ -571,7 +655,7 @@ static void init_once(void)
 		cs_pat_free(apis);
 		return;
 	}
-	int rc = cs_hooks_build(apis, &g.hooks, err, sizeof err);
+	int rc = g.test ? 0 : cs_hooks_build(apis, &g.hooks, err, sizeof err);
 	cs_pat_free(apis);
 	if (rc < 0) {
 		refuse("%s", err);
@@ -582,14 +666,21 @@ static void init_once(void)
 		refuse("out of memory");
 		return;
 	}
-	if (subscribe() < 0)
+	if (!g.test && subscribe() < 0)
 		return;
 	if (describe_metrics() < 0) {
 		refuse("out of memory");
-		cuptiUnsubscribe(g.sub);
+		if (!g.test)
+			cuptiUnsubscribe(g.sub);
 		return;
 	}
 	uint64_t interval = env_u64("CYCLESCOPE_INTERVAL_NS", 100000);
+	if (!interval) {
+		refuse("CYCLESCOPE_INTERVAL_NS=0: expected a sampling interval in ns");
+		return;
+	}
+	uint64_t min_interval = env_u64("CYCLESCOPE_MIN_INTERVAL_NS", interval);
+	uint64_t max_interval = env_u64("CYCLESCOPE_MAX_INTERVAL_NS", interval * 100);
 	uint64_t buffer_mb = env_u64("CYCLESCOPE_BUFFER_MB", 256);
 	cs_out_opts oo = {
 		.db_only = !strcmp(env_or("CYCLESCOPE_OUTPUT", "auto"), "db"),
@@ -600,9 +691,31 @@ static void init_once(void)
 			 .cmdline = g.cmdline, .pid = g.pid},
 	};
 	g.out = cs_out_new(&oo);
+	const char *job = job_id();
+	char devices[32];
+	snprintf(devices, sizeof devices, "0-%llu",
+		 (unsigned long long)env_u64("CYCLESCOPE_TEST_DEVICES", 1) - 1);
+	cs_link_opts lo = {
+		.mode = g.mode == CS_ENGINE_ARMED ? CS_WIRE_MODE_ARMED
+			: g.window ? CS_WIRE_MODE_WINDOW : CS_WIRE_MODE_CONTINUOUS,
+		.job = job,
+		.devices = g.test ? devices : env_or("CYCLESCOPE_DEVICES", "all"),
+		.metrics = env_or("CYCLESCOPE_METRICS", DEFAULT_METRICS),
+		.min_interval_ns = min_interval,
+		.max_interval_ns = max_interval,
+	};
+	/* A daemon to talk to: register now, so it can arm and trigger this
+	 * process before it records anything. */
+	if (g.out && !oo.db_only) {
+		g.link = cs_link_start(&lo, g.out, err, sizeof err);
+		if (!g.link && g.mode == CS_ENGINE_ARMED)
+			cs_log(CS_LOG_WARN, "collector: armed, but no daemon takes commands (%s); "
+			       "nothing will be sampled", err);
+	}
 	const char *meta_kv[] = {"collector", "libcyclescope_collector",
 				 "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
-				 "kernels", env_or("CYCLESCOPE_KERNELS", "*"), NULL};
+				 "kernels", env_or("CYCLESCOPE_KERNELS", "*"),
+				 *job ? "job" : NULL, job, NULL};
 	cs_engine_opts o = {
 		.metrics = g.metrics,
 		.nmetrics = g.nmetrics,
@@ -610,26 +723,39 @@ static void init_once(void)
 		.buffer_bytes = (size_t)buffer_mb << 20,
 		.max_samples = cs_engine_slots(interval, DECODE_MS, STALL_MS),
 		.decode_ms = DECODE_MS,
-		.mode = g.window ? CS_ENGINE_WINDOW : CS_ENGINE_CONTINUOUS,
-		.keep_sources = 1,
+		.mode = g.mode,
+		.keep_sources = !g.test,
 		.meta_kv = meta_kv,
+		.ranges_in_windows = !strcmp(ranges, "in-windows"),
+		.min_interval_ns = min_interval,
+		.max_interval_ns = max_interval,
+		.on_reply = cs_link_reply_fn,
+		.reply_ctx = g.link,
 	};
 	g.engine = g.out ? cs_engine_new(&o, &cs_out_sink_ops, g.out, err, sizeof err) : NULL;
 	if (!g.engine) {
 		refuse("%s", g.out ? err : "out of memory");
-		cuptiUnsubscribe(g.sub);
+		if (!g.test)
+			cuptiUnsubscribe(g.sub);
+		cs_link_free(g.link);
+		g.link = NULL;
 		cs_out_free(g.out);
 		g.out = NULL;
 		return;
 	}
+	cs_link_set_engine(g.link, g.engine);
 	g.on = 1;
-	enable_callbacks();
-	enable_activity();
+	if (g.test) {
+		start_test();
+	} else {
+		enable_callbacks();
+		enable_activity();
+	}
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, in_child);
 	cs_log(CS_LOG_INFO, "collector: %zu metrics, %zu API callbacks hooked, %s mode, "
-	       "interval %llu ns", g.nmetrics, cs_hooks_count(&g.hooks),
-	       g.window ? "window" : "continuous", (unsigned long long)interval);
+	       "interval %llu ns%s", g.nmetrics, cs_hooks_count(&g.hooks), mode,
+	       (unsigned long long)interval, g.link ? ", registered with the daemon" : "");
 }
 
 int InitializeInjection(void)

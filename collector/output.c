@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 
 struct cs_out {
 	cs_out_opts o;
+	pthread_mutex_t mu; /* p while no run began: the control link may
+			       replace it (cs_out_reconnect) */
+	int begun;          /* under mu */
 	cs_store *store;
 	cs_producer *p;
 	char where[600]; /* "the daemon at PATH" or "FILE" */
@@ -27,10 +31,29 @@ cs_out *cs_out_new(const cs_out_opts *o)
 	cs_out *out = calloc(1, sizeof *out);
 	if (out) {
 		out->o = *o;
+		pthread_mutex_init(&out->mu, NULL);
 		out->p = o->producer;
 		snprintf(out->where, sizeof out->where, "%s", o->producer ? "the given output" : "");
 	}
 	return out;
+}
+
+/* The daemon's socket: 0, or -ENOTCONN with the reason in err. */
+static int open_socket(cs_out *out, char *sock, size_t socklen, char *err, size_t errlen)
+{
+	if (out->o.socket && *out->o.socket)
+		snprintf(sock, socklen, "%s", out->o.socket);
+	else
+		cs_producer_default_socket(sock, socklen);
+	out->p = cs_producer_socket(sock, err, errlen);
+	if (!out->p)
+		return -ENOTCONN;
+	cs_producer_set_send_timeout(out->p, out->o.send_timeout_ms);
+	/* the run's end waits for the daemon's commit no longer than a
+	 * stalled send would */
+	cs_producer_set_ack_timeout(out->p, out->o.send_timeout_ms);
+	snprintf(out->where, sizeof out->where, "the daemon at %.500s", sock);
+	return 0;
 }
 
 /* The daemon's socket unless db_only, else (or when no daemon answers)
@@ -39,19 +62,8 @@ static int out_open(cs_out *out)
 {
 	char err[512], sock[512];
 	if (!out->o.db_only) {
-		if (out->o.socket && *out->o.socket)
-			snprintf(sock, sizeof sock, "%s", out->o.socket);
-		else
-			cs_producer_default_socket(sock, sizeof sock);
-		out->p = cs_producer_socket(sock, err, sizeof err);
-		if (out->p) {
-			cs_producer_set_send_timeout(out->p, out->o.send_timeout_ms);
-			/* the run's end waits for the daemon's commit no longer
-			 * than a stalled send would */
-			cs_producer_set_ack_timeout(out->p, out->o.send_timeout_ms);
-			snprintf(out->where, sizeof out->where, "the daemon at %.500s", sock);
+		if (open_socket(out, sock, sizeof sock, err, sizeof err) == 0)
 			return 0;
-		}
 		cs_log(CS_LOG_INFO, "collector: no daemon at %s (%s); writing the database file",
 		       sock, err);
 	}
@@ -73,14 +85,46 @@ static int out_open(cs_out *out)
 static int o_begin(void *ctx, const char *meta)
 {
 	cs_out *out = ctx;
-	if (!out->p) {
-		int rc = out_open(out);
-		if (rc < 0)
-			return rc;
-	}
+	pthread_mutex_lock(&out->mu);
+	out->begun = 1;
+	int rc = out->p ? 0 : out_open(out);
+	pthread_mutex_unlock(&out->mu);
+	if (rc < 0)
+		return rc;
 	cs_run_info info = out->o.info;
 	info.meta = meta;
 	return cs_producer_begin(out->p, &info);
+}
+
+cs_producer *cs_out_connect(cs_out *out, char *err, size_t errlen)
+{
+	char sock[512];
+	pthread_mutex_lock(&out->mu);
+	if (!out->p && !out->begun && !out->o.db_only)
+		open_socket(out, sock, sizeof sock, err, errlen);
+	else if (out->o.db_only)
+		snprintf(err, errlen, "the output is the database file only");
+	cs_producer *p = out->p && !out->store ? out->p : NULL;
+	pthread_mutex_unlock(&out->mu);
+	return p;
+}
+
+cs_producer *cs_out_reconnect(cs_out *out, char *err, size_t errlen)
+{
+	char sock[512];
+	pthread_mutex_lock(&out->mu);
+	cs_producer *p = NULL;
+	if (out->begun) {
+		snprintf(err, errlen, "the run began on the lost connection");
+	} else {
+		if (!out->o.producer)
+			cs_producer_free(out->p);
+		out->p = NULL;
+		if (open_socket(out, sock, sizeof sock, err, errlen) == 0)
+			p = out->p;
+	}
+	pthread_mutex_unlock(&out->mu);
+	return p;
 }
 
 static int o_add_device(void *ctx, const cs_device_info *d)
@@ -172,6 +216,7 @@ void cs_out_free(cs_out *o)
 	if (!o->o.producer)
 		cs_producer_free(o->p);
 	cs_store_close(o->store);
+	pthread_mutex_destroy(&o->mu);
 	free(o);
 }
 

@@ -44,6 +44,18 @@ typedef struct cs_out cs_out;
 /* Opens nothing yet. NULL when out of memory. */
 cs_out *cs_out_new(const cs_out_opts *o);
 
+/* A control link's connection (collector/control.h): connects to the
+ * daemon now rather than at the run's start, so that the collector can
+ * register while it samples nothing. The socket producer, or NULL (no
+ * daemon, or db_only) with the reason in err; the run then goes where it
+ * would have gone. Owned by the output. */
+cs_producer *cs_out_connect(cs_out *o, char *err, size_t errlen);
+
+/* The connection was lost before a run began on it: a new one (the old
+ * producer freed), or NULL with the reason in err (the daemon is still
+ * away, or a run began on the lost one). */
+cs_producer *cs_out_reconnect(cs_out *o, char *err, size_t errlen);
+
 /* The engine's sink: ctx is the cs_out. */
 extern const cs_sink_ops cs_out_sink_ops;
 

@@ -79,6 +79,12 @@ typedef struct cs_pm_source_ops {
 	 * errno; a failed decode is reported once by the engine, which then
 	 * stops using the source. */
 	int (*decode)(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen);
+	/* Changes the sampling interval of a configured, stopped sampler
+	 * (a daemon's command between windows); *interval gets the value in
+	 * the trigger's unit, as cs_pm_setup.interval. NULL = cannot. 0 or
+	 * a negative errno with the reason in err. */
+	int (*set_interval)(cs_pm_source *s, uint64_t interval_ns, uint64_t *interval,
+			    char *err, size_t errlen);
 	/* Releases everything; after stop when started. */
 	void (*destroy)(cs_pm_source *s);
 } cs_pm_source_ops;

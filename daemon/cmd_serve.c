@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "collectors.h"
 #include "config.h"
 #include "http.h"
 #include "ingest.h"
@@ -31,7 +32,8 @@ static int run_serve(int argc, char **argv);
 const cs_cmd cs_cmd_serve = {
 	"serve", run_serve, "run the daemon: ingest socket, single writer, HTTP API",
 	"usage: cyclescope serve [--db F] [--listen HOST:PORT] [--socket PATH]\n"
-	"                        [--config F] [--token T] [--log F] [--ship-to URL]\n\n"
+	"                        [--config F] [--token T] [--log F] [--ship-to URL]\n"
+	"                        [--read-only]\n\n"
 	"Runs the node's daemon in the foreground: producers (the collector,\n"
 	"'cyclescope import --socket') stream runs into the ingest socket, one\n"
 	"writer thread commits them to the database, and the HTTP API\n"
@@ -47,7 +49,9 @@ const cs_cmd cs_cmd_serve = {
 	"  --log F           log to F instead of standard error (SIGHUP reopens it)\n"
 	"  --ship-to URL     ship everything committed to ClickHouse's HTTP interface\n"
 	"                    (sink.clickhouse.url; the other [sink.clickhouse] keys in\n"
-	"                    the config file; docs/fleet.md)\n\n"
+	"                    the config file; docs/fleet.md)\n"
+	"  --read-only       refuse what changes anything over HTTP: collector commands\n"
+	"                    (triggers) and run deletion (read_only = 1)\n\n"
 	"Stop it with SIGTERM or Ctrl-C: queued data is committed before it exits.\n",
 };
 
@@ -86,6 +90,7 @@ static int set_level(const char *name)
 typedef struct parts {
 	cs_ingest *in;
 	cs_ship *ship;
+	cs_collectors *reg;
 } parts;
 
 static void metrics_cb(void *ctx, cs_buf *out)
@@ -105,15 +110,33 @@ static int delete_cb(void *ctx, const char *uuid, int64_t *run, char *err, size_
 	return cs_ingest_delete_run(((parts *)ctx)->in, uuid, run, err, errlen);
 }
 
+static void collectors_cb(void *ctx, cs_buf *out)
+{
+	cs_collectors_json(((parts *)ctx)->reg, out);
+}
+
+static int command_cb(void *ctx, uint64_t id, int op, uint64_t value, const char *name,
+		      char *msg, size_t msglen)
+{
+	return cs_collectors_command(((parts *)ctx)->reg, id, op, value, name, 2000, msg, msglen);
+}
+
+static void follow_cb(void *ctx, int delta)
+{
+	cs_ingest_followers(((parts *)ctx)->in, delta);
+}
+
 static int run_serve(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_serve;
 	const char *db = NULL, *listen = NULL, *sock = NULL, *conf = NULL, *token = NULL,
 		   *logf = NULL, *ship_to = NULL;
+	int read_only = 0;
 	const cs_opt opts[] = {{"db", &db, NULL},	  {"listen", &listen, NULL},
 			       {"socket", &sock, NULL},	  {"config", &conf, NULL},
 			       {"token", &token, NULL},	  {"log", &logf, NULL},
-			       {"ship-to", &ship_to, NULL}, {NULL, NULL, NULL}};
+			       {"ship-to", &ship_to, NULL}, {"read-only", NULL, &read_only},
+			       {NULL, NULL, NULL}};
 	const char *pos[1];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 0, &npos);
@@ -144,6 +167,8 @@ static int run_serve(int argc, char **argv)
 		return cs_cli_usage_error(cmd, "--%s", err);
 	if (rc < 0)
 		return cs_cli_fail(cmd, "%s", err);
+	if (read_only)
+		c.read_only = 1;
 	if (!cs_config_is_loopback(c.listen) && !c.token[0])
 		return cs_cli_fail(cmd,
 				   "refusing to listen on %s without a token: pass --token (or "
@@ -174,8 +199,14 @@ static int run_serve(int argc, char **argv)
 	cs_store *s = cs_store_open(c.db, CS_OPEN_CREATE, err, sizeof err);
 	if (!s)
 		return cs_cli_fail(cmd, "%s", err);
+	cs_collectors *reg = cs_collectors_new();
+	if (!reg) {
+		cs_store_close(s);
+		return cs_cli_fail(cmd, "out of memory");
+	}
 	cs_ingest_opts io = {c.socket,	     c.queue_mb << 20,	 c.commit_ms,
-			     c.commit_values, c.partial_flush_ms, c.max_connections};
+			     c.commit_values, c.partial_flush_ms, c.max_connections,
+			     reg,	     c.live_flush_ms};
 	/* SQLite's caches (64 MiB a connection: the writer's and every
 	 * request's) give memory back past this, so many requests at once do
 	 * not add up to many caches. */
@@ -183,9 +214,10 @@ static int run_serve(int argc, char **argv)
 	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
 	if (!in) {
 		cs_store_close(s);
+		cs_collectors_free(reg);
 		return cs_cli_fail(cmd, "%s", err);
 	}
-	parts p = {in, NULL};
+	parts p = {in, NULL, reg};
 	if (c.ch.url[0]) {
 		cs_ship_opts so = {.db_path = c.db, .url = c.ch.url, .database = c.ch.database,
 				   .prefix = c.ch.table_prefix, .host = c.ch.host, .cluster = c.ch.cluster,
@@ -211,7 +243,11 @@ static int run_serve(int argc, char **argv)
 			   metrics_cb,
 			   &p,
 			   degraded_cb,
-			   delete_cb};
+			   delete_cb,
+			   collectors_cb,
+			   command_cb,
+			   follow_cb,
+			   (int)c.read_only};
 	cs_http *h = cs_http_start(&ho, err, sizeof err);
 	if (!h) {
 		cs_ship_stop(p.ship);
@@ -248,6 +284,7 @@ static int run_serve(int argc, char **argv)
 	cs_http_stop(h);
 	cs_ship_stop(p.ship);
 	rc = cs_ingest_stop(in);
+	cs_collectors_free(reg);
 	fprintf(stderr, "cyclescope serve: stopped%s\n", rc ? " with a store error (see the log)" : ", everything committed");
 	cs_log_set_stream(NULL);
 	if (log_file)

@@ -33,6 +33,8 @@ static const key keys[] = {
 	U("commit_ms", commit_ms, 1, 60000),
 	U("commit_values", commit_values, 1000, 1000000000),
 	U("partial_flush_ms", partial_flush_ms, 1, 3600000),
+	U("live_flush_ms", live_flush_ms, 10, 3600000),
+	U("read_only", read_only, 0, 1),
 	U("max_connections", max_connections, 1, 10000),
 	U("http_connections", http_connections, 1, 10000),
 	U("http_busy", http_busy, 1, 1024),
@@ -65,6 +67,7 @@ void cs_config_defaults(cs_config *c)
 	c->commit_ms = 50;
 	c->commit_values = 4u << 20;
 	c->partial_flush_ms = 1000;
+	c->live_flush_ms = 100;
 	c->max_connections = 256;
 	c->http_connections = 64;
 	c->http_busy = 2;

@@ -23,6 +23,8 @@ typedef struct cs_config {
 	uint64_t commit_ms;        /* commit at least this often while ingesting */
 	uint64_t commit_values;    /* ... or after this many values */
 	uint64_t partial_flush_ms; /* write partially filled chunks this often */
+	uint64_t live_flush_ms;    /* ... and this often while a run is followed */
+	uint64_t read_only;        /* 1: HTTP refuses commands and deletions */
 	uint64_t max_connections;  /* ingest connections */
 	uint64_t http_connections;
 	uint64_t http_busy;

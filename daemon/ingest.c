@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collectors.h"
 #include "log.h"
 #include "reader.h"
 #include "prom.h"
@@ -112,6 +113,7 @@ struct cs_ingest {
 	/* readers' buffers (unfinished frames), bounded */
 	atomic_uint_fast64_t partial_bytes;
 	uint64_t partial_budget;
+	atomic_int followers; /* live followers (HTTP): partial chunks sooner */
 };
 
 #define RESUME_RETRY_MS 1000
@@ -321,6 +323,11 @@ static void try_resume(cs_ingest *in)
 	cs_log(CS_LOG_INFO, "ingest: the database can be written again; accepting runs");
 }
 
+void cs_ingest_followers(cs_ingest *in, int delta)
+{
+	atomic_fetch_add(&in->followers, delta);
+}
+
 const char *cs_ingest_degraded(cs_ingest *in)
 {
 	int e = atomic_load(&in->degraded);
@@ -493,6 +500,9 @@ static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
 		} else {
 			open_link(in, c);
 			atomic_fetch_add(&in->st.runs_begun, 1);
+			if (in->o.collectors)
+				cs_collectors_set_run(in->o.collectors, c->id, cs_writer_run(c->w),
+						      c->uuid);
 			/* the run's row committed now, not at the next batch: a
 			 * run that was begun always leaves a row */
 			int crc = cs_store_commit_ex(s, 0);
@@ -731,7 +741,11 @@ static void *writer_main(void *arg)
 		int due = now - last_commit >= in->o.commit_ms ||
 			  cs_store_pending(in->s) >= in->o.commit_values;
 		if (dirty && (due || stop)) {
-			int partial = stop || now - last_partial >= in->o.partial_flush_ms;
+			uint64_t every = in->o.partial_flush_ms;
+			if (atomic_load(&in->followers) > 0 && in->o.live_flush_ms &&
+			    in->o.live_flush_ms < every)
+				every = in->o.live_flush_ms;
+			int partial = stop || now - last_partial >= every;
 			int rc = atomic_load(&in->degraded) ? 0 : cs_store_commit_ex(in->s, partial);
 			if (rc && !degrade(in, rc)) {
 				cs_log(CS_LOG_ERROR, "ingest: commit failed: %s", cs_store_errmsg(in->s));
@@ -752,6 +766,33 @@ static void *writer_main(void *arg)
 
 /* ---- connections ---- */
 
+/* A collector's control frame (REGISTER, STATUS, REPLY): handled by the
+ * reader, for the registry; 1 when m was one. */
+static int control_frame(cs_ingest *in, conn_state *cs, const cs_wire_msg *m, long long pid,
+			 const char *host, const char *cmdline, int *registered)
+{
+	cs_collectors *r = in->o.collectors;
+	switch (m->type) {
+	case CS_WIRE_REGISTER:
+		if (r) {
+			cs_collectors_register(r, cs->id, cs->fd, &cs->fd_mu, pid, host, cmdline,
+					       &m->u.reg);
+			*registered = 1;
+		}
+		return 1;
+	case CS_WIRE_STATUS:
+		if (r && *registered)
+			cs_collectors_status(r, cs->id, &m->u.report);
+		return 1;
+	case CS_WIRE_REPLY:
+		if (r && *registered)
+			cs_collectors_reply(r, cs->id, &m->u.reply);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void *conn_main(void *arg)
 {
 	conn_thread *ct = arg;
@@ -762,6 +803,8 @@ static void *conn_main(void *arg)
 	uint64_t stream_off = 0; /* stream offset of buf[start] */
 	char err[512];
 	long long pid = 0;
+	char *host = NULL, *cmdline = NULL; /* the HELLO's, for a REGISTER */
+	int registered = 0;
 	size_t charged = 0; /* buf's bytes counted in in->partial_bytes */
 	for (;;) {
 		if (atomic_load(&cs->abort))
@@ -790,8 +833,22 @@ static void *conn_main(void *arg)
 				       (unsigned long long)stream_off, err);
 				goto out;
 			}
-			if (it->msg.type == CS_WIRE_HELLO)
+			if (it->msg.type == CS_WIRE_HELLO) {
 				pid = it->msg.u.hello.pid; /* for log lines; cs belongs to the writer */
+				free(host);
+				free(cmdline);
+				host = strdup(it->msg.u.hello.host ? it->msg.u.hello.host : "");
+				cmdline = strdup(it->msg.u.hello.cmdline ? it->msg.u.hello.cmdline : "");
+			}
+			if (control_frame(in, cs, &it->msg, pid, host, cmdline, &registered)) {
+				/* the registry's, not the writer's: never queued */
+				atomic_fetch_add(&in->st.frames, 1);
+				cs_wire_msg_free(&it->msg);
+				free(it);
+				start += used;
+				stream_off += used;
+				continue;
+			}
 			it->kind = ITEM_MSG;
 			it->conn = cs;
 			it->bytes = msg_bytes(&it->msg);
@@ -855,6 +912,10 @@ static void *conn_main(void *arg)
 out:
 	atomic_fetch_sub(&in->partial_bytes, charged);
 	cs_buf_free(&buf);
+	if (registered)
+		cs_collectors_gone(in->o.collectors, cs->id); /* before the fd closes */
+	free(host);
+	free(cmdline);
 	shutdown(ct->fd, SHUT_RDWR);
 	pthread_mutex_lock(&cs->fd_mu);
 	cs->reader_done = 1; /* before ct->done: the fd may be closed after */

@@ -46,6 +46,9 @@ typedef struct cs_ingest_opts {
 	uint64_t commit_values;
 	uint64_t partial_flush_ms;
 	uint64_t max_connections;
+	struct cs_collectors *collectors; /* collectors that register (REGISTER)
+					     go here; NULL = none (borrowed) */
+	uint64_t live_flush_ms; /* partial chunks this often while followed */
 } cs_ingest_opts;
 
 typedef struct cs_ingest cs_ingest;
@@ -59,6 +62,11 @@ cs_ingest *cs_ingest_start(cs_store *s, const cs_ingest_opts *o, char *err, size
  * drains the queue, commits, checkpoints the WAL, closes the store and
  * frees everything. Returns 0 or the first store error. */
 int cs_ingest_stop(cs_ingest *in);
+
+/* A follower of a running run came (delta 1) or went (-1): while any
+ * follows, partially filled chunks are written every live_flush_ms
+ * rather than every partial_flush_ms, so new samples show within it. */
+void cs_ingest_followers(cs_ingest *in, int delta);
 
 /* NULL while the store takes writes, else why not ("disk full", "I/O
  * error"): open runs were cut and new ones are refused until it can. */

@@ -14,6 +14,9 @@
 /* the plain declarations: the calls go through the pointers below */
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
+
+#include "curl_lib.h"
+#define lc (*cs_curl())
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -92,61 +95,6 @@ typedef struct shipper {
 	cs_ship_stats st;
 	char err[1024];
 } shipper;
-
-/* libcurl is loaded when shipping first needs it, not at every start of
- * the program: linked, it pulled in about 25 libraries (TLS, Kerberos,
- * LDAP, SSH...) and half of every command's start-up time (6.2 -> 3.1 ms
- * for a program linking what cyclescope links). */
-static struct {
-	CURLcode (*global_init)(long);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_perform)(CURL *);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	void (*easy_reset)(CURL *);
-	void (*easy_cleanup)(CURL *);
-	const char *(*easy_strerror)(CURLcode);
-	char *(*easy_escape)(CURL *, const char *, int);
-	void (*free)(void *);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	void (*slist_free_all)(struct curl_slist *);
-	char err[300]; /* why it is not loaded; "" once it is */
-} lc;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init(void)
-{
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(lc.err, sizeof lc.err, "cannot load libcurl (install libcurl4): %s",
-			 dlerror());
-		return;
-	}
-	struct {
-		void **fn;
-		const char *name;
-	} syms[] = {
-		{(void **)&lc.global_init, "curl_global_init"},
-		{(void **)&lc.easy_init, "curl_easy_init"},
-		{(void **)&lc.easy_setopt, "curl_easy_setopt"},
-		{(void **)&lc.easy_perform, "curl_easy_perform"},
-		{(void **)&lc.easy_getinfo, "curl_easy_getinfo"},
-		{(void **)&lc.easy_reset, "curl_easy_reset"},
-		{(void **)&lc.easy_cleanup, "curl_easy_cleanup"},
-		{(void **)&lc.easy_strerror, "curl_easy_strerror"},
-		{(void **)&lc.easy_escape, "curl_easy_escape"},
-		{(void **)&lc.free, "curl_free"},
-		{(void **)&lc.slist_append, "curl_slist_append"},
-		{(void **)&lc.slist_free_all, "curl_slist_free_all"},
-	};
-	for (size_t i = 0; i < sizeof syms / sizeof *syms; i++)
-		if (!(*syms[i].fn = dlsym(h, syms[i].name))) {
-			snprintf(lc.err, sizeof lc.err, "libcurl.so.4 has no %s", syms[i].name);
-			return;
-		}
-	if (lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		snprintf(lc.err, sizeof lc.err, "libcurl: global initialisation failed");
-}
 
 static uint64_t now_ns(void)
 {
@@ -613,7 +561,7 @@ static int shipper_init(shipper *sh, const cs_ship_opts *o, char *err, size_t er
 {
 	memset(sh, 0, sizeof *sh);
 	sh->o = *o;
-	pthread_once(&curl_once, curl_init);
+	const cs_curl_fns *lcp = cs_curl();
 	if (!o->url || (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))) {
 		snprintf(err, errlen, "ClickHouse URL '%s': expected http://HOST:PORT (its HTTP "
 			 "interface, usually port 8123)", o->url ? o->url : "");
@@ -652,8 +600,8 @@ static int shipper_init(shipper *sh, const cs_ship_opts *o, char *err, size_t er
 	/* Marks belong to a destination: the server, database and tables. */
 	snprintf(sh->target, sizeof sh->target, "clickhouse %s %s.%s", sh->url, sh->database,
 		 sh->prefix);
-	if (lc.err[0]) {
-		snprintf(err, errlen, "%s", lc.err);
+	if (lcp->err[0]) {
+		snprintf(err, errlen, "%s", lcp->err);
 		return -ENOSYS;
 	}
 	if (!(sh->curl = lc.easy_init())) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -39,6 +40,9 @@ struct cs_producer {
 	char errmsg[512];
 	const cs_range *extra; /* added before a complete end */
 	size_t nextra;
+	pthread_mutex_t wmu;   /* socket: one frame sequence on the wire at a time */
+	uint8_t unread[4096];  /* socket: bytes a control reader took, for wait_ack */
+	size_t nunread;
 };
 
 static int perr(cs_producer *p, int rc, const char *fmt, ...)
@@ -75,33 +79,68 @@ cs_producer *cs_producer_direct(cs_store *s)
 		return NULL;
 	p->s = s;
 	p->fd = -1;
+	pthread_mutex_init(&p->wmu, NULL);
 	return p;
+}
+
+/* Sends len bytes whole, under wmu: frames of another thread (a control
+ * link's) never land inside these. 0 or -errno. */
+static int send_all(cs_producer *p, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+	int rc = 0;
+	pthread_mutex_lock(&p->wmu);
+	while (off < len) {
+		ssize_t n = send(p->fd, data + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	pthread_mutex_unlock(&p->wmu);
+	return rc;
 }
 
 /* Writes the whole of out to the socket; blocks while the daemon applies
  * back-pressure. */
 static int flush_out(cs_producer *p)
 {
-	size_t off = 0;
-	while (off < p->out.len) {
-		ssize_t n = send(p->fd, p->out.data + off, p->out.len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-			p->out.len = 0;
-			if (e == EAGAIN || e == EWOULDBLOCK)
-				return perr(p, -ETIMEDOUT, "sending to the daemon: no progress "
-					    "within the send timeout (the daemon stopped reading)");
-			return perr(p, -e, "sending to the daemon: %s%s", strerror(e),
-				    e == EPIPE || e == ECONNRESET
-					    ? " (the daemon closed the connection; its log says why)"
-					    : "");
-		}
-		off += (size_t)n;
-	}
+	int rc = p->out.len ? send_all(p, p->out.data, p->out.len) : 0;
 	p->out.len = 0;
+	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
+		return perr(p, -ETIMEDOUT, "sending to the daemon: no progress "
+			    "within the send timeout (the daemon stopped reading)");
+	if (rc)
+		return perr(p, rc, "sending to the daemon: %s%s", strerror(-rc),
+			    rc == -EPIPE || rc == -ECONNRESET
+				    ? " (the daemon closed the connection; its log says why)"
+				    : "");
 	return 0;
+}
+
+int cs_producer_send_frame(cs_producer *p, const cs_wire_msg *m)
+{
+	if (p->fd < 0)
+		return -ENOTCONN;
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_wire_encode(&b, m);
+	if (!rc)
+		rc = send_all(p, b.data, b.len);
+	cs_buf_free(&b);
+	return rc;
+}
+
+int cs_producer_fd(const cs_producer *p) { return p->fd; }
+
+void cs_producer_unread(cs_producer *p, const void *data, size_t len)
+{
+	if (len > sizeof p->unread - p->nunread)
+		len = sizeof p->unread - p->nunread;
+	memcpy(p->unread + p->nunread, data, len);
+	p->nunread += len;
 }
 
 static int send_msg(cs_producer *p, const cs_wire_msg *m)
@@ -136,6 +175,7 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 	}
 	p->fd = fd;
 	p->ack_ms = CS_PRODUCER_ACK_MS;
+	pthread_mutex_init(&p->wmu, NULL);
 	char host[256] = "";
 	gethostname(host, sizeof host - 1);
 	cs_wire_msg m = {.type = CS_WIRE_HELLO};
@@ -281,7 +321,9 @@ static int64_t mono_ms(void)
 static int wait_ack(cs_producer *p)
 {
 	uint8_t buf[4096];
-	size_t len = 0;
+	size_t len = p->nunread;
+	memcpy(buf, p->unread, len);
+	p->nunread = 0;
 	int64_t deadline = mono_ms() + p->ack_ms;
 	for (;;) {
 		cs_wire_msg m;
@@ -403,6 +445,7 @@ void cs_producer_free(cs_producer *p)
 		close(p->fd);
 	}
 	cs_buf_free(&p->out);
+	pthread_mutex_destroy(&p->wmu);
 	free(p);
 }
 

@@ -5,7 +5,8 @@
  * daemon's ingest socket. The socket side is the project's one client.
  *
  * Errors: 0 or a negative errno; the message in cs_producer_errmsg().
- * Threads: one thread at a time per producer.
+ * Threads: one thread at a time per producer, except for a control
+ * link's cs_producer_send_frame/_fd/_unread (below).
  */
 #ifndef CS_PRODUCER_H
 #define CS_PRODUCER_H
@@ -69,6 +70,17 @@ uint64_t cs_producer_acked_samples(const cs_producer *p);
 
 /* Sends whatever is buffered now (socket); a no-op for direct writes. */
 int cs_producer_flush(cs_producer *p);
+
+/* A control link (collector/control.c) on a socket producer, from its own
+ * thread: sends one frame whole, never inside the producer's own frames
+ * (0, -ENOTCONN for direct, or -errno); reads frames from the fd while
+ * the producer's thread does not (a run's end, which waits for its ACK,
+ * comes only after the link stopped), and hands back the bytes of a
+ * frame it had begun to read when it stopped. */
+struct cs_wire_msg;
+int cs_producer_send_frame(cs_producer *p, const struct cs_wire_msg *m);
+int cs_producer_fd(const cs_producer *p);
+void cs_producer_unread(cs_producer *p, const void *data, size_t len);
 
 /* Abandons the open run: the store deletes it. */
 void cs_producer_discard(cs_producer *p);

@@ -24,6 +24,7 @@
 
 #include "csv.h"
 #include "corr_out.h"
+#include "wire.h"
 #include "report.h"
 #include "json.h"
 #include "log.h"
@@ -75,6 +76,8 @@ struct cs_http {
 typedef struct req {
 	cs_buf body;
 	int too_big;
+	char *owned[4]; /* decoded form fields (post_arg) */
+	unsigned nowned;
 } req;
 
 /* ---- responses ---- */
@@ -263,6 +266,7 @@ typedef struct stream {
 	cs_store *s;
 	cs_series_csv *series; /* series.csv */
 	cs_follow *follow;     /* follow: events as the run is committed */
+	int followed;          /* counted by opts.follow */
 	unsigned poll_ms, heartbeat_ms;
 	sqlite3_stmt *st;      /* ranges.csv, or the query's statement */
 	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
@@ -403,6 +407,8 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 
 static void stream_free(stream *s)
 {
+	if (s->followed && s->h->o.follow)
+		s->h->o.follow(s->h->o.metrics_ctx, -1);
 	cs_series_csv_close(s->series);
 	cs_follow_close(s->follow);
 	cs_sqlout_close(s->q);
@@ -999,9 +1005,14 @@ static enum MHD_Result get_follow(struct MHD_Connection *c, cs_http *h, cs_store
 		return owned_error(c, h, s, 500, "out of memory");
 	}
 	st->s = s;
+	st->h = h;
 	st->follow = f;
 	st->poll_ms = (unsigned)poll;
 	st->heartbeat_ms = (unsigned)hb;
+	if (h->o.follow) {
+		h->o.follow(h->o.metrics_ctx, 1);
+		st->followed = 1;
+	}
 	return queue_stream_as(c, h, st, "follow", "text/event-stream");
 }
 
@@ -1067,6 +1078,121 @@ static enum MHD_Result get_phases(struct MHD_Connection *c, cs_http *h, cs_store
 		r = queue(c, h, 200, format == CS_PHASES_JSON ? "application/json"
 				     : format == CS_PHASES_CSV ? "text/csv; charset=utf-8"
 							       : "text/plain; charset=utf-8", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+/* An argument of a POST: the query string's, else the form body's. */
+static const char *post_arg(struct MHD_Connection *c, req *rq, const char *name)
+{
+	const char *v = arg(c, name);
+	if (v || !rq->body.len)
+		return v;
+	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	if (!ctype || strncmp(ctype, "application/x-www-form-urlencoded", 33))
+		return NULL;
+	/* form_field decodes in place: work on a copy per field */
+	char *copy = malloc(rq->body.len + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, rq->body.data, rq->body.len);
+	copy[rq->body.len] = 0;
+	const char *f = rq->nowned < 4 ? form_field(copy, name) : NULL;
+	char *out = f ? strdup(f) : NULL;
+	if (out)
+		rq->owned[rq->nowned++] = out;
+	free(copy);
+	return out;
+}
+
+/* /api/v1/collectors[/{id}/window[/close]]: the live collectors, and
+ * commands to one (docs/http-api.md). */
+static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const char *path,
+				     const char *method, req *rq)
+{
+	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	if (!strcmp(path, "collectors")) {
+		if (!get)
+			return error(c, h, 405, "use GET");
+		cs_buf b = CS_BUF_INIT;
+		if (h->o.collectors)
+			h->o.collectors(h->o.metrics_ctx, &b);
+		else
+			cs_buf_append(&b, "[]", 2);
+		enum MHD_Result r = queue(c, h, 200, "application/json", &b);
+		cs_buf_free(&b);
+		return r;
+	}
+	char *end;
+	errno = 0;
+	unsigned long long id = strtoull(path + 11, &end, 10);
+	if (end == path + 11 || errno || *end != '/')
+		return error(c, h, 404, "no such endpoint: /api/v1/%s", path);
+	int op = !strcmp(end, "/window")	   ? CS_WIRE_OP_OPEN
+		 : !strcmp(end, "/window/close") ? CS_WIRE_OP_CLOSE
+		 : !strcmp(end, "/interval")	   ? CS_WIRE_OP_INTERVAL
+		 : !strcmp(end, "/flush")	   ? CS_WIRE_OP_FLUSH
+						   : 0;
+	if (!op)
+		return error(c, h, 404, "no such endpoint: /api/v1/%s", path);
+	if (strcmp(method, "POST"))
+		return error(c, h, 405, "use POST");
+	if (h->o.read_only)
+		return error(c, h, 403, "this daemon is read-only (read_only = 1): it sends no "
+				       "commands to collectors");
+	if (!h->o.command)
+		return error(c, h, 405, "this daemon sends no commands");
+	uint64_t value = 0;
+	const char *name = post_arg(c, rq, "name");
+	if (op == CS_WIRE_OP_OPEN) {
+		const char *sec = post_arg(c, rq, "seconds");
+		char *e2 = NULL;
+		double v = sec ? strtod(sec, &e2) : 0;
+		if (sec && (e2 == sec || *e2 || !(v > 0 && v <= 604800)))
+			return error(c, h, 400, "seconds: expected a duration in seconds, "
+					       "more than 0 and at most 604800 (a week)");
+		value = (uint64_t)(v * 1e9 + 0.5);
+	} else if (op == CS_WIRE_OP_INTERVAL) {
+		const char *ns = post_arg(c, rq, "ns");
+		char *e2 = NULL;
+		errno = 0;
+		value = ns ? strtoull(ns, &e2, 10) : 0;
+		if (!ns || e2 == ns || *e2 || errno || !value)
+			return error(c, h, 400, "ns: expected the new sampling interval in ns");
+	}
+	if (name && strlen(name) > 120)
+		return error(c, h, 400, "name: at most 120 bytes");
+	char msg[512];
+	int rc = h->o.command(h->o.metrics_ctx, id, op, value, name ? name : "", msg, sizeof msg);
+	if (rc == -EAGAIN) {
+		struct MHD_Response *resp;
+		char body[700];
+		cs_buf eb = CS_BUF_INIT;
+		cs_json_str(&eb, msg);
+		cs_buf_put_u8(&eb, 0);
+		snprintf(body, sizeof body, "{\"error\":%s}", (const char *)eb.data);
+		cs_buf_free(&eb);
+		atomic_fetch_add(&h->errors, 1);
+		resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
+		if (!resp)
+			return MHD_NO;
+		MHD_add_response_header(resp, "Content-Type", "application/json");
+		MHD_add_response_header(resp, "Retry-After", "1");
+		enum MHD_Result r = MHD_queue_response(c, 429, resp);
+		MHD_destroy_response(resp);
+		return r;
+	}
+	if (rc)
+		return error(c, h, rc == -ENOENT ? 404 : rc == -EPERM ? 409 : rc == -ETIMEDOUT ? 504
+								     : 502,
+			     "%s", msg);
+	cs_buf b = CS_BUF_INIT;
+	cs_json_raw(&b, "{\"collector\":");
+	cs_json_i64(&b, (int64_t)id);
+	cs_json_raw(&b, ",\"done\":");
+	cs_json_str(&b, msg);
+	cs_json_raw(&b, "}");
+	enum MHD_Result r = queue(c, h, 200, "application/json", &b);
 	cs_buf_free(&b);
 	return r;
 }
@@ -1164,6 +1290,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return error(c, h, 405, "use GET");
 		return do_correlate(c, h, 0);
 	}
+	if (!strcmp(path, "collectors") || !strncmp(path, "collectors/", 11))
+		return do_collectors(c, h, path, method, rq);
 	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
 		if (!get && (strcmp(method, "DELETE") || !strcmp(path, "runs")))
 			return error(c, h, 405, "use GET (or DELETE /api/v1/runs/RUN)");
@@ -1208,6 +1336,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			}
 			sqlite3_finalize(us);
 			cs_store_close(s);
+			if (h->o.read_only)
+				return error(c, h, 403, "this daemon is read-only (read_only = 1): "
+						       "it deletes no runs");
 			char why[600] = "";
 			rc = !h->o.delete_run ? -ENOTSUP
 			     : h->o.delete_run(h->o.metrics_ctx, uuid, &run, why, sizeof why);
@@ -1459,7 +1590,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	guard_waiting(h, c, 0);
 	atomic_fetch_add(&h->requests, 1);
 	/* Health and metrics never wait behind data work. */
-	int light = !strcmp(url, "/api/v1/health") || !strcmp(url, "/metrics");
+	int light = !strcmp(url, "/api/v1/health") || !strcmp(url, "/metrics") ||
+		    !strncmp(url, "/api/v1/collectors", 18);
 	if (!light)
 		sem_wait(&h->busy);
 	enum MHD_Result r = route(h, c, url, method, rq);
@@ -1476,6 +1608,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	req *rq = *con_cls;
 	if (rq) {
 		cs_buf_free(&rq->body);
+		for (unsigned i = 0; i < rq->nowned; i++)
+			free(rq->owned[i]);
 		free(rq);
 	}
 	*con_cls = NULL;

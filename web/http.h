@@ -38,6 +38,17 @@ typedef struct cs_http_opts {
 	 * daemon's writer (same ctx), its id in *run; NULL = 405. 0, -ENOENT,
 	 * -EBUSY, -EROFS or an error, why in err. */
 	int (*delete_run)(void *ctx, const char *uuid, int64_t *run, char *err, size_t errlen);
+	/* GET /api/v1/collectors: appends the live collectors' JSON array
+	 * (same ctx); NULL = an empty list */
+	void (*collectors)(void *ctx, cs_buf *out);
+	/* POST /api/v1/collectors/{id}/...: sends the command (a cs_wire_op)
+	 * and waits for its answer, in msg: 0, -EPERM (refused), -ENOENT,
+	 * -EAGAIN (rate-limited), -ETIMEDOUT, -EPIPE; NULL = 405 */
+	int (*command)(void *ctx, uint64_t id, int op, uint64_t value, const char *name,
+		       char *msg, size_t msglen);
+	/* a follower of a run started (+1) or ended (-1); NULL = none */
+	void (*follow)(void *ctx, int delta);
+	int read_only; /* refuse commands and deletions (403) */
 } cs_http_opts;
 
 typedef struct cs_http cs_http;

@@ -1,0 +1,59 @@
+/*
+ * collectors.h - the daemon's registry of live collectors (cs_collectors_*):
+ * every ingest connection that sent REGISTER (docs/protocol.md) is a
+ * collector the daemon can command. The ingest readers fill it (REGISTER,
+ * STATUS, REPLY, the connection's end), the writer says which run each
+ * one writes, and HTTP handlers list them and send commands.
+ *
+ * A command is sent on the collector's connection and waited for (its
+ * REPLY) at most wait_ms. Commands are rate-limited per collector (a
+ * bucket of CS_COLLECTORS_BURST, refilled at CS_COLLECTORS_RATE per
+ * second), so a storm of requests changes nothing beyond that.
+ *
+ * Threads: every function takes the registry's lock; any thread.
+ */
+#ifndef CS_COLLECTORS_H
+#define CS_COLLECTORS_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "wire.h"
+
+#define CS_COLLECTORS_BURST 5
+#define CS_COLLECTORS_RATE 2.0
+
+typedef struct cs_collectors cs_collectors;
+
+cs_collectors *cs_collectors_new(void);
+void cs_collectors_free(cs_collectors *r);
+
+/* An ingest connection registered: fd (and the lock its other writers
+ * take, fd_mu) stay valid until cs_collectors_gone(id). pid, host and
+ * cmdline come from its HELLO. A second REGISTER updates the entry. */
+void cs_collectors_register(cs_collectors *r, uint64_t id, int fd, pthread_mutex_t *fd_mu,
+			    int64_t pid, const char *host, const char *cmdline,
+			    const cs_wire_register *g);
+void cs_collectors_status(cs_collectors *r, uint64_t id, const cs_wire_report *s);
+void cs_collectors_reply(cs_collectors *r, uint64_t id, const cs_wire_reply *y);
+/* The connection ended (reader thread, before its fd closes). */
+void cs_collectors_gone(cs_collectors *r, uint64_t id);
+/* The writer began run (its uuid) on connection id. */
+void cs_collectors_set_run(cs_collectors *r, uint64_t id, int64_t run, const char *uuid);
+
+/* The live collectors as a JSON array (docs/http-api.md). */
+void cs_collectors_json(cs_collectors *r, cs_buf *out);
+
+/* Sends op (cs_wire_op) with value and name to collector id and waits up
+ * to wait_ms for its answer, copied into msg:
+ *   0           done
+ *   -EPERM      the collector refused (msg says why)
+ *   -ENOENT     no such live collector
+ *   -EAGAIN     rate-limited (msg says when to retry)
+ *   -ETIMEDOUT  no answer in time
+ *   -EPIPE      the connection could not take the frame */
+int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
+			  const char *name, unsigned wait_ms, char *msg, size_t msglen);
+
+#endif
