@@ -60,11 +60,16 @@ static const char tl_sql[] =
 	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
 	" WHERE run = ?1 AND device = ?2 AND seq0 >= ?3 AND t0_last >= ?4"
 	" ORDER BY seq0";
-/* The same by sample number (cs_scan.seq_to > 0). */
+/* The same by sample number (cs_scan.seq_to > 0). A timeline holds at
+ * most CS_CHUNK_MAX samples, so the ones that reach seq_from start past
+ * seq_from - CS_CHUNK_MAX: that bound lets the primary key seek to them,
+ * so reading the newest samples of a long run (series.csv?since=) costs
+ * what they are, not every timeline before them. */
+_Static_assert(CS_CHUNK_MAX == 65536, "tl_seq_sql spells CS_CHUNK_MAX");
 static const char tl_seq_sql[] =
 	"SELECT seq0, n, t0_first, t0_last, data FROM timelines"
-	" WHERE run = ?1 AND device = ?2 AND seq0 + n > ?3 AND seq0 < ?4"
-	" ORDER BY seq0";
+	" WHERE run = ?1 AND device = ?2 AND seq0 > ?3 - 65536 AND seq0 + n > ?3"
+	" AND seq0 < ?4 ORDER BY seq0";
 static const char ck_sql[] =
 	"SELECT count, vmin, vmax, vsum, id, seq0 FROM chunks"
 	" WHERE run = ?1 AND metric = ?2 AND device = ?3 AND seq0 = ?4";

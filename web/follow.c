@@ -80,7 +80,47 @@ static void sse(cs_buf *out, const char *event, const char *text, size_t len)
 	cs_json_raw(out, "\n");
 }
 
-/* New samples from next_t0 on, at most CS_FOLLOW_ROWS of them. */
+/* Appends the whole lines of text[0, len) to out as "data:" lines (CR
+ * dropped, empty lines skipped) with one reservation and memchr: every
+ * sample a follower sends passes through here. Adds the lines written to
+ * *rows and sets *last to where the last of them starts in text (the row
+ * whose t0 moves next_t0). Returns the bytes used (through the last line
+ * end; what follows it is left), or -ENOMEM. */
+static long data_lines(cs_buf *out, const char *text, size_t len, size_t *rows, size_t *last)
+{
+	size_t n = 0, used = 0;
+	if (!len)
+		return 0;
+	for (const char *q = text; (q = memchr(q, '\n', len - (size_t)(q - text))); q++) {
+		n++;
+		used = (size_t)(q - text) + 1;
+	}
+	if (!n)
+		return 0;
+	if (cs_buf_reserve(out, used + 7 * n))
+		return -ENOMEM;
+	uint8_t *o = out->data + out->len;
+	for (size_t i = 0; i < used;) {
+		const char *nl = memchr(text + i, '\n', used - i);
+		size_t e = (size_t)(nl - text), end = e > i && text[e - 1] == '\r' ? e - 1 : e;
+		if (end > i) {
+			*last = i;
+			memcpy(o, "data: ", 6);
+			memcpy(o + 6, text + i, end - i);
+			o[6 + end - i] = '\n';
+			o += 7 + end - i;
+			++*rows;
+		}
+		i = e + 1;
+	}
+	out->len = (size_t)(o - out->data);
+	return (long)used;
+}
+
+/* New samples from next_t0 on, at most about CS_FOLLOW_ROWS of them (whole
+ * timelines). Each piece series.csv writes (its header, then a timeline's
+ * rows) becomes data: lines as it comes, so the CSV is held a piece at a
+ * time and copied once. */
 static int samples(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errlen)
 {
 	cs_series_req q = {.run = f->run_spec, .metrics = f->metrics, .have_device = 1,
@@ -91,46 +131,57 @@ static int samples(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errle
 	if (!x)
 		return status == 400 && strstr(err, "device") ? 0 : -EIO; /* no samples yet */
 	cs_buf csv = CS_BUF_INIT;
-	int rc = 1;
-	size_t rows = 0, counted = 0;
-	while (rows < CS_FOLLOW_ROWS && (rc = cs_series_csv_next(x, &csv)) > 0) {
-		for (; counted < csv.len; counted++)
-			rows += csv.data[counted] == '\n';
+	size_t rows = 0, start = out->len;
+	int rc = 1, header = 1;
+	while (rows < CS_FOLLOW_ROWS && rc > 0) {
+		rc = cs_series_csv_next(x, &csv);
+		if (rc < 0)
+			break;
+		if (header) { /* the first piece: the header row */
+			header = 0;
+			if (!f->header_sent && csv.len) {
+				sse(out, "header", (const char *)csv.data, csv.len);
+				f->header_sent = 1;
+			}
+			csv.len = 0;
+			continue;
+		}
+		size_t mark = out->len, last = 0, before = rows;
+		if (!rows && cs_buf_printf(out, "event: samples\n")) {
+			rc = -ENOMEM;
+			break;
+		}
+		long used = data_lines(out, (const char *)csv.data, csv.len, &rows, &last);
+		if (used < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (!rows)
+			out->len = mark; /* no event without rows */
+		if (rows > before) {
+			/* the last row's t0 (after the device column when one
+			 * leads: one device is asked for, so only when it is not 0) */
+			const char *p = (const char *)csv.data + last;
+			const char *comma = memchr(p, ',', (size_t)used - last);
+			if (f->device != 0 && comma)
+				p = comma + 1;
+			f->next_t0 = strtoull(p, NULL, 10) + 1;
+		}
+		/* a piece is whole rows; anything after its last line end waits */
+		memmove(csv.data, csv.data + used, csv.len - (size_t)used);
+		csv.len -= (size_t)used;
 	}
 	cs_series_csv_close(x);
+	cs_buf_free(&csv);
 	if (rc < 0) {
-		snprintf(err, errlen, "%s", cs_store_errmsg(f->s));
-		cs_buf_free(&csv);
+		out->len = start;
+		snprintf(err, errlen, "%s", rc == -ENOMEM ? "out of memory" : cs_store_errmsg(f->s));
 		return rc;
 	}
-	/* the header, then whole rows only; the last t0 sent moves next_t0 */
-	const char *t = (const char *)csv.data;
-	size_t len = csv.len, h = 0;
-	while (h < len && t[h] != '\n')
-		h++;
-	if (h < len)
-		h++;
-	if (!f->header_sent && h) {
-		sse(out, "header", t, h);
-		f->header_sent = 1;
-	}
-	size_t end = len;
-	while (end > h && t[end - 1] != '\n')
-		end--;
-	if (end > h) {
-		size_t last = end - 1;
-		while (last > h && t[last - 1] != '\n')
-			last--;
-		/* a leading device column never appears: one device is asked for,
-		 * and its t0 is the first field unless a device column leads */
-		const char *p = t + last;
-		if (f->device != 0)
-			p = strchr(p, ',') ? strchr(p, ',') + 1 : p;
-		f->next_t0 = strtoull(p, NULL, 10) + 1;
-		sse(out, "samples", t + h, end - h);
+	if (rows) {
+		cs_json_raw(out, "\n");
 		*sent = 1;
 	}
-	cs_buf_free(&csv);
 	return 0;
 }
 

@@ -23,6 +23,12 @@ typedef struct window {
 #define PART 4096u
 #define PART_CELLS (1u << 20)
 
+/* since= with expressions: the samples up to since that are read (not
+ * written) first, so that delta() has the value before the first row
+ * written, as in the whole export, unless its argument was absent for all
+ * of them. */
+#define SINCE_LOOKBACK 64u
+
 struct cs_series_csv {
 	cs_store *s;
 	int64_t run;
@@ -43,6 +49,13 @@ struct cs_series_csv {
 	uint32_t buckets;
 	window *win;
 	uint32_t nwin;
+	/* since: one scan by seq per device, its rows kept when their t0 is
+	 * in a window; with expressions the scan starts SINCE_LOOKBACK
+	 * samples before (evaluated for delta(), written only past since) */
+	int have_since;
+	uint64_t since, seq_from;
+	int64_t cur_win; /* the window of the last row (-1: none yet) */
+	int empty;       /* since is the last seq there can be */
 	/* position */
 	int header_done;
 	uint32_t dev_i, win_i;
@@ -225,6 +238,13 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		cs_series_fail(err, errlen, status, 400, "range: cannot be combined with buckets");
 		goto fail;
 	}
+	if (r->have_since && r->buckets) {
+		cs_series_fail(err, errlen, status, 400, "since: cannot be combined with buckets "
+		    "(since returns raw samples; ask for buckets without since, or since without buckets)");
+		goto fail;
+	}
+	x->have_since = r->have_since;
+	x->since = r->since;
 	int rc = cs_read_find_run(s, r->run, &x->run);
 	if (rc) {
 		cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
@@ -309,6 +329,13 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		x->win[0] = (window){from, to};
 		x->nwin = 1;
 	}
+	if (x->have_since) {
+		if (x->nex)
+			x->seq_from = x->since >= SINCE_LOOKBACK ? x->since - (SINCE_LOOKBACK - 1) : 0;
+		else
+			x->seq_from = x->since + 1;
+		x->empty = !x->nex && x->since == UINT64_MAX;
+	}
 	uint32_t cols = x->m + x->nex;
 	x->whole = r->buckets && x->nex;
 	uint64_t cap = x->whole ? PART_CELLS : CS_SERIES_MAX_CELLS;
@@ -347,12 +374,43 @@ fail:
 	return NULL;
 }
 
+/* since: the window holding t, or -1 (windows sorted, disjoint). */
+static int64_t window_of(const cs_series_csv *x, uint64_t t)
+{
+	uint32_t lo = 0, hi = x->nwin;
+	while (lo < hi) { /* the first window starting after t */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (x->win[mid].from <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t < x->win[lo - 1].to ? (int64_t)lo - 1 : -1;
+}
+
 static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
 {
 	cs_series_csv *x = ctx;
-	(void)seq;
+	if (x->have_since) {
+		/* the windows a by-time scan would have read, one by one */
+		int64_t w = window_of(x, t0);
+		if (w < 0)
+			return 0;
+		if (w != x->cur_win) {
+			for (uint32_t k = 0; k < x->nex; k++)
+				cs_expr_reset(x->ex[k]);
+			x->cur_win = w;
+		}
+		if (seq <= x->since) { /* read for delta() only */
+			for (uint32_t k = 0; k < x->nex; k++)
+				cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
+			return 0;
+		}
+	}
 	if (x->device_col)
 		cs_csv_u64(&x->w, x->devs[x->dev_i]);
+	if (x->have_since)
+		cs_csv_u64(&x->w, seq);
 	cs_csv_u64(&x->w, t0);
 	cs_csv_u64(&x->w, t1);
 	for (uint32_t k = 0; k < x->m; k++)
@@ -426,6 +484,8 @@ static void write_header(cs_series_csv *x)
 {
 	if (x->device_col)
 		cs_csv_str(&x->w, "device");
+	if (x->have_since)
+		cs_csv_str(&x->w, "seq");
 	cs_csv_str(&x->w, "t0");
 	cs_csv_str(&x->w, "t1");
 	for (uint32_t k = 0; k < x->m; k++) {
@@ -532,7 +592,9 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 			continue;
 		}
 		if (!x->it) {
-			if (x->win_i == x->nwin) {
+			/* since: one scan a device, by seq */
+			uint32_t scans = !x->have_since ? x->nwin : x->nwin && !x->empty;
+			if (x->win_i == scans) {
 				x->win_i = 0;
 				x->dev_i++;
 				continue;
@@ -540,8 +602,15 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 			/* delta() starts afresh at each device and window */
 			for (uint32_t k = 0; k < x->nex; k++)
 				cs_expr_reset(x->ex[k]);
-			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan, .metrics = x->ids,
-				     .from = x->win[x->win_i].from, .to = x->win[x->win_i].to};
+			cs_scan q = {.run = x->run, .device = x->devs[x->dev_i], .m = x->nscan, .metrics = x->ids};
+			if (x->have_since) {
+				q.seq_from = x->seq_from;
+				q.seq_to = UINT64_MAX;
+				x->cur_win = -1;
+			} else {
+				q.from = x->win[x->win_i].from;
+				q.to = x->win[x->win_i].to;
+			}
 			x->it = cs_raw_open(x->s, &q);
 			if (!x->it) {
 				rc = -ENOMEM;

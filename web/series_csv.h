@@ -9,7 +9,11 @@
  * written; they are evaluated sample by sample and bucketed like a metric. A leading
  * device column when any exported device is not device 0. With a range
  * name (or glob), only samples whose t0 lies inside one of the run's ranges
- * of that name are written.
+ * of that name are written. With since, a seq column (the sample's number
+ * on its device) follows the device column, so that a client that polls
+ * asks next for what came after the last seq it saw; delta() goes on
+ * from the samples before (up to 64 of them are read), as in the whole
+ * export.
  */
 #ifndef CS_SERIES_CSV_H
 #define CS_SERIES_CSV_H
@@ -37,6 +41,11 @@ typedef struct cs_series_req {
 	int have_from, have_to;
 	uint32_t buckets; /* 0 = raw */
 	const char *range; /* NULL = no range filter */
+	/* Raw only: each device's samples numbered above since, read from
+	 * the timeline at that seq on (the cost follows the new samples, not
+	 * the run), with a seq column after the device column. */
+	uint64_t since;
+	int have_since;
 } cs_series_req;
 
 typedef struct cs_series_csv cs_series_csv;

@@ -74,9 +74,38 @@ t1=$(now)
 touch "$D/stop-readers"
 sleep 1
 loaded=$(rate "$total" "$t0" "$t1")
-stop_daemon
 requests=$(wc -l <"$D/readers.codes")
 failed=$(grep -vc '^200$' "$D/readers.codes")
+
+# The same again while 16 followers (GET /api/v1/runs/RUN/follow, Server-Sent
+# Events) follow the runs being ingested, two on each, from their first
+# sample: everything committed is read back out as it comes. Each follower
+# asks until its run exists (404 before the producer's run is committed), then
+# stays until the run's end event; clients at nice 19 as above. What a
+# follower got last (its end event, the status) is kept to check it.
+FOLLOWER='i=0; while [ $i -lt 1000 ]; do
+	curl -sN --noproxy "*" --max-time 600 -w "\ncode %{http_code}\n" "$1" | tail -c 300 >"$0/follow.$2"
+	grep -q "^code 404" "$0/follow.$2" || break
+	sleep 0.01; i=$((i + 1))
+done'
+rm -f "$D"/follow.*
+t0=$(now)
+for i in $(seq 1 $P); do "$PRODUCE" --socket "$D/ingest.sock" --name "f$i" --samples "$SAMPLES" --metrics $METRICS --batch 4096 >/dev/null & done
+FPIDS=
+for i in $(seq 1 $P); do
+	for k in 1 2; do
+		nice -n 19 sh -c "$FOLLOWER" "$D" "$U/api/v1/runs/f$i/follow" "$i.$k" &
+		FPIDS="$FPIDS $!"
+	done
+done
+wait_complete $P 'f*'
+t1=$(now)
+followed=$(rate "$total" "$t0" "$t1")
+wait $FPIDS
+t2=$(now)
+stop_daemon
+fdone=$(grep -l '^event: end' "$D"/follow.* | xargs -r grep -l '^code 200$' | wc -l)
+caught=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.2f", b - a }')
 
 echo "ingest:"
 echo "  in-process writer API     $inproc M values/s (one process, runs one after another)"
@@ -89,6 +118,11 @@ awk -v a="$loaded" -v b="$sock" 'BEGIN { printf "  ratio loaded/idle         %.0
 r=$(awk -v a="$loaded" -v b="$sock" 'BEGIN { print a / b }')
 fig daemon.ingest_with_16_readers_over_idle "$r" "$r" x ">=0.8"
 echo "  reader requests           $requests, failed: $failed (16 curl loops at nice 19, see the script)"
+echo "  socket, 16 followers      $followed M values/s"
+awk -v a="$followed" -v b="$sock" 'BEGIN { printf "  ratio followed/idle       %.0f%%   (goal >= 80%%)\n", 100 * a / b }'
+r=$(awk -v a="$followed" -v b="$sock" 'BEGIN { print a / b }')
+fig daemon.ingest_with_16_followers_over_idle "$r" "$r" x ">=0.8"
+echo "  followers                 $fdone of 16 got their run to its end event; the last one $caught s after the ingest"
 
 [ -n "$BENCH_SKIP_SERIES" ] && exit 0
 # series.csv of the bench run (20 metrics x 1M samples) against sqlite3 -csv

@@ -417,6 +417,65 @@ static void test_window_start_among_equal_times(void **state)
 	cs_store_close(s);
 }
 
+/* By sample number far into a run (series.csv?since=): the timelines
+ * are found by a seek past seq_from - CS_CHUNK_MAX, so windows past the
+ * first CS_CHUNK_MAX samples, at chunk boundaries and open-ended, still
+ * give exactly [seq_from, seq_to), each sample once and in order. */
+static int seq_rows(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	uint64_t *c = ctx; /* rows, first seq, next seq */
+	if (c[0] && seq != c[2])
+		fail_msg("seq %llu after %llu", (unsigned long long)seq, (unsigned long long)c[2] - 1);
+	assert_int_equal(t0, 3 * seq);
+	assert_int_equal(t1, 3 * seq + 3);
+	assert_true(v[0] == (double)seq);
+	c[1] = c[0] ? c[1] : seq;
+	c[0]++;
+	c[2] = seq + 1;
+	return 0;
+}
+
+static void test_seq_windows_far_in(void **state)
+{
+	(void)state;
+	char err[256];
+	unlink(tu_path("q.db"));
+	cs_store *s = cs_store_open(tu_path("q.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	uint32_t id;
+	cs_metric_info mi = {.name = "x"};
+	assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+	enum { NS = 300000, B = 10000 };
+	static uint64_t t0[B], t1[B];
+	static double v[B];
+	for (uint32_t i = 0; i < NS; i += B) {
+		for (uint32_t j = 0; j < B; j++) {
+			t0[j] = 3 * (uint64_t)(i + j);
+			t1[j] = t0[j] + 3;
+			v[j] = i + j;
+		}
+		cs_batch b = {0, i, B, 1, &id, t0, t1, v};
+		assert_int_equal(cs_writer_append(w, &b), 0);
+	}
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	const uint64_t win[][2] = {{70000, 70001},	{65535, 65537},	    {65536, 131073},
+				   {131071, 131072},	{200000, UINT64_MAX}, {299999, UINT64_MAX},
+				   {300000, UINT64_MAX}, {0, UINT64_MAX},	    {250000, 250000 + 3 * 65536}};
+	for (size_t j = 0; j < sizeof win / sizeof *win; j++) {
+		uint64_t end = win[j][1] < NS ? win[j][1] : NS;
+		uint64_t c[3] = {0, 0, 0};
+		cs_scan q = {.run = 1, .device = 0, .m = 1, .metrics = &id, .seq_from = win[j][0],
+			     .seq_to = win[j][1]};
+		assert_int_equal(cs_read_raw(s, &q, seq_rows, c), 0);
+		if (c[0] != end - win[j][0] || (c[0] && c[1] != win[j][0]))
+			fail_msg("seq [%llu, %llu): %llu rows from %llu", (unsigned long long)win[j][0],
+				 (unsigned long long)win[j][1], (unsigned long long)c[0],
+				 (unsigned long long)c[1]);
+	}
+	cs_store_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt_chunks),
 		cmocka_unit_test(test_raw_many_metrics),
 		cmocka_unit_test(test_window_start_among_equal_times),
+		cmocka_unit_test(test_seq_windows_far_in),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();
