@@ -773,7 +773,7 @@ int cs_engine_command(cs_engine *e, const cs_engine_cmd *c)
 int cs_engine_state(cs_engine *e)
 {
 	pthread_mutex_lock(&e->mu);
-	int st = e->st.devices == 0 && e->nknown ? CS_ENGINE_OFF
+	int st = e->st.devices == 0 && e->nknown && !e->pending_config ? CS_ENGINE_OFF
 		 : e->running ? CS_ENGINE_SAMPLING : CS_ENGINE_IDLE;
 	pthread_mutex_unlock(&e->mu);
 	return st;

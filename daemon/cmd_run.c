@@ -36,6 +36,7 @@ const cs_cmd cs_cmd_run = {
 	"usage: cyclescope run [--db F | --socket PATH] [--metrics LIST|@FILE]\n"
 	"                      [--apis PATTERNS] [--kernels PATTERNS] [--nvtx]\n"
 	"                      [--interval-ns N] [--buffer-mb N] [--mode continuous|window]\n"
+	"                      [--armed] [--ranges always|in-windows] [--job NAME]\n"
 	"                      [--name NAME] [--devices LIST] [--chip CHIP] [--no-check]\n"
 	"                      -- CMD [ARGS...]\n"
 	"       cyclescope run --list-apis [--apis PATTERNS]\n\n"
@@ -56,6 +57,13 @@ const cs_cmd cs_cmd_run = {
 	"  --buffer-mb   hardware buffer per device, in GPU memory (default 256)\n"
 	"  --mode        continuous (whole process) or window (sample only from a\n"
 	"                hooked API's entry until its device work is done)\n"
+	"  --armed       set up at the first context, sample nothing until the daemon\n"
+	"                says so ('cyclescope trigger', the UI's collectors page);\n"
+	"                needs a daemon (--mode armed)\n"
+	"  --ranges      record API, kernel and NVTX ranges always, or only those in\n"
+	"                sampling windows (default: in-windows when armed, else always)\n"
+	"  --job NAME    the job this process belongs to, for grouping on the daemon\n"
+	"                (default: $SLURM_JOB_ID, $TORCHELASTIC_RUN_ID, ... when set)\n"
 	"  --devices     CUDA ordinals to sample, e.g. 0,1 (default all)\n"
 	"  --name        the run's name (default: the program's name)\n"
 	"  --db          write this database file, never the daemon\n"
@@ -171,8 +179,8 @@ static int run_run(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_run;
 	const char *db = NULL, *sock = NULL, *metrics = "@general", *apis = NULL,
 		   *kernels = NULL, *interval = NULL, *buffer = NULL, *mode = NULL, *name = NULL,
-		   *devices = NULL, *chip = "GH100";
-	int nvtx = 0, list_apis = 0, no_check = 0;
+		   *devices = NULL, *chip = "GH100", *ranges = NULL, *job = NULL;
+	int nvtx = 0, list_apis = 0, no_check = 0, armed = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},           {"socket", &sock, NULL},
 		{"metrics", &metrics, NULL}, {"apis", &apis, NULL},
@@ -181,7 +189,8 @@ static int run_run(int argc, char **argv)
 		{"mode", &mode, NULL},       {"name", &name, NULL},
 		{"devices", &devices, NULL}, {"chip", &chip, NULL},
 		{"list-apis", NULL, &list_apis}, {"no-check", NULL, &no_check},
-		{NULL, NULL, NULL},
+		{"armed", NULL, &armed},     {"ranges", &ranges, NULL},
+		{"job", &job, NULL},         {NULL, NULL, NULL},
 	};
 	/* Options end at "--"; everything after it is CMD. */
 	int dash = argc;
@@ -197,8 +206,18 @@ static int run_run(int argc, char **argv)
 		return CS_CLI_EXIT(rc);
 	if (db && sock)
 		return cs_cli_usage_error(cmd, "--db and --socket exclude each other");
-	if (mode && strcmp(mode, "continuous") && strcmp(mode, "window"))
-		return cs_cli_usage_error(cmd, "--mode is continuous or window, not '%s'", mode);
+	if (mode && strcmp(mode, "continuous") && strcmp(mode, "window") && strcmp(mode, "armed"))
+		return cs_cli_usage_error(cmd, "--mode is continuous, window or armed, not '%s'",
+					  mode);
+	if (armed && mode && strcmp(mode, "armed"))
+		return cs_cli_usage_error(cmd, "--armed and --mode %s exclude each other", mode);
+	if (armed)
+		mode = "armed";
+	if (mode && !strcmp(mode, "armed") && db)
+		return cs_cli_usage_error(cmd, "--armed takes its commands from a daemon: it "
+					  "cannot write --db directly");
+	if (ranges && strcmp(ranges, "always") && strcmp(ranges, "in-windows"))
+		return cs_cli_usage_error(cmd, "--ranges is always or in-windows, not '%s'", ranges);
 	if ((rc = check_number(cmd, "interval-ns", interval)) ||
 	    (rc = check_number(cmd, "buffer-mb", buffer)))
 		return rc;
@@ -270,6 +289,8 @@ static int run_run(int argc, char **argv)
 	    (rc = set_env(cmd, "CYCLESCOPE_INTERVAL_NS", interval)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_BUFFER_MB", buffer)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_MODE", mode)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_RANGES", ranges)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_JOB", job)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_NAME", name)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_DEVICES", devices)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_CHIP", chip)) ||

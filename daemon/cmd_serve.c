@@ -110,9 +110,14 @@ static int delete_cb(void *ctx, const char *uuid, int64_t *run, char *err, size_
 	return cs_ingest_delete_run(((parts *)ctx)->in, uuid, run, err, errlen);
 }
 
-static void collectors_cb(void *ctx, cs_buf *out)
+static void collectors_cb(void *ctx, int format, cs_buf *out)
 {
-	cs_collectors_json(((parts *)ctx)->reg, out);
+	cs_collectors_list(((parts *)ctx)->reg, format, out);
+}
+
+static size_t select_cb(void *ctx, int64_t pid, const char *job, uint64_t *ids, size_t max)
+{
+	return cs_collectors_select(((parts *)ctx)->reg, pid, job, ids, max);
 }
 
 static int command_cb(void *ctx, uint64_t id, int op, uint64_t value, const char *name,
@@ -245,6 +250,7 @@ static int run_serve(int argc, char **argv)
 			   degraded_cb,
 			   delete_cb,
 			   collectors_cb,
+			   select_cb,
 			   command_cb,
 			   follow_cb,
 			   (int)c.read_only};

@@ -17,5 +17,7 @@ extern const cs_cmd cs_cmd_report;
 extern const cs_cmd cs_cmd_phases;
 extern const cs_cmd cs_cmd_ship;
 extern const cs_cmd cs_cmd_check;
+extern const cs_cmd cs_cmd_collectors;
+extern const cs_cmd cs_cmd_trigger;
 
 #endif

@@ -246,55 +246,172 @@ static void key_str(cs_buf *b, int *first, const char *k, const char *v)
 	cs_json_str(b, v ? v : "");
 }
 
-void cs_collectors_json(cs_collectors *r, cs_buf *out)
+static void json_entry(cs_buf *out, const entry *e, uint64_t now)
 {
+	int first = 1;
+	cs_json_raw(out, "{");
+	key_u64(out, &first, "id", e->id);
+	cs_json_key(out, &first, "pid");
+	cs_json_i64(out, e->pid);
+	key_str(out, &first, "host", e->host);
+	key_str(out, &first, "cmdline", e->cmdline);
+	key_str(out, &first, "job", e->job);
+	key_str(out, &first, "mode", mode_name(e->mode));
+	key_str(out, &first, "state", state_name(e->state));
+	key_str(out, &first, "devices", e->devices);
+	key_str(out, &first, "metrics", e->metrics);
+	key_u64(out, &first, "interval_ns", e->interval_ns);
+	key_u64(out, &first, "min_interval_ns", e->min_interval_ns);
+	key_u64(out, &first, "max_interval_ns", e->max_interval_ns);
+	key_u64(out, &first, "samples", e->samples);
+	cs_json_key(out, &first, "samples_per_s");
+	cs_json_f64(out, e->samples_per_s);
+	key_u64(out, &first, "dropped", e->dropped);
+	key_u64(out, &first, "windows", e->windows);
+	key_u64(out, &first, "commands", e->commands);
+	key_u64(out, &first, "refused", e->refused);
+	key_u64(out, &first, "rate_limited", e->limited);
+	key_u64(out, &first, "since_ns", e->since_ns);
+	key_u64(out, &first, "status_age_ms", now - e->status_ms);
+	cs_json_key(out, &first, "run");
+	if (e->run) {
+		cs_json_str(out, e->uuid);
+		key_u64(out, &first, "run_id", (uint64_t)e->run);
+	} else {
+		cs_json_raw(out, "null");
+	}
+	cs_json_raw(out, "}");
+}
+
+/* One CSV field: quoted when it holds a comma, quote or line break. */
+static void csv_field(cs_buf *out, const char *s, int last)
+{
+	if (strpbrk(s, ",\"\r\n")) {
+		cs_buf_put_u8(out, '"');
+		for (const char *c = s; *c; c++) {
+			if (*c == '"')
+				cs_buf_put_u8(out, '"');
+			cs_buf_put_u8(out, (uint8_t)*c);
+		}
+		cs_buf_put_u8(out, '"');
+	} else {
+		cs_buf_append(out, s, strlen(s));
+	}
+	cs_buf_put_u8(out, last ? '\n' : ',');
+}
+
+/* The row's fields, as the text table and the CSV show them. */
+#define NCOLS 11
+static void row_fields(const entry *e, char f[NCOLS][96], const char *cols[NCOLS])
+{
+	snprintf(f[0], 96, "%llu", (unsigned long long)e->id);
+	snprintf(f[1], 96, "%lld", (long long)e->pid);
+	snprintf(f[2], 96, "%.95s", e->host);
+	snprintf(f[3], 96, "%.95s", *e->job ? e->job : "-");
+	snprintf(f[4], 96, "%s", mode_name(e->mode));
+	snprintf(f[5], 96, "%s", state_name(e->state));
+	snprintf(f[6], 96, "%.95s", e->devices);
+	snprintf(f[7], 96, "%.0f", e->samples_per_s);
+	snprintf(f[8], 96, "%llu", (unsigned long long)e->dropped);
+	snprintf(f[9], 96, "%.95s", e->run ? e->uuid : "-");
+	for (int i = 0; i < NCOLS - 1; i++)
+		cols[i] = f[i];
+	cols[NCOLS - 1] = e->cmdline;
+}
+
+void cs_collectors_list(cs_collectors *r, int format, cs_buf *out)
+{
+	static const char *const head[NCOLS] = {"id", "pid", "host", "job", "mode", "state",
+						"devices", "samples_per_s", "dropped", "run",
+						"cmdline"};
 	uint64_t now = mono_ms();
-	cs_json_raw(out, "[");
 	pthread_mutex_lock(&r->mu);
-	/* oldest first: the list is newest first */
 	size_t n = 0;
 	for (entry *e = r->list; e; e = e->next)
 		n++;
-	for (size_t i = n; i-- > 0;) {
-		entry *e = r->list;
-		for (size_t k = 0; k < i; k++)
-			e = e->next;
-		int first = 1;
-		cs_json_raw(out, i + 1 == n ? "{" : ",{");
-		key_u64(out, &first, "id", e->id);
-		cs_json_key(out, &first, "pid");
-		cs_json_i64(out, e->pid);
-		key_str(out, &first, "host", e->host);
-		key_str(out, &first, "cmdline", e->cmdline);
-		key_str(out, &first, "job", e->job);
-		key_str(out, &first, "mode", mode_name(e->mode));
-		key_str(out, &first, "state", state_name(e->state));
-		key_str(out, &first, "devices", e->devices);
-		key_str(out, &first, "metrics", e->metrics);
-		key_u64(out, &first, "interval_ns", e->interval_ns);
-		key_u64(out, &first, "min_interval_ns", e->min_interval_ns);
-		key_u64(out, &first, "max_interval_ns", e->max_interval_ns);
-		key_u64(out, &first, "samples", e->samples);
-		cs_json_key(out, &first, "samples_per_s");
-		cs_json_f64(out, e->samples_per_s);
-		key_u64(out, &first, "dropped", e->dropped);
-		key_u64(out, &first, "windows", e->windows);
-		key_u64(out, &first, "commands", e->commands);
-		key_u64(out, &first, "refused", e->refused);
-		key_u64(out, &first, "rate_limited", e->limited);
-		key_u64(out, &first, "since_ns", e->since_ns);
-		key_u64(out, &first, "status_age_ms", now - e->status_ms);
-		cs_json_key(out, &first, "run");
-		if (e->run) {
-			cs_json_str(out, e->uuid);
-			key_u64(out, &first, "run_id", (uint64_t)e->run);
-		} else {
-			cs_json_raw(out, "null");
+	entry **v = calloc(n ? n : 1, sizeof *v);
+	size_t i = n;
+	for (entry *e = r->list; v && e; e = e->next)
+		v[--i] = e; /* oldest first: the list is newest first */
+	if (!v)
+		n = 0;
+	if (format == CS_COLLECTORS_JSON) {
+		cs_json_raw(out, "[");
+		for (i = 0; i < n; i++) {
+			if (i)
+				cs_json_raw(out, ",");
+			json_entry(out, v[i], now);
 		}
-		cs_json_raw(out, "}");
+		cs_json_raw(out, "]");
+	} else if (format == CS_COLLECTORS_CSV) {
+		for (int k = 0; k < NCOLS; k++)
+			csv_field(out, head[k], k == NCOLS - 1);
+		for (i = 0; i < n; i++) {
+			char f[NCOLS][96];
+			const char *cols[NCOLS];
+			row_fields(v[i], f, cols);
+			for (int k = 0; k < NCOLS; k++)
+				csv_field(out, cols[k], k == NCOLS - 1);
+		}
+	} else {
+		size_t w[NCOLS];
+		for (int k = 0; k < NCOLS; k++)
+			w[k] = strlen(head[k]);
+		for (i = 0; i < n; i++) {
+			char f[NCOLS][96];
+			const char *cols[NCOLS];
+			row_fields(v[i], f, cols);
+			for (int k = 0; k < NCOLS - 1; k++)
+				if (strlen(cols[k]) > w[k])
+					w[k] = strlen(cols[k]);
+		}
+		char line[2048];
+		for (size_t row = 0; row <= n; row++) {
+			char f[NCOLS][96];
+			const char *cols[NCOLS];
+			if (row)
+				row_fields(v[row - 1], f, cols);
+			size_t len = 0;
+			for (int k = 0; k < NCOLS; k++) {
+				const char *c = row ? cols[k] : head[k];
+				int right = k == 0 || k == 1 || k == 7 || k == 8;
+				int width = (int)w[k];
+				if (k == NCOLS - 1)
+					len += (size_t)snprintf(line + len, sizeof line - len, "%s", c);
+				else if (right)
+					len += (size_t)snprintf(line + len, sizeof line - len, "%*s  ",
+								width, c);
+				else
+					len += (size_t)snprintf(line + len, sizeof line - len, "%-*s  ",
+								width, c);
+				if (len >= sizeof line)
+					len = sizeof line - 1;
+			}
+			cs_buf_append(out, line, len);
+			cs_buf_put_u8(out, '\n');
+		}
+		if (!n)
+			cs_buf_append(out, "(no live collectors)\n", 21);
 	}
 	pthread_mutex_unlock(&r->mu);
-	cs_json_raw(out, "]");
+	free(v);
+}
+
+size_t cs_collectors_select(cs_collectors *r, int64_t pid, const char *job, uint64_t *ids,
+			    size_t max)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&r->mu);
+	for (entry *e = r->list; e && n < max; e = e->next)
+		if ((pid < 0 || e->pid == pid) && (!job || !*job || !strcmp(e->job, job)))
+			ids[n++] = e->id;
+	pthread_mutex_unlock(&r->mu);
+	for (size_t i = 0; i < n / 2; i++) { /* newest first: oldest first */
+		uint64_t t = ids[i];
+		ids[i] = ids[n - 1 - i];
+		ids[n - 1 - i] = t;
+	}
+	return n;
 }
 
 /* Takes a token from e's bucket; 0 when none is left. Under mu. */

@@ -42,8 +42,16 @@ void cs_collectors_gone(cs_collectors *r, uint64_t id);
 /* The writer began run (its uuid) on connection id. */
 void cs_collectors_set_run(cs_collectors *r, uint64_t id, int64_t run, const char *uuid);
 
-/* The live collectors as a JSON array (docs/http-api.md). */
-void cs_collectors_json(cs_collectors *r, cs_buf *out);
+/* The live collectors, oldest first (docs/http-api.md): a JSON array, or
+ * (text) an aligned table for a terminal, or (csv) CSV with a header. */
+enum cs_collectors_format { CS_COLLECTORS_JSON, CS_COLLECTORS_TEXT, CS_COLLECTORS_CSV };
+void cs_collectors_list(cs_collectors *r, int format, cs_buf *out);
+
+/* The ids of the live collectors of pid (>= 0) or job (non-empty), or of
+ * all of them (pid < 0, job NULL or ""); at most max, oldest first.
+ * Returns how many. */
+size_t cs_collectors_select(cs_collectors *r, int64_t pid, const char *job, uint64_t *ids,
+			    size_t max);
 
 /* Sends op (cs_wire_op) with value and name to collector id and waits up
  * to wait_ms for its answer, copied into msg:

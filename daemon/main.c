@@ -36,6 +36,8 @@ static const cs_cmd cmd_completion = {
 static const cs_cmd *const commands[] = {
 	&cs_cmd_serve,
 	&cs_cmd_run,
+	&cs_cmd_collectors,
+	&cs_cmd_trigger,
 	&cs_cmd_metrics,
 	&cs_cmd_correlate,
 	&cs_cmd_report,

@@ -45,6 +45,8 @@ struct cs_producer {
 	size_t nunread;
 };
 
+static const char *clean(const char *s, char **fixed, int *n);
+static void free_fixed(char **fixed, int n);
 static int perr(cs_producer *p, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int perr(cs_producer *p, int rc, const char *fmt, ...)
@@ -176,11 +178,25 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 	p->fd = fd;
 	p->ack_ms = CS_PRODUCER_ACK_MS;
 	pthread_mutex_init(&p->wmu, NULL);
-	char host[256] = "";
+	char host[256] = "", cmdline[4096] = "";
 	gethostname(host, sizeof host - 1);
+	/* who is sending: the process's command line, arguments by spaces */
+	FILE *f = fopen("/proc/self/cmdline", "r");
+	size_t n = f ? fread(cmdline, 1, sizeof cmdline - 1, f) : 0;
+	if (f)
+		fclose(f);
+	for (size_t i = 0; n && i < n - 1; i++)
+		if (!cmdline[i])
+			cmdline[i] = ' ';
+	cmdline[n] = '\0';
+	char *fixed[1];
+	int nfixed = 0;
 	cs_wire_msg m = {.type = CS_WIRE_HELLO};
-	m.u.hello = (cs_wire_hello){(uint32_t)getpid(), host, NULL, "0.1.0"};
-	if (send_msg(p, &m) || flush_out(p)) {
+	m.u.hello = (cs_wire_hello){(uint32_t)getpid(), host,
+				    (char *)clean(cmdline, fixed, &nfixed), "0.1.0"};
+	int rc = send_msg(p, &m) || flush_out(p);
+	free_fixed(fixed, nfixed);
+	if (rc) {
 		snprintf(err, errlen, "%s: %s", path, p->errmsg);
 		cs_producer_free(p);
 		return NULL;

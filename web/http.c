@@ -476,6 +476,8 @@ static enum MHD_Result get_series(struct MHD_Connection *c, cs_http *h, cs_store
 		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
 	if (arg_u64(c, "buckets", &nb, &have_b) || (have_b && (nb < 1 || nb > 1000000)))
 		return owned_error(c, h, s, 400, "buckets: expected an integer 1..1000000");
+	if (arg_u64(c, "since", &q.since, &q.have_since))
+		return owned_error(c, h, s, 400, "since: expected a non-negative integer sample seq");
 	q.device = (uint32_t)dev;
 	q.buckets = (uint32_t)nb;
 	q.metrics = arg(c, "metric");
@@ -1105,34 +1107,65 @@ static const char *post_arg(struct MHD_Connection *c, req *rq, const char *name)
 	return out;
 }
 
-/* /api/v1/collectors[/{id}/window[/close]]: the live collectors, and
- * commands to one (docs/http-api.md). */
+/* A command's outcome as an HTTP status. */
+static unsigned command_status(int rc)
+{
+	return !rc ? 200 : rc == -ENOENT ? 404 : rc == -EPERM ? 409 : rc == -EAGAIN ? 429
+	       : rc == -ETIMEDOUT ? 504 : 502;
+}
+
+/* The command of a POST /api/v1/collectors/... path tail ("/window", ...);
+ * 0 when none. */
+static int command_op(const char *tail)
+{
+	return !strcmp(tail, "window")	       ? CS_WIRE_OP_OPEN
+	       : !strcmp(tail, "window/close") ? CS_WIRE_OP_CLOSE
+	       : !strcmp(tail, "interval")     ? CS_WIRE_OP_INTERVAL
+	       : !strcmp(tail, "flush")	       ? CS_WIRE_OP_FLUSH
+						: 0;
+}
+
+/* /api/v1/collectors[/{id}]/(window|window/close|interval|flush): the live
+ * collectors, and commands to one of them or to those a pid, a job or
+ * all=1 selects (docs/http-api.md). */
 static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const char *path,
 				     const char *method, req *rq)
 {
 	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+	const char *fmt = arg(c, "format");
+	int format = !fmt || !strcmp(fmt, "json") ? 0 : !strcmp(fmt, "text") ? 1
+		     : !strcmp(fmt, "csv")			? 2
+								: -1;
+	if (format < 0)
+		return error(c, h, 400, "format: json, text or csv");
 	if (!strcmp(path, "collectors")) {
 		if (!get)
 			return error(c, h, 405, "use GET");
 		cs_buf b = CS_BUF_INIT;
 		if (h->o.collectors)
-			h->o.collectors(h->o.metrics_ctx, &b);
+			h->o.collectors(h->o.metrics_ctx, format, &b);
 		else
-			cs_buf_append(&b, "[]", 2);
-		enum MHD_Result r = queue(c, h, 200, "application/json", &b);
+			cs_buf_append(&b, format == 0 ? "[]" : "", format == 0 ? 2 : 0);
+		enum MHD_Result r = queue(c, h, 200, format == 0 ? "application/json"
+					      : format == 2 ? "text/csv; charset=utf-8"
+							    : "text/plain; charset=utf-8", &b);
 		cs_buf_free(&b);
 		return r;
 	}
-	char *end;
-	errno = 0;
-	unsigned long long id = strtoull(path + 11, &end, 10);
-	if (end == path + 11 || errno || *end != '/')
-		return error(c, h, 404, "no such endpoint: /api/v1/%s", path);
-	int op = !strcmp(end, "/window")	   ? CS_WIRE_OP_OPEN
-		 : !strcmp(end, "/window/close") ? CS_WIRE_OP_CLOSE
-		 : !strcmp(end, "/interval")	   ? CS_WIRE_OP_INTERVAL
-		 : !strcmp(end, "/flush")	   ? CS_WIRE_OP_FLUSH
-						   : 0;
+	/* collectors/ID/TAIL or collectors/TAIL (by selector) */
+	const char *rest = path + 11, *tail = rest;
+	uint64_t one = 0;
+	int by_id = rest[0] >= '0' && rest[0] <= '9';
+	if (by_id) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(rest, &end, 10);
+		if (errno || *end != '/')
+			return error(c, h, 404, "no such endpoint: /api/v1/%s", path);
+		one = v;
+		tail = end + 1;
+	}
+	int op = command_op(tail);
 	if (!op)
 		return error(c, h, 404, "no such endpoint: /api/v1/%s", path);
 	if (strcmp(method, "POST"))
@@ -1140,7 +1173,7 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 	if (h->o.read_only)
 		return error(c, h, 403, "this daemon is read-only (read_only = 1): it sends no "
 				       "commands to collectors");
-	if (!h->o.command)
+	if (!h->o.command || !h->o.select)
 		return error(c, h, 405, "this daemon sends no commands");
 	uint64_t value = 0;
 	const char *name = post_arg(c, rq, "name");
@@ -1162,38 +1195,70 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 	}
 	if (name && strlen(name) > 120)
 		return error(c, h, 400, "name: at most 120 bytes");
-	char msg[512];
-	int rc = h->o.command(h->o.metrics_ctx, id, op, value, name ? name : "", msg, sizeof msg);
-	if (rc == -EAGAIN) {
-		struct MHD_Response *resp;
-		char body[700];
-		cs_buf eb = CS_BUF_INIT;
-		cs_json_str(&eb, msg);
-		cs_buf_put_u8(&eb, 0);
-		snprintf(body, sizeof body, "{\"error\":%s}", (const char *)eb.data);
-		cs_buf_free(&eb);
-		atomic_fetch_add(&h->errors, 1);
-		resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
-		if (!resp)
-			return MHD_NO;
-		MHD_add_response_header(resp, "Content-Type", "application/json");
-		MHD_add_response_header(resp, "Retry-After", "1");
-		enum MHD_Result r = MHD_queue_response(c, 429, resp);
-		MHD_destroy_response(resp);
-		return r;
+	uint64_t ids[256];
+	size_t n = 0;
+	if (by_id) {
+		ids[n++] = one;
+	} else {
+		const char *pid = post_arg(c, rq, "pid"), *job = post_arg(c, rq, "job");
+		const char *all = post_arg(c, rq, "all");
+		char *e2 = NULL;
+		long long p = pid ? strtoll(pid, &e2, 10) : -1;
+		if (pid && (e2 == pid || *e2 || p < 0))
+			return error(c, h, 400, "pid: expected a process id");
+		if (!pid && !(job && *job) && !(all && !strcmp(all, "1")))
+			return error(c, h, 400, "pid, job or all=1: which collectors (or POST "
+					       "/api/v1/collectors/ID/%s)", tail);
+		n = h->o.select(h->o.metrics_ctx, p, job, ids, sizeof ids / sizeof *ids);
+		if (!n)
+			return error(c, h, 404, "no live collector matches");
 	}
-	if (rc)
-		return error(c, h, rc == -ENOENT ? 404 : rc == -EPERM ? 409 : rc == -ETIMEDOUT ? 504
-								     : 502,
-			     "%s", msg);
 	cs_buf b = CS_BUF_INIT;
-	cs_json_raw(&b, "{\"collector\":");
-	cs_json_i64(&b, (int64_t)id);
-	cs_json_raw(&b, ",\"done\":");
-	cs_json_str(&b, msg);
-	cs_json_raw(&b, "}");
-	enum MHD_Result r = queue(c, h, 200, "application/json", &b);
+	unsigned status = 200;
+	if (format == 0 && !by_id)
+		cs_json_raw(&b, "[");
+	for (size_t i = 0; i < n; i++) {
+		char msg[512];
+		int rc = h->o.command(h->o.metrics_ctx, ids[i], op, value, name ? name : "", msg,
+				      sizeof msg);
+		if (by_id)
+			status = command_status(rc);
+		if (format == 0) {
+			char num[32];
+			snprintf(num, sizeof num, "%llu", (unsigned long long)ids[i]);
+			cs_json_raw(&b, i ? ",{\"collector\":" : "{\"collector\":");
+			cs_json_raw(&b, num);
+			cs_json_raw(&b, rc ? ",\"status\":" : ",\"status\":200,\"done\":");
+			if (rc) {
+				snprintf(num, sizeof num, "%u", command_status(rc));
+				cs_json_raw(&b, num);
+				cs_json_raw(&b, ",\"error\":");
+			}
+			cs_json_str(&b, msg);
+			cs_json_raw(&b, "}");
+		} else {
+			char line[600];
+			int len = snprintf(line, sizeof line, "collector %llu: %s%s\n",
+					   (unsigned long long)ids[i], rc ? "not done: " : "", msg);
+			cs_buf_append(&b, line, (size_t)len < sizeof line ? (size_t)len
+									   : sizeof line - 1);
+		}
+	}
+	if (format == 0 && !by_id)
+		cs_json_raw(&b, "]");
+	struct MHD_Response *resp = MHD_create_response_from_buffer(b.len, b.data,
+								     MHD_RESPMEM_MUST_COPY);
 	cs_buf_free(&b);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", format == 0 ? "application/json"
+							   : "text/plain; charset=utf-8");
+	if (status == 429)
+		MHD_add_response_header(resp, "Retry-After", "1");
+	if (status >= 400)
+		atomic_fetch_add(&h->errors, 1);
+	enum MHD_Result r = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
 	return r;
 }
 

@@ -38,9 +38,12 @@ typedef struct cs_http_opts {
 	 * daemon's writer (same ctx), its id in *run; NULL = 405. 0, -ENOENT,
 	 * -EBUSY, -EROFS or an error, why in err. */
 	int (*delete_run)(void *ctx, const char *uuid, int64_t *run, char *err, size_t errlen);
-	/* GET /api/v1/collectors: appends the live collectors' JSON array
-	 * (same ctx); NULL = an empty list */
-	void (*collectors)(void *ctx, cs_buf *out);
+	/* GET /api/v1/collectors: appends the live collectors (same ctx) as
+	 * JSON (format 0), an aligned table (1) or CSV (2); NULL = none */
+	void (*collectors)(void *ctx, int format, cs_buf *out);
+	/* the ids of pid's (>= 0), job's (non-empty) or all live collectors,
+	 * at most max; NULL = none */
+	size_t (*select)(void *ctx, int64_t pid, const char *job, uint64_t *ids, size_t max);
 	/* POST /api/v1/collectors/{id}/...: sends the command (a cs_wire_op)
 	 * and waits for its answer, in msg: 0, -EPERM (refused), -ENOENT,
 	 * -EAGAIN (rate-limited), -ETIMEDOUT, -EPIPE; NULL = 405 */

@@ -4,15 +4,23 @@
  * On a machine without a driver this is the "no GPU" path of a real
  * application: the call must return cleanly with one line on stderr and
  * nothing on stdout but ours.
+ *
+ *   inject LIBRARY [SECONDS]
+ * With SECONDS the "application" then lives that long (a fraction is
+ * fine) before it exits normally: with CYCLESCOPE_SOURCE=test the
+ * collector samples the clock meanwhile (docs/collector.md), so a test
+ * can arm, trigger and follow it through a real daemon.
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: inject LIBRARY\n");
+		fprintf(stderr, "usage: inject LIBRARY [SECONDS]\n");
 		return 2;
 	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -31,5 +39,11 @@ int main(int argc, char **argv)
 	int second = init(); /* a second call must be harmless */
 	printf("InitializeInjection=%d,%d\n", first, second);
 	fflush(stdout);
+	if (argc > 2) {
+		double sec = atof(argv[2]);
+		struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+		while (nanosleep(&ts, &ts) != 0)
+			;
+	}
 	return 0;
 }
