@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
 #include "reader.h"
@@ -261,8 +262,18 @@ int cs_follow_next(cs_follow *f, cs_buf *out, char *err, size_t errlen)
 		rc = ranges(f, out, &sent, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (sent)
+	if (sent) {
+		/* the daemon's clock beside what it committed: a follower of a
+		 * hardware run (wall-clock ns) shows the lag as now_ns - the
+		 * newest t1 it has */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		cs_buf_printf(out, "event: status\ndata: {\"now_ns\":%llu,\"samples\":%llu}\n\n",
+			      (unsigned long long)ts.tv_sec * 1000000000ull +
+				      (unsigned long long)ts.tv_nsec,
+			      (unsigned long long)nsamples);
 		return 1;
+	}
 	if (!strcmp(status, "running"))
 		return 2;
 	cs_buf_printf(out, "event: end\ndata: {\"status\":\"%s\",\"samples\":%llu}\n\n", status,
