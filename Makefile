@@ -179,6 +179,10 @@ $(BENCH): tests/bench/bench_store.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
 
+$(BUILD)/tests/bench_armed: tests/bench/bench_armed.c $(BUILD)/libcyclescope.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Icollector $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
+
 $(BUILD)/tests/bench_scale: tests/bench/bench_scale.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
@@ -211,13 +215,14 @@ valgrind:
 # Each part also writes its figures (name, best, median, unit, goal) to
 # figures.txt; the run ends with them beside the previous run's, kept in
 # $(BUILD)/bench-previous.txt, so a regression shows.
-bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load
+bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load $(BUILD)/tests/bench_armed
 	@rm -rf $(BUILD)/bench && mkdir -p $(BUILD)/bench
 	BENCH_FIGURES=$(BUILD)/bench/figures.txt $(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_clickhouse.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
+	@$(BUILD)/tests/bench_armed | tee -a $(BUILD)/bench/figures.txt
 	@python3 tests/bench/figures.py $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
 	@cp $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
 	@rm -rf $(BUILD)/bench

@@ -770,6 +770,11 @@ int cs_engine_command(cs_engine *e, const cs_engine_cmd *c)
 	return rc;
 }
 
+int cs_engine_ranges_wanted(cs_engine *e)
+{
+	return !e->o.ranges_in_windows || atomic_load(&e->win_any);
+}
+
 int cs_engine_state(cs_engine *e)
 {
 	pthread_mutex_lock(&e->mu);

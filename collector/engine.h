@@ -159,6 +159,11 @@ typedef struct cs_engine_cmd {
  * the engine is closing. */
 int cs_engine_command(cs_engine *e, const cs_engine_cmd *c);
 
+/* 0 when a range would be dropped whatever it is: ranges_in_windows and
+ * no window was ever opened (armed and idle). One atomic load: hooks ask
+ * before they take timestamps. Any thread. */
+int cs_engine_ranges_wanted(cs_engine *e);
+
 /* idle / sampling / off (no device could be sampled); any thread. */
 int cs_engine_state(cs_engine *e);
 uint64_t cs_engine_interval(cs_engine *e);

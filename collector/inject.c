@@ -322,17 +322,23 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	int matched = g.hooks.on[d][cbid];
 	int cls = g.hooks.cls[d][cbid];
 	const char *base = g.hooks.base[d][cbid] ? g.hooks.base[d][cbid] : cb->functionName;
+	/* Armed and idle (ranges only in windows, none opened yet): nothing
+	 * to time or record; ENTER leaves 0 for an EXIT that comes after
+	 * a window opened meanwhile. */
+	int wanted = g.window || cs_engine_ranges_wanted(g.engine);
 	if (cb->callbackSite == CUPTI_API_ENTER) {
-		uint64_t t = now_ns();
+		uint64_t t = wanted ? now_ns() : 0;
 		if (cb->correlationData)
 			*cb->correlationData = t;
 		if (matched && g.window)
 			cs_engine_window_open(g.engine, base, t);
 		return;
 	}
+	if (!wanted)
+		return;
 	uint64_t t1 = now_ns();
 	uint64_t t0 = cb->correlationData ? *cb->correlationData : t1;
-	if (matched) {
+	if (matched && t0) {
 		cs_range r;
 		cs_range_init(&r, "api", base, t0, t1);
 		r.correlation_id = cb->correlationId;
