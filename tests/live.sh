@@ -263,5 +263,10 @@ code=$(post "$U/api/v1/collectors/window" -d all=1)
 [ "$code" = 403 ] && grep -q 'read-only' "$T/body" && ok "a read-only daemon refuses triggers (403)" || no "read-only ($code)" "$T/body"
 wait_apps
 stop
+if grep -l 'Sanitizer\|runtime error:' "$T"/*.err "$T/stderr" "$T/log" >"$T/san" 2>/dev/null; then
+	no "no sanitizer report from the collectors or the daemon" "$(head -n 1 "$T/san")"
+else
+	ok "no sanitizer report from the collectors or the daemon"
+fi
 echo "# $n checks, $fails failed"
 [ "$fails" -eq 0 ]
