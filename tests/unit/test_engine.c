@@ -16,6 +16,8 @@
 #include "output.h"
 #include "replay_source.h"
 #include "store.h"
+#include "test_source.h"
+#include "wire.h"
 
 static const cs_metric_info metrics2[] = {
 	{.name = "lts__t_sectors.sum", .unit = "sector", .kind = "counter"},
@@ -619,6 +621,135 @@ static void test_no_work_no_run(void **state)
 
 /* Counter-data slots: (decode + stall) / interval, a quarter more,
  * within [256, 65536]. */
+/* Command outcomes, as the control link would send them. */
+typedef struct replies {
+	pthread_mutex_t mu;
+	unsigned n;
+	uint32_t id[16];
+	int ok[16];
+	char msg[16][256];
+} replies;
+
+static void on_reply(void *ctx, uint32_t id, int ok, const char *message)
+{
+	replies *r = ctx;
+	pthread_mutex_lock(&r->mu);
+	if (r->n < 16) {
+		r->id[r->n] = id;
+		r->ok[r->n] = ok;
+		snprintf(r->msg[r->n], sizeof r->msg[0], "%s", message);
+		r->n++;
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Sends a command and waits (at most 2 s) for its answer; returns ok and
+ * copies the message. */
+static int command(cs_engine *e, replies *r, uint32_t id, int op, uint64_t value,
+		   const char *name, char *msg)
+{
+	cs_engine_cmd c = {.id = id, .op = op, .value = value};
+	snprintf(c.name, sizeof c.name, "%s", name ? name : "");
+	assert_int_equal(cs_engine_command(e, &c), 0);
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&r->mu);
+		for (unsigned k = 0; k < r->n; k++)
+			if (r->id[k] == id) {
+				int ok = r->ok[k];
+				strcpy(msg, r->msg[k]);
+				pthread_mutex_unlock(&r->mu);
+				return ok;
+			}
+		pthread_mutex_unlock(&r->mu);
+		nap(1000);
+	}
+	fail_msg("command %u: no answer", id);
+	return -1;
+}
+
+static int wait_state(cs_engine *e, int want)
+{
+	for (int i = 0; i < 2000 && cs_engine_state(e) != want; i++)
+		nap(1000);
+	return cs_engine_state(e);
+}
+
+/* Armed: nothing sampled or recorded until a command opens a window;
+ * windows by command open, extend, close and time out; the interval
+ * changes only between windows and within the limits; every request is
+ * a trigger range. */
+static void test_armed_commands(void **state)
+{
+	replies rp = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	cs_engine_opts o = {.metrics = metrics2, .nmetrics = 2, .interval_ns = 1000000,
+			    .mode = CS_ENGINE_ARMED, .decode_ms = 1, .ranges_in_windows = 1,
+			    .max_interval_ns = 10000000, .on_reply = on_reply, .reply_ctx = &rp};
+	rig rg;
+	rig_open(&rg, "armed.db", "armed", &o);
+	cs_engine *e = rg.e;
+	char msg[256];
+	assert_int_equal(cs_engine_add_source(e, cs_test_source_new(0), 5000), 0);
+	assert_int_equal(wait_state(e, CS_ENGINE_IDLE), CS_ENGINE_IDLE);
+	/* idle: ranges go nowhere, not even into the counters */
+	assert_false(cs_engine_ranges_wanted(e));
+	cs_range r;
+	cs_range_init(&r, "api", "cudaMemcpy", 1, 2);
+	assert_int_equal(cs_engine_range(e, &r), 0);
+	nap(20000);
+
+	assert_false(command(e, &rp, 1, CS_WIRE_OP_INTERVAL, 500000, NULL, msg));
+	assert_non_null(strstr(msg, "outside this collector's limits [1000000, 10000000]"));
+	assert_true(command(e, &rp, 2, CS_WIRE_OP_INTERVAL, 2000000, NULL, msg));
+	assert_int_equal(cs_engine_interval(e), 2000000);
+	assert_false(command(e, &rp, 3, CS_WIRE_OP_CLOSE, 0, NULL, msg));
+	assert_non_null(strstr(msg, "no window"));
+
+	assert_true(command(e, &rp, 4, CS_WIRE_OP_OPEN, 0, "manual", msg));
+	assert_string_equal(msg, "window open");
+	assert_int_equal(wait_state(e, CS_ENGINE_SAMPLING), CS_ENGINE_SAMPLING);
+	assert_true(cs_engine_ranges_wanted(e));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	cs_range_init(&r, "api", "cudaLaunchKernel", now, now + 1000);
+	assert_int_equal(cs_engine_range(e, &r), 0);
+	cs_range_init(&r, "api", "before", 1, 2); /* overlaps no window: dropped */
+	assert_int_equal(cs_engine_range(e, &r), 0);
+	assert_false(command(e, &rp, 5, CS_WIRE_OP_INTERVAL, 3000000, NULL, msg));
+	assert_non_null(strstr(msg, "only between windows"));
+	assert_true(command(e, &rp, 6, CS_WIRE_OP_OPEN, 100000000, "again", msg));
+	assert_string_equal(msg, "window extended");
+	assert_true(command(e, &rp, 7, CS_WIRE_OP_FLUSH, 0, NULL, msg));
+	nap(30000);
+	assert_true(command(e, &rp, 8, CS_WIRE_OP_CLOSE, 0, NULL, msg));
+	assert_int_equal(wait_state(e, CS_ENGINE_IDLE), CS_ENGINE_IDLE);
+
+	/* a timed window closes itself */
+	assert_true(command(e, &rp, 9, CS_WIRE_OP_OPEN, 50000000, "timed", msg));
+	nap(20000);
+	assert_int_equal(cs_engine_state(e), CS_ENGINE_SAMPLING);
+	assert_int_equal(wait_state(e, CS_ENGINE_IDLE), CS_ENGINE_IDLE);
+	assert_false(command(e, &rp, 10, 99, 0, NULL, msg));
+
+	cs_engine_stats st;
+	assert_int_equal(rig_close(&rg, &st), 0);
+	assert_int_equal(st.windows, 2);
+	assert_int_equal(st.ranges_dropped, 0);
+	sqlite3 *db = cs_store_db(rg.s);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='window'"), 2);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='trigger'"), 3);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='trigger' AND name='timed' AND t1 - t0 = 50000000"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='api'"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE json_extract(meta,'$.mode')='armed'"), 1);
+	/* every sample inside a window, at the interval set before it */
+	assert_true(st.samples > 20);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series WHERE t1 - t0 != 2000000"), 0);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM series s WHERE NOT EXISTS (SELECT 1 FROM "
+				   "ranges w WHERE w.kind = 'window' AND s.t0 >= w.t0 - 2000000 "
+				   "AND s.t1 <= w.t1 + 2000000)"), 0);
+	cs_store_close(rg.s);
+}
+
 static void test_slots(void **state)
 {
 	assert_int_equal(cs_engine_slots(100000, 10, 100), 1375); /* 1100 * 1.25 */
@@ -696,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_park_and_resume),
 		cmocka_unit_test(test_abandon_and_keep_sources),
 		cmocka_unit_test(test_no_work_no_run),
+		cmocka_unit_test(test_armed_commands),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_decode_overrun_warned),
 		cmocka_unit_test(test_decode_passes_bounded),
