@@ -178,15 +178,21 @@ static int reconnect(cs_link *l)
 	for (unsigned tries = 1;; tries++) {
 		if (nap(l, wait))
 			return -1;
-		l->p = cs_out_reconnect(l->out, err, sizeof err);
+		int had_run = 0;
+		l->p = cs_out_reconnect(l->out, &had_run, err, sizeof err);
 		if (l->p && send_register(l) == 0) {
+			pthread_mutex_lock(&l->mu);
+			cs_engine *e = l->engine;
+			pthread_mutex_unlock(&l->mu);
+			if (had_run && e)
+				cs_engine_sink_reset(e);
 			cs_log(CS_LOG_INFO, "collector: registered again with the daemon "
-			       "(attempt %u)", tries);
+			       "(attempt %u)%s", tries,
+			       had_run ? "; what follows goes to a new run" : "");
 			return 0;
 		}
-		if (!l->p && strstr(err, "run began")) {
-			cs_log(CS_LOG_WARN, "collector: %s: its run stays incomplete; no more "
-			       "commands", err);
+		if (!l->p && strstr(err, "not to a daemon")) {
+			cs_log(CS_LOG_WARN, "collector: %s; no more commands", err);
 			return -1;
 		}
 		wait = wait * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : wait * 2;

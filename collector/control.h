@@ -9,12 +9,12 @@
  * One thread, the link's: it reads the connection, hands commands to the
  * engine (whose control thread applies them) and sends the answers the
  * engine gives back through cs_link_reply_fn, which only queues. When the
- * daemon goes away before a run began on the connection (a daemon
- * restart while armed), the link reconnects with a bounded back-off
- * (100 ms doubling to 5 s) and registers again; the collector keeps its
- * state (armed, its interval). When a run had begun, the link stops
- * there: that run stays incomplete in the store, as any cut connection
- * leaves it.
+ * daemon goes away (a restart), the link reconnects with a bounded
+ * back-off (100 ms doubling to 5 s) and registers again; the collector
+ * keeps its state (armed, its interval, an open window). A run that had
+ * begun on the lost connection stays as the daemon left it, incomplete;
+ * what is sampled next goes to a new run (cs_engine_sink_reset), and
+ * what failed in between is counted as dropped.
  *
  * No CUPTI here: tests drive it through the injected library's test
  * source and a real daemon.

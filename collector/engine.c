@@ -136,6 +136,7 @@ struct cs_engine {
 	unsigned ncmds;
 	int running;                  /* samplers wanted on (for the state) */
 	int flush_req;                /* a FLUSH for the sender */
+	int sink_reset;               /* a new run on a new connection */
 	struct { uint64_t t0, t1; } win[MAX_WINDOWS]; /* ring; t1 = UINT64_MAX while open */
 	unsigned nwin, win_next;
 	atomic_int win_any;           /* a window was ever opened */
@@ -402,15 +403,18 @@ static void queue_samples(cs_engine *e, dev *d, const cs_pm_batch *b)
 	pthread_mutex_unlock(&e->mu);
 }
 
-static void queue_device(cs_engine *e, const dev *d)
+/* A device row for the sink, from d's setup (copied). NULL when out of
+ * memory: the samples still get a bare device row. */
+static item *device_item(const dev *d)
 {
 	const cs_pm_setup *s = &d->setup;
 	size_t extra = str_size(s->device_name) + str_size(s->chip) + str_size(s->uuid);
 	item *it = malloc(sizeof *it + extra);
 	if (!it)
-		return; /* the samples still get a bare device row */
+		return NULL;
 	it->type = ITEM_DEVICE;
 	it->bytes = 0;
+	it->next = NULL;
 	memset(&it->u.d, 0, sizeof it->u.d);
 	char *cur = (char *)(it + 1);
 	it->u.d.index = d->device;
@@ -420,6 +424,14 @@ static void queue_device(cs_engine *e, const dev *d)
 	it->u.d.sm_count = s->sm_count;
 	it->u.d.clock_hz = s->clock_hz;
 	it->u.d.mem_clock_hz = s->mem_clock_hz;
+	return it;
+}
+
+static void queue_device(cs_engine *e, const dev *d)
+{
+	item *it = device_item(d);
+	if (!it)
+		return;
 	pthread_mutex_lock(&e->mu);
 	enqueue_locked(e, it, 0);
 	pthread_mutex_unlock(&e->mu);
@@ -768,6 +780,14 @@ int cs_engine_command(cs_engine *e, const cs_engine_cmd *c)
 	}
 	pthread_mutex_unlock(&e->mu);
 	return rc;
+}
+
+void cs_engine_sink_reset(cs_engine *e)
+{
+	pthread_mutex_lock(&e->mu);
+	e->sink_reset = 1;
+	pthread_cond_signal(&e->send_cv);
+	pthread_mutex_unlock(&e->mu);
 }
 
 int cs_engine_ranges_wanted(cs_engine *e)
@@ -1307,6 +1327,23 @@ static void *sender_main(void *arg)
 		e->head = e->tail = NULL;
 		e->queued_bytes = 0;
 		int last = e->ctl_done;
+		if (e->sink_reset && !begun)
+			e->sink_reset = 0; /* nothing began: nothing to redo */
+		if (e->sink_reset) {
+			/* a new connection: a new run, its devices declared
+			 * again, samples numbered from 0 */
+			e->sink_reset = 0;
+			begun = 0;
+			e->sink_failed = 0;
+			for (dev *d = e->devs; d; d = d->next) {
+				d->seq = 0;
+				item *it = device_item(d);
+				if (it) {
+					*held_tail = it;
+					held_tail = &it->next;
+				}
+			}
+		}
 		pthread_mutex_unlock(&e->mu);
 
 		while (list) {
@@ -1325,6 +1362,7 @@ static void *sender_main(void *arg)
 					send_item(e, h, ids);
 				free_list(held);
 				held = NULL;
+				held_tail = &held;
 			}
 			send_item(e, list, ids);
 			free(list);

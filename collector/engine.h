@@ -164,6 +164,12 @@ int cs_engine_command(cs_engine *e, const cs_engine_cmd *c);
  * before they take timestamps. Any thread. */
 int cs_engine_ranges_wanted(cs_engine *e);
 
+/* The sink's connection was replaced under a run (the daemon restarted):
+ * the sender begins a new run at the next item, declares the devices
+ * again and numbers samples from 0; what failed in between stays counted
+ * as dropped. Any thread. */
+void cs_engine_sink_reset(cs_engine *e);
+
 /* idle / sampling / off (no device could be sampled); any thread. */
 int cs_engine_state(cs_engine *e);
 uint64_t cs_engine_interval(cs_engine *e);

@@ -17,13 +17,16 @@
 
 struct cs_out {
 	cs_out_opts o;
-	pthread_mutex_t mu; /* p while no run began: the control link may
-			       replace it (cs_out_reconnect) */
-	int begun;          /* under mu */
+	pthread_mutex_t mu; /* p, which the control link may replace
+			       (cs_out_reconnect), and every call on it */
+	int begun;          /* under mu: a run began on p */
+	int stale;          /* under mu: p replaced under a run; calls fail
+			       until the engine begins the next run */
 	cs_store *store;
 	cs_producer *p;
 	char where[600]; /* "the daemon at PATH" or "FILE" */
 	char err[512];
+	char msg[512];   /* o_errmsg's copy (the sender thread's) */
 };
 
 cs_out *cs_out_new(const cs_out_opts *o)
@@ -87,13 +90,15 @@ static int o_begin(void *ctx, const char *meta)
 	cs_out *out = ctx;
 	pthread_mutex_lock(&out->mu);
 	out->begun = 1;
+	out->stale = 0;
 	int rc = out->p ? 0 : out_open(out);
+	if (rc == 0) {
+		cs_run_info info = out->o.info;
+		info.meta = meta;
+		rc = cs_producer_begin(out->p, &info);
+	}
 	pthread_mutex_unlock(&out->mu);
-	if (rc < 0)
-		return rc;
-	cs_run_info info = out->o.info;
-	info.meta = meta;
-	return cs_producer_begin(out->p, &info);
+	return rc;
 }
 
 cs_producer *cs_out_connect(cs_out *out, char *err, size_t errlen)
@@ -109,19 +114,23 @@ cs_producer *cs_out_connect(cs_out *out, char *err, size_t errlen)
 	return p;
 }
 
-cs_producer *cs_out_reconnect(cs_out *out, char *err, size_t errlen)
+cs_producer *cs_out_reconnect(cs_out *out, int *had_run, char *err, size_t errlen)
 {
 	char sock[512];
 	pthread_mutex_lock(&out->mu);
 	cs_producer *p = NULL;
-	if (out->begun) {
-		snprintf(err, errlen, "the run began on the lost connection");
+	*had_run = out->begun;
+	if (out->store || out->o.producer) {
+		snprintf(err, errlen, "the run goes to %s, not to a daemon", out->where);
 	} else {
-		if (!out->o.producer)
-			cs_producer_free(out->p);
+		/* the old run ends there as the daemon left it: incomplete */
+		cs_producer_free(out->p);
 		out->p = NULL;
-		if (open_socket(out, sock, sizeof sock, err, errlen) == 0)
+		if (open_socket(out, sock, sizeof sock, err, errlen) == 0) {
 			p = out->p;
+			out->stale = out->begun;
+			out->begun = 0;
+		}
 	}
 	pthread_mutex_unlock(&out->mu);
 	return p;
@@ -129,38 +138,70 @@ cs_producer *cs_out_reconnect(cs_out *out, char *err, size_t errlen)
 
 static int o_add_device(void *ctx, const cs_device_info *d)
 {
-	return cs_producer_add_device(((cs_out *)ctx)->p, d);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_add_device(out->p, d);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static int o_add_metric(void *ctx, const cs_metric_info *m, uint32_t *id)
 {
-	return cs_producer_add_metric(((cs_out *)ctx)->p, m, id);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_add_metric(out->p, m, id);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static int o_append(void *ctx, const cs_batch *b)
 {
-	return cs_producer_append(((cs_out *)ctx)->p, b);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_append(out->p, b);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static int o_add_range(void *ctx, const cs_range *r)
 {
-	return cs_producer_add_range(((cs_out *)ctx)->p, r);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_add_range(out->p, r);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static int o_flush(void *ctx)
 {
-	return cs_producer_flush(((cs_out *)ctx)->p);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_flush(out->p);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static int o_end(void *ctx, const char *status, const cs_run_counters *c)
 {
-	return cs_producer_end(((cs_out *)ctx)->p, status, c);
+	cs_out *out = ctx;
+	pthread_mutex_lock(&out->mu);
+	int rc = out->stale || !out->p ? -ECONNRESET : cs_producer_end(out->p, status, c);
+	pthread_mutex_unlock(&out->mu);
+	return rc;
 }
 
 static const char *o_errmsg(void *ctx)
 {
 	cs_out *out = ctx;
-	return out->p ? cs_producer_errmsg(out->p) : out->err;
+	pthread_mutex_lock(&out->mu);
+	/* a copy: the link may free the producer once the lock is gone */
+	snprintf(out->msg, sizeof out->msg, "%s",
+		 out->stale ? "the daemon's connection was lost; the samples go to a new "
+			      "run once the collector has reconnected"
+		 : out->p   ? cs_producer_errmsg(out->p)
+			    : out->err);
+	pthread_mutex_unlock(&out->mu);
+	return out->msg;
 }
 
 const cs_sink_ops cs_out_sink_ops = {

@@ -51,10 +51,13 @@ cs_out *cs_out_new(const cs_out_opts *o);
  * would have gone. Owned by the output. */
 cs_producer *cs_out_connect(cs_out *o, char *err, size_t errlen);
 
-/* The connection was lost before a run began on it: a new one (the old
- * producer freed), or NULL with the reason in err (the daemon is still
- * away, or a run began on the lost one). */
-cs_producer *cs_out_reconnect(cs_out *o, char *err, size_t errlen);
+/* The daemon's connection was lost: a new one (the old producer freed;
+ * a run open on it stays as the daemon left it, incomplete), or NULL
+ * with the reason in err (the daemon is still away, or the output is a
+ * file). *had_run says whether a run had begun on the lost one: calls
+ * then fail (-ECONNRESET) until the engine begins the next run
+ * (cs_engine_sink_reset). */
+cs_producer *cs_out_reconnect(cs_out *o, int *had_run, char *err, size_t errlen);
 
 /* The engine's sink: ctx is the cs_out. */
 extern const cs_sink_ops cs_out_sink_ops;

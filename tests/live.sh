@@ -254,6 +254,43 @@ assert len(list(csv.DictReader(open(sys.argv[2])))) > 200
 EOF
 grep -q 'registered again' "$T/survivor.err" && ok "the collector logs that it registered again" || no "re-register log" "$T/survivor.err"
 
+# --- the daemon restarts in the middle of a window: the samples after it go to a new run ---
+app midrun 5 CYCLESCOPE_LOG=info
+wait_collectors 1
+code=$(post "$U/api/v1/collectors/window" -d all=1 -d seconds=3 -d name=across)
+sleep 0.8
+stop
+start
+i=0
+while [ $i -lt 160 ] && ! get "$U/api/v1/collectors" 2>/dev/null | grep -q '"state":"sampling"'; do sleep 0.05; i=$((i + 1)); done
+wait_apps
+python3 - "$DB" <<'EOF' >"$T/mid" 2>&1 && ok "a restart mid-window: the first run is incomplete, the samples after it are in a new complete run" || no "restart mid-window ($code)" "$T/mid"
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+runs = con.execute("SELECT id, status, samples FROM runs WHERE name='midrun' ORDER BY id").fetchall()
+assert len(runs) == 2, runs
+(a, sa, na), (b, sb, nb) = runs
+assert sa == "incomplete" and sb == "complete", runs
+assert na > 2 * 300 and nb > 2 * 500, runs   # 0.8 s before, the rest of 3 s after, 2 devices
+last_a = con.execute("SELECT max(t1_last) FROM timelines WHERE run=?", (a,)).fetchone()[0]
+first_b = con.execute("SELECT min(t0_first) FROM timelines WHERE run=?", (b,)).fetchone()[0]
+assert first_b >= last_a, (last_a, first_b)
+assert con.execute("SELECT count(*) FROM ranges WHERE run=? AND kind='window'", (b,)).fetchone()[0] == 1
+assert con.execute("SELECT count(*) FROM devices WHERE run=?", (b,)).fetchone()[0] == 2
+EOF
+"$CS" export midrun --db "$DB" >"$T/midrun.csv" 2>&1
+python3 - "$T/midrun.csv" <<'EOF' && ok "the new run's values are the source's" || no "new run values" "$T/midrun.csv"
+import csv, sys
+names = ["lts__t_sectors.sum", "dram__bytes_read.sum"]
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows
+for r in rows:
+    k, dev = int(r["t0"]) // 1000000, int(r["device"])
+    for j, m in enumerate(names):
+        assert float(r[m]) == (k % 997) * (j + 1) + dev, r
+EOF
+grep -q 'what follows goes to a new run' "$T/midrun.err" && ok "the collector says the rest goes to a new run" || no "new-run log" "$T/midrun.err"
+
 # --- a read-only daemon sends no commands ---
 stop
 start --read-only
