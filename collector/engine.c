@@ -140,6 +140,7 @@ struct cs_engine {
 	struct { uint64_t t0, t1; } win[MAX_WINDOWS]; /* ring; t1 = UINT64_MAX while open */
 	unsigned nwin, win_next;
 	atomic_int win_any;           /* a window was ever opened */
+	atomic_int win_open;          /* a window is open now (depth > 0) */
 	/* control thread only */
 	int cmd_open;                 /* a command's window is open */
 	uint64_t cmd_deadline;        /* when it closes (monotonic ns), 0 = on CLOSE */
@@ -792,7 +793,7 @@ void cs_engine_sink_reset(cs_engine *e)
 
 int cs_engine_ranges_wanted(cs_engine *e)
 {
-	return !e->o.ranges_in_windows || atomic_load(&e->win_any);
+	return !e->o.ranges_in_windows || atomic_load(&e->win_open);
 }
 
 int cs_engine_state(cs_engine *e)
@@ -871,6 +872,8 @@ static void *control_main(void *arg)
 			 * the last look starts the samplers; back at depth 0 they
 			 * stop, so even a short synchronous call gets its window. */
 			if (gen != seen_gen && !running) {
+				if (e->o.on_sampling && !gone(e))
+					e->o.on_sampling(e->o.sampling_ctx, 1);
 				set_samplers(e, 1);
 				running = 1;
 				memcpy(wname, name, sizeof wname);
@@ -881,6 +884,8 @@ static void *control_main(void *arg)
 				set_samplers(e, 0);
 				running = 0;
 				queue_window(e, wname, wt0, t1);
+				if (e->o.on_sampling && !gone(e))
+					e->o.on_sampling(e->o.sampling_ctx, 0);
 			}
 			pthread_mutex_lock(&e->mu);
 			e->running = running;
@@ -1080,6 +1085,7 @@ void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns)
 		if (e->nwin < MAX_WINDOWS)
 			e->nwin++;
 		atomic_store(&e->win_any, 1);
+		atomic_store(&e->win_open, 1);
 		pthread_cond_signal(&e->ctl_cv);
 	}
 	pthread_mutex_unlock(&e->mu);
@@ -1099,6 +1105,7 @@ void cs_engine_window_close(cs_engine *e, uint64_t t_ns)
 		t0 = e->window_t0;
 		e->window_t1 = t_ns;
 		e->win[(e->win_next + MAX_WINDOWS - 1) % MAX_WINDOWS].t1 = t_ns;
+		atomic_store(&e->win_open, 0);
 		pthread_cond_signal(&e->ctl_cv);
 	}
 	pthread_mutex_unlock(&e->mu);

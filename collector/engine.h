@@ -78,6 +78,11 @@ typedef struct cs_engine_opts {
 				  sized for it) and 100 x interval_ns */
 	cs_engine_reply_fn on_reply; /* command outcomes; NULL = none */
 	void *reply_ctx;
+	/* window and armed modes: the samplers start (on = 1) or stopped
+	 * (0), on the control thread, before the start and after the stop;
+	 * NULL = none */
+	void (*on_sampling)(void *ctx, int on);
+	void *sampling_ctx;
 } cs_engine_opts;
 
 /* Counter-data slots for one decode pass: the samples that accumulate in
@@ -159,9 +164,10 @@ typedef struct cs_engine_cmd {
  * the engine is closing. */
 int cs_engine_command(cs_engine *e, const cs_engine_cmd *c);
 
-/* 0 when a range would be dropped whatever it is: ranges_in_windows and
- * no window was ever opened (armed and idle). One atomic load: hooks ask
- * before they take timestamps. Any thread. */
+/* 0 when ranges are kept only in windows and none is open (armed and
+ * idle): an API hook then takes no timestamp and makes no range (one
+ * atomic load), unless the call began inside a window. Ranges that come
+ * late (device records) are still kept by their times. Any thread. */
 int cs_engine_ranges_wanted(cs_engine *e);
 
 /* The sink's connection was replaced under a run (the daemon restarted):

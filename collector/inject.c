@@ -322,9 +322,9 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 	int matched = g.hooks.on[d][cbid];
 	int cls = g.hooks.cls[d][cbid];
 	const char *base = g.hooks.base[d][cbid] ? g.hooks.base[d][cbid] : cb->functionName;
-	/* Armed and idle (ranges only in windows, none opened yet): nothing
-	 * to time or record; ENTER leaves 0 for an EXIT that comes after
-	 * a window opened meanwhile. */
+	/* Armed and idle (ranges only in windows, none open): nothing to time
+	 * or record. ENTER leaves 0, so a call that began outside a window
+	 * is not recorded at its EXIT either; one that began inside is. */
 	int wanted = g.window || cs_engine_ranges_wanted(g.engine);
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		uint64_t t = wanted ? now_ns() : 0;
@@ -334,7 +334,7 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			cs_engine_window_open(g.engine, base, t);
 		return;
 	}
-	if (!wanted)
+	if (!wanted && !(cb->correlationData && *cb->correlationData))
 		return;
 	uint64_t t1 = now_ns();
 	uint64_t t0 = cb->correlationData ? *cb->correlationData : t1;
@@ -543,7 +543,32 @@ static void enable_callbacks(void)
 	cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
 }
 
-static void enable_activity(void)
+/* The device-side record kinds (kernels, copies, memsets, NVTX) on or
+ * off. */
+static void activity_kinds(int on)
+{
+	CUptiResult (*fn)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+	fn(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	fn(CUPTI_ACTIVITY_KIND_MEMCPY);
+	fn(CUPTI_ACTIVITY_KIND_MEMSET);
+	if (g.nvtx)
+		fn(CUPTI_ACTIVITY_KIND_MARKER);
+}
+
+/* Armed with ranges only in windows: device-side records are taken only
+ * while a window samples (CUPTI's kernel records cost every launch
+ * something); called by the engine's control thread. */
+static void on_sampling(void *ctx, int on)
+{
+	(void)ctx;
+	if (atomic_load(&g.cupti_dead) || atomic_load(&g.finished))
+		return;
+	if (!on)
+		cuptiActivityFlushAll(0); /* the window's records, before they stop */
+	activity_kinds(on);
+}
+
+static void enable_activity(int idle)
 {
 	CUptiResult rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS) {
@@ -551,11 +576,8 @@ static void enable_activity(void)
 		       cs_cupti_error(rc));
 		return;
 	}
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
-	cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
-	if (g.nvtx)
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+	if (!idle)
+		activity_kinds(1);
 	/* Deliver buffers every 100 ms so ranges stream during the run. */
 	cuptiActivityFlushPeriod(100);
 }
@@ -737,6 +759,8 @@ static void init_once(void)
 		.max_interval_ns = max_interval,
 		.on_reply = cs_link_reply_fn,
 		.reply_ctx = g.link,
+		.on_sampling = !g.test && g.mode == CS_ENGINE_ARMED &&
+				!strcmp(ranges, "in-windows") ? on_sampling : NULL,
 	};
 	g.engine = g.out ? cs_engine_new(&o, &cs_out_sink_ops, g.out, err, sizeof err) : NULL;
 	if (!g.engine) {
@@ -755,7 +779,7 @@ static void init_once(void)
 		start_test();
 	} else {
 		enable_callbacks();
-		enable_activity();
+		enable_activity(o.on_sampling != NULL);
 	}
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, in_child);

@@ -723,6 +723,7 @@ static void test_armed_commands(void **state)
 	nap(30000);
 	assert_true(command(e, &rp, 8, CS_WIRE_OP_CLOSE, 0, NULL, msg));
 	assert_int_equal(wait_state(e, CS_ENGINE_IDLE), CS_ENGINE_IDLE);
+	assert_false(cs_engine_ranges_wanted(e)); /* idle again: hooks stop at once */
 
 	/* a timed window closes itself */
 	assert_true(command(e, &rp, 9, CS_WIRE_OP_OPEN, 50000000, "timed", msg));
