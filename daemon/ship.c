@@ -16,7 +16,6 @@
 #include <curl/curl.h>
 
 #include "curl_lib.h"
-#define lc (*cs_curl())
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
@@ -215,46 +214,46 @@ static int xfer_progress(void *p, curl_off_t dt, curl_off_t dn, curl_off_t ut, c
 static int post(shipper *sh, const char *query, body_reader *body, const char *stmt)
 {
 	CURL *c = sh->curl;
-	char *esc = query ? lc.easy_escape(c, query, 0) : NULL;
+	char *esc = query ? cs_curl()->easy_escape(c, query, 0) : NULL;
 	/* Inserts through Distributed tables answer once the shards have the
 	 * rows (insert_distributed_sync), so 200 means stored. */
 	char url[4096];
 	int dsync = query && sh->cluster[0];
 	snprintf(url, sizeof url, "%s%s%s%s%s", sh->url, strchr(sh->url, '?') ? "&" : "/?",
 		 esc ? "query=" : "", esc ? esc : "", dsync ? "&insert_distributed_sync=1" : "");
-	lc.free(esc);
+	cs_curl()->free(esc);
 	cs_buf answer = CS_BUF_INIT;
-	lc.easy_reset(c);
-	lc.easy_setopt(c, CURLOPT_URL, url);
-	lc.easy_setopt(c, CURLOPT_POST, 1L);
-	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	lc.easy_setopt(c, CURLOPT_TIMEOUT, (long)sh->o.timeout_s);
-	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, write_answer);
-	lc.easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-	lc.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	lc.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xfer_progress);
-	lc.easy_setopt(c, CURLOPT_XFERINFODATA, sh);
+	cs_curl()->easy_reset(c);
+	cs_curl()->easy_setopt(c, CURLOPT_URL, url);
+	cs_curl()->easy_setopt(c, CURLOPT_POST, 1L);
+	cs_curl()->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cs_curl()->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	cs_curl()->easy_setopt(c, CURLOPT_TIMEOUT, (long)sh->o.timeout_s);
+	cs_curl()->easy_setopt(c, CURLOPT_WRITEFUNCTION, write_answer);
+	cs_curl()->easy_setopt(c, CURLOPT_WRITEDATA, &answer);
+	cs_curl()->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	cs_curl()->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, xfer_progress);
+	cs_curl()->easy_setopt(c, CURLOPT_XFERINFODATA, sh);
 	if (sh->user[0]) {
-		lc.easy_setopt(c, CURLOPT_USERNAME, sh->user);
-		lc.easy_setopt(c, CURLOPT_PASSWORD, sh->password);
+		cs_curl()->easy_setopt(c, CURLOPT_USERNAME, sh->user);
+		cs_curl()->easy_setopt(c, CURLOPT_PASSWORD, sh->password);
 	}
-	struct curl_slist *hdr = lc.slist_append(NULL, "Content-Type: application/octet-stream");
-	hdr = lc.slist_append(hdr, "Expect:");
-	lc.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	struct curl_slist *hdr = cs_curl()->slist_append(NULL, "Content-Type: application/octet-stream");
+	hdr = cs_curl()->slist_append(hdr, "Expect:");
+	cs_curl()->easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	if (body) {
-		lc.easy_setopt(c, CURLOPT_READFUNCTION, read_body);
-		lc.easy_setopt(c, CURLOPT_READDATA, body);
+		cs_curl()->easy_setopt(c, CURLOPT_READFUNCTION, read_body);
+		cs_curl()->easy_setopt(c, CURLOPT_READDATA, body);
 		if (!body->fill)
-			lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->buf->len);
+			cs_curl()->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->buf->len);
 	} else {
-		lc.easy_setopt(c, CURLOPT_POSTFIELDS, stmt);
-		lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(stmt));
+		cs_curl()->easy_setopt(c, CURLOPT_POSTFIELDS, stmt);
+		cs_curl()->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(stmt));
 	}
-	CURLcode cc = lc.easy_perform(c);
+	CURLcode cc = cs_curl()->easy_perform(c);
 	long code = 0;
-	lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	lc.slist_free_all(hdr);
+	cs_curl()->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	cs_curl()->slist_free_all(hdr);
 	int rc = 0;
 	if (body && body->failed) {
 		rc = local_err(sh, body->failed);
@@ -263,7 +262,7 @@ static int post(shipper *sh, const char *query, body_reader *body, const char *s
 		snprintf(sh->err, sizeof sh->err, "stopped");
 	} else if (cc != CURLE_OK) {
 		rc = -EHOSTUNREACH;
-		snprintf(sh->err, sizeof sh->err, "%.600s: %s", sh->url, lc.easy_strerror(cc));
+		snprintf(sh->err, sizeof sh->err, "%.600s: %s", sh->url, cs_curl()->easy_strerror(cc));
 	} else if (code != 200) {
 		rc = -EPROTO;
 		cs_buf_put_u8(&answer, 0);
@@ -561,7 +560,7 @@ static int shipper_init(shipper *sh, const cs_ship_opts *o, char *err, size_t er
 {
 	memset(sh, 0, sizeof *sh);
 	sh->o = *o;
-	const cs_curl_fns *lcp = cs_curl();
+	const cs_curl_fns *lc = cs_curl();
 	if (!o->url || (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8))) {
 		snprintf(err, errlen, "ClickHouse URL '%s': expected http://HOST:PORT (its HTTP "
 			 "interface, usually port 8123)", o->url ? o->url : "");
@@ -600,17 +599,17 @@ static int shipper_init(shipper *sh, const cs_ship_opts *o, char *err, size_t er
 	/* Marks belong to a destination: the server, database and tables. */
 	snprintf(sh->target, sizeof sh->target, "clickhouse %s %s.%s", sh->url, sh->database,
 		 sh->prefix);
-	if (lcp->err[0]) {
-		snprintf(err, errlen, "%s", lcp->err);
+	if (lc->err[0]) {
+		snprintf(err, errlen, "%s", lc->err);
 		return -ENOSYS;
 	}
-	if (!(sh->curl = lc.easy_init())) {
+	if (!(sh->curl = cs_curl()->easy_init())) {
 		snprintf(err, errlen, "libcurl: cannot start a session");
 		return -ENOMEM;
 	}
 	sh->s = cs_store_open(o->db_path, 0, err, errlen);
 	if (!sh->s) {
-		lc.easy_cleanup(sh->curl);
+		cs_curl()->easy_cleanup(sh->curl);
 		sh->curl = NULL;
 		return -EIO;
 	}
@@ -621,7 +620,7 @@ static void shipper_fini(shipper *sh)
 {
 	cs_store_close(sh->s);
 	if (sh->curl)
-		lc.easy_cleanup(sh->curl);
+		cs_curl()->easy_cleanup(sh->curl);
 	sh->s = NULL;
 	sh->curl = NULL;
 }
