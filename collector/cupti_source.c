@@ -260,6 +260,33 @@ static void enable_error(CUptiResult rc, size_t buffer_bytes, char *err, size_t 
 		busy_hint(err, errlen, rc);
 }
 
+/* The SetConfig of c's configuration at interval_ns: the SYS-clock
+ * trigger (in cycles of sysclk_hz) on Turing and GA100, where the time
+ * trigger is missing; keep-latest where the hardware has it. */
+static void set_config_params(const cupti_src *c, uint64_t interval_ns,
+			      CUpti_PmSampling_SetConfig_Params *sc)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE;
+	sc->pPmSamplingObject = c->obj;
+	sc->configSize = c->config_size;
+	sc->pConfig = c->config;
+	sc->hardwareBufferSize = c->buffer_bytes;
+	if (c->sysclk) {
+		sc->triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
+		sc->samplingInterval = (uint64_t)((double)interval_ns * c->sysclk_hz / 1e9);
+		if (!sc->samplingInterval)
+			sc->samplingInterval = 1;
+		sc->hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
+			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
+			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+	} else {
+		sc->triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+		sc->samplingInterval = interval_ns;
+		sc->hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+	}
+}
+
 static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *setup,
 			char *err, size_t errlen)
 {
@@ -345,30 +372,14 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	c->obj = en.pPmSamplingObject;
 
 	c->sysclk = !strncmp(c->chip, "TU", 2) || !strcmp(c->chip, "GA100");
-	CUpti_PmSampling_SetConfig_Params sc = {CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
-	sc.pPmSamplingObject = c->obj;
-	sc.configSize = c->config_size;
-	sc.pConfig = c->config;
-	sc.hardwareBufferSize = cfg->buffer_bytes;
-	if (c->sysclk) {
-		double hz = setup->clock_hz > 0 ? setup->clock_hz : FALLBACK_SYSCLK_HZ;
-		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
-		sc.samplingInterval = (uint64_t)((double)cfg->interval_ns * hz / 1e9);
-		if (!sc.samplingInterval)
-			sc.samplingInterval = 1;
-		setup->sysclk_hz = c->sysclk_hz = hz;
-		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
-			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
-			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
-		setup->trigger = "gpu_sysclk_interval";
-	} else {
-		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-		sc.samplingInterval = cfg->interval_ns;
-		sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
-		setup->trigger = "gpu_time_interval";
-	}
-	setup->interval = sc.samplingInterval;
+	c->sysclk_hz = setup->clock_hz > 0 ? setup->clock_hz : FALLBACK_SYSCLK_HZ;
 	c->buffer_bytes = cfg->buffer_bytes;
+	CUpti_PmSampling_SetConfig_Params sc;
+	set_config_params(c, cfg->interval_ns, &sc);
+	if (c->sysclk)
+		setup->sysclk_hz = c->sysclk_hz;
+	setup->trigger = c->sysclk ? "gpu_sysclk_interval" : "gpu_time_interval";
+	setup->interval = sc.samplingInterval;
 	rc = cuptiPmSamplingSetConfig(&sc);
 	if (rc != CUPTI_SUCCESS && used && !strcmp(used, "device")) {
 		/* Built against the device's image and still refused: once more
@@ -568,24 +579,8 @@ static int cs_set_interval(cs_pm_source *s, uint64_t interval_ns, uint64_t *inte
 		snprintf(err, errlen, "the sampler is not configured");
 		return -EINVAL;
 	}
-	CUpti_PmSampling_SetConfig_Params sc = {CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE};
-	sc.pPmSamplingObject = c->obj;
-	sc.configSize = c->config_size;
-	sc.pConfig = c->config;
-	sc.hardwareBufferSize = c->buffer_bytes;
-	if (c->sysclk) {
-		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
-		sc.samplingInterval = (uint64_t)((double)interval_ns * c->sysclk_hz / 1e9);
-		if (!sc.samplingInterval)
-			sc.samplingInterval = 1;
-		sc.hwBufferAppendMode = !strncmp(c->chip, "TU", 2)
-			? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST
-			: CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
-	} else {
-		sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-		sc.samplingInterval = interval_ns;
-		sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
-	}
+	CUpti_PmSampling_SetConfig_Params sc;
+	set_config_params(c, interval_ns, &sc);
 	CUptiResult rc = cuptiPmSamplingSetConfig(&sc);
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "PM sampling refused the new interval (%s)", cs_cupti_error(rc));
