@@ -110,7 +110,11 @@ grep -q "^$T/cyclescope.db auto$" "$T/out" && ok "without --db: the default data
 "$CS" run $NOCHECK --db "$T/r.db" -- /no/such/program >"$T/out" 2>&1
 [ $? -eq 127 ] && grep -q "cannot run '/no/such/program'" "$T/out" && ok "a missing program exits 127" || no "missing program" "$T/out"
 "$CS" run --mode sometimes -- true >"$T/out" 2>&1
-[ $? -eq 2 ] && grep -q 'continuous or window' "$T/out" && ok "a bad --mode is a usage error" || no "bad mode" "$T/out"
+[ $? -eq 2 ] && grep -q 'continuous, window or armed' "$T/out" && ok "a bad --mode is a usage error" || no "bad mode" "$T/out"
+"$CS" run --armed --db "$T/r.db" -- true >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'armed takes its commands from a daemon' "$T/out" && ok "--armed with --db is a usage error" || no "armed with db" "$T/out"
+"$CS" run --ranges sometimes -- true >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q 'always or in-windows' "$T/out" && ok "a bad --ranges is a usage error" || no "bad ranges" "$T/out"
 "$CS" run --interval-ns 0 -- true >"$T/out" 2>&1
 [ $? -eq 2 ] && ok "--interval-ns 0 is a usage error" || no "interval 0" "$T/out"
 "$CS" run -- >"$T/out" 2>&1
