@@ -1,7 +1,8 @@
 #!/bin/sh
 # The web UI in a real browser: a daemon on 127.0.0.1 over the bundled
 # example (hardware, ns) and the real QV100 Accel-Sim output (simulator
-# runs with kernel ranges); tests/browser/ui.test.js drives Debian's
+# runs with kernel ranges), and live collectors of the test source;
+# tests/browser/ui.test.js drives Debian's
 # Chromium through playwright-core and prints one TAP line per check.
 # Screenshots go to BUILD/test-artifacts/ui-*.png.
 #   sh tests/ui.sh [BUILD_DIR]
@@ -94,8 +95,15 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "ht
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlate?hw=noclock&sim=sim&hw_metric=l2_reads&sim_metric=Ltworeadhit")
 [ "$code" = 400 ] && grep -q 'hw_clock_mhz' "$T/body" && ! grep -q -- '--hw-clock-mhz' "$T/body" &&
 	ok "over HTTP a correlation error names the request's field (hw_clock_mhz), not the CLI option" || no "field names ($code)" "$T/body"
+# The live pages: the browser test starts collectors of the injection
+# library's clock-driven test source (no GPU) streaming to this daemon,
+# as tests/live.sh does: one continuous (a run that grows while its page
+# follows it), three armed (the collectors page and its triggers).
+case "$B" in /*) BA=$B ;; *) BA=$PWD/$B ;; esac
+INJECT=
+[ -x "$BA/tests/inject" ] && [ -f "$BA/libcyclescope_collector.so" ] && INJECT="$BA/tests/inject"
 CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
-	CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
+	CS_INJECT="$INJECT" CS_LIB="$BA/libcyclescope_collector.so" CS_SOCK="$T/s.sock" CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
 rc=$?
 cat "$T/out"
 n=$((n + $(grep -c '^ok ' "$T/out") + $(grep -c '^not ok ' "$T/out")))

@@ -2,9 +2,12 @@
 // list, a run's plots with data, zoom issuing a new bucketed request for
 // the zoomed span, the CSV links of the view, ranges in lanes (click to
 // zoom), the compare page against the API's own answer, an error shown,
-// and no console errors anywhere. One TAP line per check; numbering goes
-// on from CS_N. Environment: CS_URL, CS_PW (playwright-core's directory),
-// CS_CHROME, CS_ARTIFACTS.
+// and no console errors anywhere; with CS_INJECT, a growing run followed
+// live (badge, updates, lag, bound, pause, zoom, end) and the collectors
+// page with its triggers. One TAP line per check; numbering goes on from
+// CS_N. Environment: CS_URL, CS_PW (playwright-core's directory),
+// CS_CHROME, CS_ARTIFACTS; CS_INJECT, CS_LIB, CS_SOCK (the test source's
+// processes: tests/tools/inject, the collector library, the daemon's socket).
 'use strict';
 const { chromium } = require(process.env.CS_PW);
 const BASE = process.env.CS_URL;
@@ -24,6 +27,20 @@ function check(cond, what, detail) {
 }
 
 const params = (u) => Object.fromEntries(new URL(u, 'http://x').searchParams);
+// A process of the collector's test source (tests/live.sh's app): the
+// injection library loaded by tests/tools/inject.c, living SECONDS,
+// streaming to the daemon's socket; ENV on top.
+const apps = [];
+function app(seconds, env) {
+	const p = require('child_process').spawn(process.env.CS_INJECT, [process.env.CS_LIB, String(seconds)], {
+		stdio: 'ignore',
+		env: Object.assign({}, process.env, { CYCLESCOPE_SOURCE: 'test', CYCLESCOPE_SOCKET: process.env.CS_SOCK, CYCLESCOPE_TEST_DEVICES: '1',
+			CYCLESCOPE_METRICS: 'lts__t_sectors.sum,dram__bytes_read.sum', CYCLESCOPE_INTERVAL_NS: '20000000' }, env),
+	});
+	apps.push(p);
+	return p;
+}
+process.on('exit', () => apps.forEach((p) => p.exitCode === null && p.kill()));
 let page;
 // A fresh document for each page visited: a hash change within one
 // document would leave the last page's data-* marks to be waited on.
@@ -371,6 +388,144 @@ async function nav(url) {
 	await page.waitForSelector('body[data-metric-list="4000"]');
 	check(firstMs <= 500, 'a 4000-metric run shows its plots ' + Math.round(firstMs) + ' ms after navigation (goal 500)', firstMs);
 	await page.screenshot({ path: ART + '/ui-run-sim.png' });
+
+	// --- live: a running run followed, and the collectors page. The
+	// collectors are the injection library's clock-driven test source (no
+	// GPU) in real processes streaming to this daemon (tests/live.sh) ---
+	if (process.env.CS_INJECT) {
+		const follows = [];
+		page.on('request', (r) => r.url().includes('/follow') && follows.push(r.url()));
+		const api = async (path) => { const r = await page.request.get(BASE + path); return r.status() === 200 ? r.json() : null; };
+		const until = async (what, f, ms) => {
+			for (const end = Date.now() + (ms || 5000); Date.now() < end; await page.waitForTimeout(100)) {
+				const v = await f();
+				if (v)
+					return v;
+			}
+			return null;
+		};
+		// a continuous collector sampling every 20 ms for 8.5 s: a run that grows
+		app(8.5, { CYCLESCOPE_MODE: 'continuous', CYCLESCOPE_NAME: 'live' });
+		// (the collectors page's, armed meanwhile: they register while the run is followed)
+		const procs = [app(30, { CYCLESCOPE_MODE: 'armed', CYCLESCOPE_JOB: 'ui-job', CYCLESCOPE_NAME: 'ui-r0' }),
+			app(30, { CYCLESCOPE_MODE: 'armed', CYCLESCOPE_JOB: 'ui-job', CYCLESCOPE_NAME: 'ui-r1' }),
+			app(30, { CYCLESCOPE_MODE: 'armed', CYCLESCOPE_NAME: 'ui-solo' })];
+		const lr = await until('the run', async () => { const r = await api('/api/v1/runs/live'); return r && r.samples > 0 && r; });
+		check(lr && lr.status === 'running' && lr.time_unit === 'ns', 'a test-source collector\'s run is running (the run to follow)', lr);
+		// the newest 2 s, and a bound of 150 samples (the default is 50000)
+		await nav(BASE + '/#/run/live?last=2&keep=150');
+		await page.waitForSelector('body[data-live="following"][data-live-draws]');
+		check(await page.isVisible('#live-badge') && (await page.textContent('#live-badge')) === 'live', 'a running run\'s page shows the live badge');
+		const live = () => page.evaluate(() => {
+			const L = window.cyclescope.live, u = window.cyclescope.plots[0];
+			return { at: performance.now(), t1: L.t1, shown: L.shown, xmin: u.scales.x.min, xmax: u.scales.x.max, draws: L.draws,
+				received: L.received, kept: L.kept, lagNs: L.lagNs, es: L.es ? L.es.readyState : null, closed: L.closed, follows: L.follows,
+				ordered: L.ordered(), lanes: (window.cyclescope.lanes || {}).keys || [], metric: u.csCol.label,
+				y: u.data[1].filter((v) => v !== null).slice(-1)[0], state: document.body.getAttribute('data-live') };
+		});
+		// the view's right end read every 200 ms for 3 s: it must move at
+		// least once a second, and be the newest sample received
+		const reads = [];
+		for (let i = 0; i < 16; i++, await page.waitForTimeout(200))
+			reads.push(await live());
+		let gap = 0, prev = reads[0].at, moves = 0;
+		for (let i = 1; i < reads.length; i++)
+			if (reads[i].xmax > reads[i - 1].xmax)
+				moves++, (gap = Math.max(gap, reads[i].at - prev)), (prev = reads[i].at);
+		gap = Math.max(gap, reads[reads.length - 1].at - prev);
+		check(moves >= 6 && gap <= 1000, 'the live view follows the newest samples: its end moved ' + moves + ' times in 3 s, never more than ' +
+			Math.round(gap) + ' ms apart (goal: at least once a second)', reads.map((r) => [Math.round(r.at), r.xmax, r.draws]));
+		const now = await live();
+		const row = (await (await page.request.get(BASE + '/api/v1/runs/live/series.csv?metric=' + now.metric + '&from=' + now.shown.t0 + '&to=' +
+			(BigInt(now.shown.t0) + 1n))).text()).trim().split('\n')[1] || '';
+		check(now.xmax === now.shown.t1 && now.t1 - now.shown.t1 < 1e9 && now.xmax - now.xmin === 2e9 && row.split(',')[0] === now.shown.t0 &&
+			+row.split(',')[2] === now.y && now.y === now.shown.values[now.metric],
+		'the view is the newest 2 s, ending at the newest sample received, whose value is the daemon\'s (' + now.metric + ' = ' + now.y + ')', { now, row });
+		const lagText = await page.textContent('#live-lag');
+		check(/^lag [0-9.]+ (ns|µs|ms|s)\b/.test(lagText) && now.lagNs >= 0 && now.lagNs < 2e9 && (await page.getAttribute('#live-lag', 'title')).includes('now_ns'),
+			'the committed-vs-received lag is shown, explained in its tooltip (' + lagText + ')', { lagText, lagNs: now.lagNs });
+		check(now.kept === 150 && now.received > 150 && now.ordered, 'the browser keeps at most the bound of samples (' + now.kept + ' of ' + now.received + ' received), in order', now);
+		check(now.lanes.includes('api'), 'ranges arriving live are drawn in the lanes', now.lanes);
+		await page.screenshot({ path: ART + '/ui-live.png', fullPage: true });
+		// pause: the stream closed, the view still; resume: on from where it stopped
+		await page.click('#live-pause');
+		await page.waitForSelector('body[data-live="paused"]');
+		const p0 = await live();
+		await page.waitForTimeout(700);
+		const p1 = await live();
+		check(p0.es === null && p1.t1 === p0.t1 && p1.xmax === p0.xmax && (await page.textContent('#live-badge')) === 'paused' &&
+			(await page.textContent('#live-pause')) === 'Resume', 'pause stops the stream and holds the view', { p0, p1 });
+		await page.click('#live-pause');
+		const r1 = await until('resumed', async () => { const x = await live(); return x.state === 'following' && x.xmax > p1.xmax && x; });
+		check(r1 && r1.ordered && r1.follows === 2 && r1.es !== null, 'resume goes on from where it stopped (a second stream, every sample once and in order)', r1);
+		// a zoom: the view stays put while samples still arrive; then back to the newest
+		const ob = await (await page.$('.plot .u-over')).boundingBox();
+		await page.mouse.move(ob.x + ob.width * 0.2, ob.y + 60);
+		await page.mouse.down();
+		await page.mouse.move(ob.x + ob.width * 0.6, ob.y + 60, { steps: 5 });
+		await page.mouse.up();
+		await page.waitForSelector('body[data-live="detached"][data-loads="1"]');
+		const d0 = await live();
+		await page.waitForTimeout(800);
+		const d1 = await live();
+		check(d1.xmin === d0.xmin && d1.xmax === d0.xmax && d1.t1 > d0.t1 && (await page.isVisible('#live-follow')),
+			'a zoom holds the view while samples still arrive, and offers to follow the newest again', { d0, d1 });
+		await page.click('#live-follow');
+		const f1 = await until('following again', async () => { const x = await live(); return x.state === 'following' && x.xmax > d1.t1 && x; });
+		check(f1 && !(await page.isVisible('#live-follow')) && !page.url().includes('from='), '"Follow the newest" scrolls with the newest samples again', f1);
+		// the end: badge gone, the final status, the stream closed for good
+		await page.waitForSelector('body[data-live="ended"]', { timeout: 20000 });
+		const e0 = await live();
+		const nf = follows.length;
+		await page.waitForTimeout(500);
+		const status = await page.textContent('#run-status');
+		check((await page.$('#live-badge')) === null && status.startsWith('complete') && /ended \(complete, \d+ samples\)/.test(await page.textContent('#live-ended')),
+			'when the run ends the live badge goes and the page shows its final status (' + status + ')', status);
+		check(e0.es === null && e0.closed === 2 && follows.length === nf && nf === 2, 'the stream is closed at the end (no reconnect: ' + follows.length + ' follow requests in all)', { e0, follows });
+		await page.screenshot({ path: ART + '/ui-live-ended.png', fullPage: true });
+
+		// --- the collectors page: two ranks of a job and one without ---
+		const pids = procs.map((p) => p.pid);
+		await nav(BASE + '/#/collectors');
+		await page.waitForFunction((ps) => ps.every((p) => document.querySelector('tr[data-pid="' + p + '"]')), pids);
+		const groups = await page.$$eval('#collectors tbody.job', (s) => s.map((e) => ({ job: e.dataset.job, pids: [...e.querySelectorAll('tr[data-pid]')].map((t) => +t.dataset.pid),
+			head: e.querySelector('tr.job-head').textContent })));
+		const g = Object.fromEntries(groups.map((x) => [x.job, x.pids]));
+		const sorted = (x) => String([...(x || [])].sort((a, b) => a - b));
+		check(groups[0].job === 'ui-job' && sorted(g['ui-job']) === sorted(pids.slice(0, 2)) && sorted(g['']) === String(pids[2]),
+			'the collectors page lists the live collectors grouped by job (the job\'s two ranks together, the one without a job apart)', groups);
+		const coll = async (pid) => ((await api('/api/v1/collectors')) || []).find((c) => c.pid === pid);
+		// a row's trigger: a window opens, its run appears
+		await page.fill('#trigger-seconds', '1');
+		await page.fill('#trigger-name', 'ui-row');
+		const solo = 'tr[data-pid="' + pids[2] + '"]';
+		await page.click(solo + ' button.trigger');
+		await page.waitForSelector(solo + ' td.msg:text-matches("^window open")');
+		const c2 = await until('the window', async () => { const c = await coll(pids[2]); return c && (c.windows >= 1 || c.state === 'sampling') && c.run && c; });
+		const r2 = c2 ? await api('/api/v1/runs/' + c2.run_id) : null;
+		check(c2 && r2 && r2.name === 'ui-solo' && r2.status === 'running', 'a row\'s trigger opens a window in that collector (' + (c2 || {}).state + ', windows ' + (c2 || {}).windows + ') and its run appears', { c2, r2 });
+		await page.waitForSelector(solo + ' a[href="#/run/' + (c2 || {}).run_id + '"]');
+		check(true, 'the row links to its run\'s live page');
+		// an error is shown as the daemon says it
+		await page.fill('#trigger-seconds', '0');
+		expected404.push('400');
+		await page.click('tr[data-pid="' + pids[0] + '"] button.trigger');
+		await page.waitForSelector('tr[data-pid="' + pids[0] + '"] td.msg.bad');
+		const bad = await page.textContent('tr[data-pid="' + pids[0] + '"] td.msg');
+		check(/^seconds: expected a duration/.test(bad) && /HTTP 400/.test(bad), 'a refused trigger shows the daemon\'s error in its row', bad);
+		// the job's trigger: both ranks
+		await page.fill('#trigger-seconds', '2');
+		await page.click('button.trigger-job[data-job="ui-job"]');
+		await page.waitForSelector('#trigger-result :text("job ui-job: 2 of 2 windows opened")');
+		const both = await until('both windows', async () => { const a = await coll(pids[0]), b = await coll(pids[1]); const on = (c) => c && (c.windows >= 1 || c.state === 'sampling') && c.run; return on(a) && on(b) && [a, b]; });
+		check(both && both.every((c) => c.run), 'the job\'s trigger opens a window in each of its collectors', both);
+		await page.waitForSelector('tr[data-pid="' + pids[0] + '"] a[href^="#/run/"]');
+		// (the page's rows catch up with the next refresh: the picture shows them sampling)
+		await page.waitForSelector('tr[data-pid="' + pids[0] + '"][data-state="sampling"]', { timeout: 2000 }).catch(() => null);
+		await page.screenshot({ path: ART + '/ui-collectors.png', fullPage: true });
+		for (const p of procs)
+			p.kill();
+	}
 
 	// Provoked 4xx responses are logged by Chromium as console errors.
 	const real = problems.filter((p) => !/status of 40[04]/.test(p));

@@ -1,25 +1,31 @@
 /*
  * cyclescope's browser UI, served by the daemon (docs/http-api.md, "The
- * UI"). Three pages, chosen by the URL's hash:
+ * UI"). Four pages, chosen by the URL's hash:
  *   #/                 the runs list
  *   #/run/ID?metric=a,b&from=&to=&device=
  *                      a run: bucketed plots that re-query at every zoom,
  *                      its ranges in lanes under them, CSV links for the view
+ *                      (a running run followed live: &last=S&keep=N)
  *   #/compare?hw=&sim=&hw_metric=&sim_metric=...
  *                      a correlation request built from two runs
+ *   #/collectors       the live collectors, grouped by job, with triggers
  * Everything comes from the HTTP API; plots are uPlot's.
  */
 (function () {
 	'use strict';
 	const API = '/api/v1';
 	const app = document.getElementById('app');
-	const RANGE_KINDS = ['api', 'kernel', 'memcpy', 'memset', 'graph', 'nvtx', 'window', 'sim-kernel', 'phase', 'overlap'];
+	const RANGE_KINDS = ['api', 'kernel', 'memcpy', 'memset', 'graph', 'nvtx', 'window', 'trigger', 'sim-kernel', 'phase', 'overlap'];
 	// The overlap analysis' phases (GET /api/v1/runs/{run}/phases), drawn as the 'overlap' lane.
 	const PHASE_COLORS = { 'only A': '#ff7f0e', 'A and B': '#d62728', 'only B': '#1f77b4', tail: '#9467bd', neither: '#dddddd' };
 	const RANGE_COLORS = {
 		api: '#7f7f7f', kernel: '#1f77b4', memcpy: '#2ca02c', memset: '#98df8a', graph: '#9467bd',
-		nvtx: '#c49c94', window: '#bcbd22', 'sim-kernel': '#d62728', phase: '#17becf',
+		nvtx: '#c49c94', window: '#bcbd22', trigger: '#e377c2', 'sim-kernel': '#d62728', phase: '#17becf',
 	};
+	// A live run's page keeps at most this many of the newest samples
+	// (each with its t0, t1 and one value per plotted metric; ?keep=N, 100
+	// to 1000000, changes it) and this many ranges (docs/ui.md).
+	const LIVE_KEEP = 50000, LIVE_RANGES = 5000;
 	// What the page has asked the API for, for people and tests alike.
 	const seen = (window.cyclescope = { seriesRequests: [], loads: 0 });
 
@@ -99,6 +105,14 @@
 		return { header: rows.shift() || [], rows };
 	}
 	const num = (s) => (s === '' || s === undefined || s === null ? null : +s);
+	// The next time after t that a number holds: t + 1 is t itself past 2^53,
+	// and a collector's wall-clock ns (about 1.8e18) are well past it.
+	function after(t) {
+		let d = 1;
+		while (t + d === t)
+			d *= 2;
+		return t + d;
+	}
 
 	// Numbers and times read the same here, in the CLI's SVG figures and in
 	// the report (web/figure.h, docs/ui.md): an SI prefix chosen by the
@@ -169,7 +183,9 @@
 			table.append(h('tr', { 'data-run': r.id },
 				h('td', { class: 'num' }, r.id),
 				h('td', {}, h('a', { href: '#/run/' + r.id }, r.name)),
-				h('td', {}, r.kind), h('td', {}, r.source), h('td', {}, r.status), h('td', {}, r.time_unit),
+				h('td', {}, r.kind), h('td', {}, r.source),
+				h('td', {}, r.status, r.status === 'running' ? [' ', h('a', { class: 'live-badge', href: '#/run/' + r.id, title: 'follow it live' }, 'live')] : null),
+				h('td', {}, r.time_unit),
 				h('td', { class: 'num' }, r.devices), h('td', { class: 'num' }, r.metrics),
 				h('td', { class: 'num' }, r.samples), h('td', { class: 'num' }, r.ranges),
 				h('td', { class: 'num' }, span === null ? '' : fmtSpan(span, r.time_unit, 0)),
@@ -254,8 +270,9 @@
 		const metrics = run.metric_list || [];
 		const byName = new Map(metrics.map((m) => [m.name, m]));
 		const devices = run.device_list || [];
+		// the whole run; a live run's grows as its samples arrive
 		const full = [run.t_min ?? 0, (run.t_max ?? 0) + 1];
-		const origin = full[0];
+		let origin = full[0];
 		let chosen = (params.get('metric') || '').split(',').filter((m) => byName.has(m));
 		if (!chosen.length && !params.get('expr'))
 			chosen = (run.default_metrics && run.default_metrics.length ? run.default_metrics : metrics.slice(0, 2).map((m) => m.name))
@@ -270,13 +287,16 @@
 		let view = [num(params.get('from')) ?? full[0], num(params.get('to')) ?? full[1]];
 
 		const info = h('dl', { class: 'kv' });
-		const kv = (k, v) => info.append(h('dt', {}, k), h('dd', {}, v));
+		const kv = (k, v, id) => { const dd = h('dd', { id }, v); info.append(h('dt', {}, k), dd); return dd; };
 		kv('kind / source', run.kind + ' / ' + run.source);
-		kv('status', run.status + (run.dropped ? ', ' + run.dropped + ' samples dropped' : ''));
-		kv('time', (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + (run.clock_hz / 1e6).toFixed(0) + ' MHz' : '') + ', ' +
-			fmtSpan(full[1] - full[0], unit, 0) + ' long; the axis counts from the run start');
-		kv('samples / metrics', run.samples + ' / ' + metrics.length);
-		kv('ranges', (run.range_summary || []).map((r) => r.count + ' ' + r.kind).join(', ') || 'none');
+		const statusDd = kv('status', run.status + (run.dropped ? ', ' + run.dropped + ' samples dropped' : ''), 'run-status');
+		// (a live run's time, samples and ranges change as it grows)
+		const timeText = () => (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + (run.clock_hz / 1e6).toFixed(0) + ' MHz' : '') + ', ' +
+			fmtSpan(full[1] - full[0], unit, 0) + (run.status === 'running' ? ' long so far' : ' long') + '; the axis counts from the run start';
+		const rangesText = (summary) => summary.map((r) => r.count + ' ' + r.kind).join(', ') || 'none';
+		const timeDd = kv('time', timeText(), 'run-time');
+		const samplesDd = kv('samples / metrics', run.samples + ' / ' + metrics.length, 'run-samples');
+		const rangesDd = kv('ranges', rangesText(run.range_summary || []), 'run-ranges');
 		if (run.host)
 			kv(run.pid ? 'host / pid' : 'host', run.host + (run.pid ? ' / ' + run.pid : ''));
 		if (run.cmdline)
@@ -320,7 +340,10 @@
 			h('p', {}, aIn, ' ', bIn, ' ', phaseBtn), phaseOut);
 		const figUrl = (cols) => () => API + '/runs/' + run.id + '/plot.svg?' + qs(figQuery(cols));
 		const figName = () => (run.name + '-' + (chosen[0] || 'expr')).replace(/[^A-Za-z0-9_.-]+/g, '_');
-		show(h('h1', {}, run.name), info,
+		// a running run is followed as it is committed (liveFollow below)
+		const liveBadge = run.status === 'running' ? h('span', { class: 'live-badge', id: 'live-badge', title: 'following the run as the daemon commits it' }, 'live') : null;
+		const liveBar = run.status === 'running' ? h('div', { class: 'live-bar', id: 'live-bar' }) : null;
+		show(h('h1', {}, run.name, liveBadge ? [' ', liveBadge] : null), liveBar, info,
 			h('div', { class: 'controls' },
 				h('div', { class: 'picker' }, h('label', {}, 'metrics (ctrl/shift-click for several)'), filter, h('br'), picker),
 				h('div', { class: 'exprbox' }, h('label', { for: 'expr-input' }, 'add an expression (correlate\'s grammar: + - * / ( ), sum("GLOB"), rate(E), delta(E))'),
@@ -333,6 +356,7 @@
 			errors, statusLine, plotsDiv, lanes, legend, links, (run.range_summary || []).length ? phaseForm : null);
 
 		let plots = [], applying = false, seq = 0, ranges = [];
+		let live = null; // the follower of a running run, while it runs
 		const inView = () => (run.samples / Math.max(1, devices.length)) * ((view[1] - view[0]) / (full[1] - full[0]));
 		// Raw samples when no more than about one a pixel are in view (each
 		// drawn over its own interval: whole kernels stay whole), else one
@@ -351,6 +375,7 @@
 					// a metric's name quoted, so that any name reads as one
 					c.col = c.isMetric ? 'rate("' + c.metric + '")' : 'rate(' + c.expr + ')';
 					c.expr = c.col;
+					c.rated = true;
 					delete c.metric;
 					c.unit = (c.unit || 'count') + (rate === 'second' ? '/s' : '/cycle');
 					// the server's rate() is per second on ns runs, per cycle on cycle runs
@@ -414,7 +439,7 @@
 						{ label: 'max', stroke: 'rgba(31,119,180,0.3)', paths: stepped, value: fmtV, points: { show: false } }],
 					cursor: {
 						sync: { key: 'cs-run-' + run.id },
-						bind: { dblclick: () => () => { load(full[0], full[1]); return null; } },
+						bind: { dblclick: () => () => { goto(full[0], full[1]); return null; } },
 					},
 					hooks: {
 						setScale: [(u, key) => key === 'x' && zoomed(u)],
@@ -433,6 +458,8 @@
 		window.addEventListener('resize', onResize);
 		// leaving the page: its plots and handlers go (route() calls this)
 		seen.cleanup = () => {
+			if (live)
+				live.stop();
 			clearTimeout(timer);
 			seq++; // a load in flight finds itself stale and stops
 			window.removeEventListener('resize', onResize);
@@ -448,7 +475,27 @@
 			if (!(b > a) || (a === view[0] && b === view[1]))
 				return;
 			clearTimeout(timer);
-			timer = setTimeout(() => load(a, b), 60);
+			timer = setTimeout(() => goto(a, b), 60);
+		}
+		// A view the user chose (zoom, reset, a range clicked): a live run's
+		// view stops following the newest samples there.
+		function goto(from, to) {
+			if (live)
+				live.detach();
+			return load(from, to);
+		}
+		// The same view again after the plotted columns changed.
+		function refresh() {
+			listExprs();
+			if (live)
+				live.sync();
+			if (live && live.following)
+				return live.redraw();
+			return load(view[0], view[1]);
+		}
+		function listExprs() {
+			exprList.replaceChildren(...exprs.map((e, i) => h('div', { class: 'expr' }, h('code', {}, e), ' ',
+				h('button', { class: 'remove', title: 'remove', onclick: () => { exprs.splice(i, 1); build(); refresh(); } }, '\u00d7'))));
 		}
 
 		// Rows [t0, t1, values...] -> x and y arrays drawn as steps: each
@@ -476,8 +523,7 @@
 			}));
 			errors.replaceChildren();
 			updateLinks();
-			exprList.replaceChildren(...exprs.map((e, i) => h('div', { class: 'expr' }, h('code', {}, e), ' ',
-				h('button', { class: 'remove', title: 'remove', onclick: () => { exprs.splice(i, 1); build(); load(view[0], view[1]); } }, '\u00d7'))));
+			listExprs();
 			const cols = columns();
 			if (!cols.length) {
 				statusLine.textContent = 'Pick one or more metrics, or add an expression.';
@@ -534,13 +580,413 @@
 			document.body.setAttribute('data-raw', raw ? '1' : '0');
 		}
 
+		// (the addresses change in place: a live view moves them several
+		// times a second, and a link must stay clickable meanwhile)
+		const csvLinks = [h('a', { download: 'series-buckets.csv', id: 'csv-buckets' }, 'buckets'),
+			h('a', { download: 'series.csv', id: 'csv-raw' }, 'raw samples'),
+			h('a', { download: 'ranges.csv', id: 'csv-ranges' }, 'ranges')];
+		links.replaceChildren(h('span', { class: 'note' }, 'CSV of this view: '), ...csvLinks, h('a', { href: API + '/runs/' + run.id }, 'run JSON'));
 		function updateLinks() {
 			const [from, to] = view;
-			links.replaceChildren(h('span', { class: 'note' }, 'CSV of this view: '),
-				h('a', { href: seriesUrl(true), download: 'series-buckets.csv', id: 'csv-buckets' }, 'buckets'),
-				h('a', { href: seriesUrl(false), download: 'series.csv', id: 'csv-raw' }, 'raw samples'),
-				h('a', { href: API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to }), download: 'ranges.csv', id: 'csv-ranges' }, 'ranges'),
-				h('a', { href: API + '/runs/' + run.id }, 'run JSON'));
+			csvLinks[0].href = seriesUrl(true);
+			csvLinks[1].href = seriesUrl(false);
+			csvLinks[2].href = API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to });
+		}
+
+		/* ---- a running run, followed (GET /api/v1/runs/{run}/follow) ---- */
+
+		// The plotted metrics' newest samples (of one device) stream into a
+		// buffer of at most `keep` samples and the run's ranges into one of
+		// LIVE_RANGES, the oldest dropped first, so the page's memory is
+		// bounded whatever the run's length. Following, the view is the
+		// newest `last` seconds (cycles on a cycle run), redrawn from the
+		// buffer up to 4 times a second; a view the user chose stays put
+		// (goto) until "Follow the newest". Pause closes the stream (the
+		// daemon does no work for it); resume reopens it from where it
+		// stopped, at most a window back. At the run's end: the stream
+		// closed, the final status, the view loaded as any run's.
+		function liveFollow(following) {
+			const keep = Math.round(Math.max(100, Math.min(1e6, num(params.get('keep')) ?? LIVE_KEEP)));
+			const perUnit = unit === 'ns' ? 1e9 : 1; // the window is in s on ns runs, in cycles on cycle runs
+			let span = Math.max(unit === 'ns' ? 1e6 : 1, (num(params.get('last')) || (unit === 'ns' ? 10 : 1e7)) * perUnit);
+			const L = (seen.live = { following, paused: false, ended: false, es: null, keep, received: 0, kept: 0, draws: 0, t1: null, lagNs: null, follows: 0 });
+			let buf = null, lastT0 = null, streamed = null, header = null, nowNs = null, lastData = 0, dirty = false;
+			let rangeBuf = [], exprData = null, exprAsked = 0, exprBusy = false, retry = null;
+			const rangeCounts = new Map(); // by kind, of all the run's ranges (a stream sends them all)
+			const winIn = h('input', { type: 'number', id: 'live-window', min: unit === 'ns' ? 0.001 : 1, step: 'any', value: span / perUnit,
+				title: 'how much of the run\'s newest end the view shows while following' });
+			const followBtn = h('button', { id: 'live-follow', title: 'the view scrolls with the newest samples again' }, 'Follow the newest');
+			const pauseBtn = h('button', { id: 'live-pause', title: 'stop streaming (the view stays as it is); Resume goes on from where it stopped' }, 'Pause');
+			const lagEl = h('span', { id: 'live-lag', class: 'live-lag', title: unit === 'ns'
+				? 'How far behind the run the newest sample shown is: the daemon\'s clock when it last sent samples (now_ns of the follow stream\'s status event) minus the end (t1) of the newest sample received. It includes the collector\'s buffering, the daemon\'s commit (commit_ms, 50 ms; partial chunks every live_flush_ms, 100 ms, while followed) and its look at the store (100 ms). Meaningful when the run\'s times are wall-clock ns, as a collector\'s are.'
+				: 'A cycle run\'s times are not wall-clock: no lag can be worked out.' });
+			const countEl = h('span', { id: 'live-count', class: 'note', title: 'the browser keeps at most ' + keep + ' samples (the newest) and ' + LIVE_RANGES + ' ranges; older ones are dropped (zoom to fetch any span from the daemon)' });
+			followBtn.hidden = following;
+			liveBar.replaceChildren(h('label', { for: 'live-window' }, 'follow the newest '), winIn, unit === 'ns' ? ' s ' : ' cycles ', followBtn, ' ', pauseBtn, ' ', lagEl, ' ', countEl);
+
+			const wanted = () => ({ metric: (chosen.length ? chosen : metrics.slice(0, 1).map((m) => m.name)).join(','), device: devices.length > 1 ? device : undefined });
+			const same = (a, b) => a && b && a.metric === b.metric && a.device === b.device;
+			// the address of the followed view: no from/to, so that it opens following
+			function address() {
+				history.replaceState(null, '', '#/run/' + run.id + '?' + qs({
+					metric: chosen.join(','), expr: exprs.join(';') || undefined, rate: rate !== 'sample' ? rate : undefined,
+					device: devices.length > 1 ? device : undefined, last: span / perUnit, keep: params.get('keep') || undefined,
+				}));
+			}
+			function state() {
+				const s = L.ended ? 'ended' : L.paused ? 'paused' : L.following ? 'following' : 'detached';
+				document.body.setAttribute('data-live', s);
+				if (liveBadge) {
+					liveBadge.textContent = L.paused ? 'paused' : 'live';
+					liveBadge.classList.toggle('paused', L.paused);
+				}
+				followBtn.hidden = L.following;
+				pauseBtn.textContent = L.paused ? 'Resume' : 'Pause';
+			}
+			function close() {
+				if (L.es)
+					L.es.close(), (L.closed = L.es.readyState);
+				L.es = null;
+				clearTimeout(retry);
+			}
+			// The stream from `from` (a t0 as a decimal string: the run's
+			// times are past 2^53, so exact only as text or BigInt).
+			function open(from) {
+				const w = wanted();
+				if (!same(w, streamed))
+					buf = null, lastT0 = null, header = null, exprData = null; // other columns: a new buffer
+				streamed = w;
+				// every stream sends the run's ranges from its first: the ones held go
+				rangeBuf = [];
+				rangeCounts.clear();
+				const es = new EventSource(API + '/runs/' + run.id + '/follow?' + qs({ metric: w.metric || undefined, device: w.device, from }));
+				L.es = es;
+				L.follows++;
+				const mine = (f) => (e) => es === L.es && f(e.data);
+				es.addEventListener('header', mine((d) => (header = parseCSV(d + '\n').header)));
+				es.addEventListener('samples', mine(addSamples));
+				es.addEventListener('ranges', mine(addRanges));
+				es.addEventListener('status', mine((d) => onStatus(JSON.parse(d))));
+				es.addEventListener('end', mine((d) => finish(JSON.parse(d))));
+				// a broken stream is not left to the browser's own reconnect,
+				// which would ask for the same from= again
+				es.onerror = () => {
+					if (es !== L.es)
+						return;
+					close();
+					lagEl.textContent = 'connection lost: reconnecting…';
+					retry = setTimeout(reopen, 2000);
+				};
+			}
+			// Open again after a pause or a lost connection: where it stopped
+			// (its next t0), but at most one window (or `keep` samples) back.
+			async function reopen() {
+				let r;
+				try {
+					r = await fetchJSON(API + '/runs/' + run.id);
+				} catch (e) {
+					retry = setTimeout(reopen, 2000);
+					return;
+				}
+				if (L.paused || L.ended || L.es)
+					return;
+				if (r.status !== 'running')
+					return finish({ status: r.status, samples: r.samples });
+				let back = span;
+				if (buf && buf.t0.length > 1)
+					back = Math.min(back, (keep * (buf.t1[buf.t1.length - 1] - buf.t0[0])) / buf.t0.length);
+				let from = r.t_max === null ? 0n : BigInt(Math.max(0, Math.floor(r.t_max - back)));
+				if (lastT0 !== null && same(wanted(), streamed) && BigInt(lastT0) + 1n > from)
+					from = BigInt(lastT0) + 1n;
+				open(String(from));
+				state();
+			}
+			// Rows of series.csv (the header's columns) into the buffer.
+			function addSamples(text) {
+				if (!header)
+					return;
+				if (!buf) {
+					buf = { t0: [], t1: [], cols: new Map() };
+					header.forEach((name, i) => name !== 't0' && name !== 't1' && name !== 'device' && name !== 'seq' && buf.cols.set(name, { i, v: [] }));
+				}
+				const i0 = header.indexOf('t0'), i1 = header.indexOf('t1');
+				let n = 0, last = null;
+				for (const line of text.split('\n')) {
+					if (!line)
+						continue;
+					const f = line.split(',');
+					buf.t0.push(+f[i0]);
+					buf.t1.push(+f[i1]);
+					for (const c of buf.cols.values())
+						c.v.push(f[c.i] === '' || f[c.i] === undefined ? null : +f[c.i]);
+					last = f[i0];
+					n++;
+				}
+				if (!n)
+					return;
+				lastT0 = last;
+				L.received += n;
+				const extra = buf.t0.length - keep;
+				if (extra > 0) {
+					buf.t0.splice(0, extra);
+					buf.t1.splice(0, extra);
+					for (const c of buf.cols.values())
+						c.v.splice(0, extra);
+				}
+				L.kept = buf.t0.length;
+				L.t1 = buf.t1[buf.t1.length - 1];
+				if (run.t_min === null && full[1] <= 1)
+					full[0] = origin = buf.t0[0], (run.t_min = buf.t0[0]);
+				full[1] = Math.max(full[1], L.t1 + 1);
+				lastData = performance.now();
+				dirty = true;
+			}
+			function addRanges(text) {
+				const t = parseCSV((text.startsWith('kind,name,') ? '' : 'kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes\n') + text + '\n');
+				for (const r of t.rows)
+					rangeCounts.set(r[0], (rangeCounts.get(r[0]) || 0) + 1), rangeBuf.push({ kind: r[0], name: r[1], short: shortName(r[1]), stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] });
+				if (rangeBuf.length > LIVE_RANGES)
+					rangeBuf.splice(0, rangeBuf.length - LIVE_RANGES);
+				dirty = true;
+			}
+			function onStatus(s) {
+				nowNs = s.now_ns;
+				run.samples = s.samples;
+				samplesDd.textContent = s.samples + ' / ' + metrics.length;
+				L.lagNs = unit === 'ns' && L.t1 !== null ? nowNs - L.t1 : null;
+				showLag();
+			}
+			function showLag() {
+				const idle = lastData ? (performance.now() - lastData) / 1000 : 0;
+				let t;
+				if (L.lagNs === null)
+					t = unit === 'ns' ? '' : 'lag: n/a (cycles)';
+				else if (L.lagNs < -1e9 || L.lagNs > 864e11)
+					t = 'lag: n/a (the times are not wall-clock)';
+				else
+					t = 'lag ' + fmtTime(Math.max(0, L.lagNs), 0);
+				if (idle > 2 && !L.paused)
+					t += (t ? ', ' : '') + 'no new samples for ' + Math.floor(idle) + ' s';
+				lagEl.textContent = t;
+				countEl.textContent = L.received + ' samples received, ' + L.kept + ' kept (at most ' + keep + ')';
+				if (rangeCounts.size)
+					rangesDd.textContent = rangesText([...rangeCounts].map(([kind, count]) => ({ kind, count })));
+				timeDd.textContent = timeText();
+			}
+
+			// The view: the newest `span` of the buffer, bucketed in the
+			// browser (min, max, mean a pixel) when it holds more samples than
+			// half the plot's pixels, as the daemon buckets a fixed view.
+			function redraw() {
+				dirty = false;
+				if (!buf || !buf.t0.length) {
+					statusLine.textContent = 'following: waiting for samples…';
+					return;
+				}
+				const to = L.t1, from = Math.max(full[0], to - span);
+				view = [from, to];
+				const n = buf.t0.length;
+				let i = 0, hi = n;
+				while (i < hi) {
+					const mid = (i + hi) >> 1;
+					if (buf.t0[mid] < from)
+						i = mid + 1;
+					else
+						hi = mid;
+				}
+				const count = n - i, raw = count <= plotWidth() / 2;
+				const nb = buckets(), per = (to - from) / nb;
+				// sample k's bucket, and the buckets' [t0, t1)
+				let rows, slot;
+				if (raw) {
+					rows = [];
+					for (let k = i; k < n; k++)
+						rows.push({ t0: buf.t0[k], t1: buf.t1[k] });
+				} else {
+					const used = new Map();
+					slot = [];
+					for (let k = i; k < n; k++) {
+						const b = Math.min(nb - 1, Math.floor((buf.t0[k] - from) / per));
+						if (!used.has(b))
+							used.set(b, used.size);
+						slot.push(used.get(b));
+					}
+					rows = [...used.keys()].map((b) => ({ t0: from + b * per, t1: from + (b + 1) * per }));
+				}
+				ranges = rangeBuf.filter((r) => r.t1 >= from && r.t0 <= to);
+				let points = 0;
+				applying = true;
+				for (const u of plots) {
+					const c = u.csCol;
+					let ys, x;
+					if (c.isMetric) {
+						const col = buf.cols.get(c.label);
+						const k = c.scale || 1;
+						const val = (j) => {
+							const v = col ? col.v[j] : null;
+							return v === null ? null : c.rated ? ((v * perUnit) / (buf.t1[j] - buf.t0[j])) * k : v * k;
+						};
+						if (raw) {
+							const m = [];
+							for (let j = i; j < n; j++)
+								m.push(val(j));
+							ys = [m, m.map(() => null), m.map(() => null)];
+						} else {
+							const lo = rows.map(() => null), top = rows.map(() => null), sum = rows.map(() => 0), cnt = rows.map(() => 0);
+							for (let j = i; j < n; j++) {
+								const v = val(j), s = slot[j - i];
+								if (v === null)
+									continue;
+								lo[s] = lo[s] === null ? v : Math.min(lo[s], v);
+								top[s] = top[s] === null ? v : Math.max(top[s], v);
+								sum[s] += v;
+								cnt[s]++;
+							}
+							ys = [sum.map((s, b) => (cnt[b] ? s / cnt[b] : null)), lo, top];
+						}
+						points += ys[0].filter((v) => v !== null).length;
+						[x, ys] = steps(rows, ys);
+					} else {
+						// an expression: the daemon evaluates it, asked for
+						// the view at most once a second (fetchExprs)
+						[x, ys] = exprData ? exprSteps(exprData, c) : [[], [[], [], []]];
+					}
+					u.batch(() => {
+						u.setData([x, ys[0], ys[1], ys[2]]);
+						u.setScale('x', { min: from, max: to });
+					});
+				}
+				applying = false;
+				fetchExprs(raw);
+				L.draws++;
+				// what the view ends on: the newest sample (its t0 exactly, as text)
+				L.shown = { t1: to, t0: lastT0, values: Object.fromEntries([...buf.cols].map(([name, c]) => [name, c.v[c.v.length - 1]])) };
+				const st = 10 ** Math.floor(Math.log10(Math.max(1, to - from)) - 2);
+				statusLine.textContent = 'following the newest ' + fmtSpan(to - from, unit, 0) + ': ' +
+					(raw ? count + ' samples' : count + ' samples in ' + rows.length + ' buckets of ' + fmtSpan(per, unit, 0)) + ' up to ' +
+					fmtSpan(to - origin, unit, st) + '; ' + ranges.length + (ranges.length === 1 ? ' range' : ' ranges') + ' in view' +
+					(buf.t0[0] > from && L.received > n ? '; samples before ' + fmtSpan(buf.t0[0] - origin, unit, st) + ' are past the browser\'s bound (' + keep + ')' : '');
+				updateLinks();
+				document.body.setAttribute('data-plots', plots.length);
+				document.body.setAttribute('data-points', points);
+				document.body.setAttribute('data-live-draws', L.draws);
+			}
+			function fetchExprs(raw) {
+				const cols = plots.map((u) => u.csCol).filter((c) => !c.isMetric);
+				// once a second, or 4 times a window when that is shorter
+				const every = Math.max(200, Math.min(1000, (1000 * (view[1] - view[0])) / perUnit / 4 / (unit === 'ns' ? 1 : run.clock_hz || 1e9)));
+				if (!cols.length || exprBusy || performance.now() - exprAsked < every)
+					return;
+				exprBusy = true;
+				exprAsked = performance.now();
+				const [from, to] = view;
+				const url = API + '/runs/' + run.id + '/series.csv?' + qs({ expr: cols.map((c) => c.expr).join(';'), device: devices.length > 1 ? device : undefined,
+					from: Math.floor(from), to: Math.ceil(to) + 1, buckets: raw ? undefined : buckets() });
+				fetchText(url).then((t) => ((exprData = { t: parseCSV(t), raw }), (dirty = true)))
+					.catch((e) => { errors.replaceChildren(); showError(errors, e); })
+					.finally(() => (exprBusy = false));
+			}
+			function exprSteps(d, c) {
+				const t = d.t, col = (name) => t.header.indexOf(name);
+				const rows = t.rows.map((r) => ({ t0: num(r[col('t0')]), t1: num(r[col('t1')]) }));
+				const k = c.scale || 1;
+				const pick = (j) => t.rows.map((r) => (j < 0 || num(r[j]) === null ? null : num(r[j]) * k));
+				const ys = d.raw ? [pick(col(c.col)), t.rows.map(() => null), t.rows.map(() => null)]
+					: [pick(col(c.col + ':mean')), pick(col(c.col + ':min')), pick(col(c.col + ':max'))];
+				return steps(rows, ys);
+			}
+
+			async function finish(end) {
+				if (L.ended)
+					return;
+				L.ended = true;
+				close();
+				clearInterval(tick);
+				if (liveBadge)
+					liveBadge.remove();
+				liveBar.replaceChildren(h('span', { class: 'note', id: 'live-ended' }, 'The run ended (' + end.status + ', ' + end.samples + ' samples) and is no longer followed.'));
+				statusDd.textContent = end.status;
+				live = null;
+				try {
+					const r = await fetchJSON(API + '/runs/' + run.id);
+					Object.assign(run, r);
+					statusDd.textContent = r.status + (r.dropped ? ', ' + r.dropped + ' samples dropped' : '');
+					samplesDd.textContent = r.samples + ' / ' + metrics.length;
+					rangesDd.textContent = rangesText(r.range_summary || []);
+					if (r.t_min !== null)
+						full[0] = r.t_min, (full[1] = r.t_max + 1);
+					timeDd.textContent = timeText();
+				} catch (e) {
+					/* the status from the stream stays */
+				}
+				// the view as it was, now from the daemon, as for any run
+				await load(Math.max(full[0], Math.floor(view[0])), Math.min(full[1], Math.ceil(view[1]) + 1));
+				state();
+			}
+
+			winIn.addEventListener('change', () => {
+				const v = +winIn.value;
+				if (!(v > 0))
+					return;
+				span = Math.max(unit === 'ns' ? 1e6 : 1, v * perUnit);
+				if (L.following)
+					address(), redraw();
+			});
+			followBtn.addEventListener('click', () => L.follow());
+			pauseBtn.addEventListener('click', () => {
+				if (L.ended)
+					return;
+				L.paused = !L.paused;
+				if (L.paused)
+					close(), showLag();
+				else
+					reopen();
+				state();
+			});
+			const tick = setInterval(() => {
+				if (dirty && L.following && !L.paused)
+					redraw();
+				showLag();
+			}, 250);
+
+			Object.assign(L, {
+				// the user chose a view: it stays (the stream goes on)
+				detach() {
+					if (!L.following)
+						return;
+					L.following = false;
+					state();
+				},
+				follow() {
+					L.following = true;
+					address();
+					state();
+					redraw();
+				},
+				// the plotted columns changed: stream the new ones
+				sync() {
+					if (L.following)
+						address();
+					exprData = null;
+					exprAsked = 0;
+					if (!L.paused && !L.ended && !same(wanted(), streamed)) {
+						close();
+						reopen();
+					}
+				},
+				redraw,
+				stop() {
+					close();
+					clearInterval(tick);
+				},
+				// for the tests: every sample kept once, in order
+				ordered: () => !buf || buf.t0.every((t, k) => k === 0 || t > buf.t0[k - 1]),
+			});
+			state();
+			open(run.t_max === null ? undefined : String(Math.max(0, Math.floor(run.t_max - span))));
+			if (following)
+				redraw();
+			return L;
 		}
 
 		// Ranges in lanes under the plots, on the first plot's x scale (drawn
@@ -633,7 +1079,7 @@
 		lanes.addEventListener('click', (e) => {
 			const q = hitAt(e);
 			if (q && q.r.t1 > q.r.t0)
-				load(q.r.t0, q.r.t1);
+				goto(q.r.t0, q.r.t1);
 		});
 
 		async function splitPhases() {
@@ -675,7 +1121,7 @@
 			try {
 				// checked by the server over the run's first time unit (cheap at any
 				// size): a malformed expression is a 400 naming its column
-				await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, from: full[0], to: full[0] + 1, device: devices.length > 1 ? device : undefined }));
+				await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, from: full[0], to: after(full[0]), device: devices.length > 1 ? device : undefined }));
 			} catch (err) {
 				exprIn.classList.add('bad');
 				showError(exprErr, err);
@@ -685,32 +1131,40 @@
 			exprIn.value = '';
 			exprs.push(e);
 			build();
-			load(view[0], view[1]);
+			refresh();
 		}
 		exprBtn.addEventListener('click', addExpr);
 		exprIn.addEventListener('keydown', (e) => e.key === 'Enter' && addExpr());
 		rateSel.addEventListener('change', () => {
 			rate = rateSel.value;
 			build();
-			load(view[0], view[1]);
+			refresh();
 		});
 		plotBtn.addEventListener('click', () => {
 			chosen = [...picker.selectedOptions].map((o) => o.value);
 			build();
-			load(view[0], view[1]);
+			refresh();
 		});
 		picker.addEventListener('dblclick', () => plotBtn.click());
 		devSel.addEventListener('change', () => {
 			device = +devSel.value;
-			load(view[0], view[1]);
+			refresh();
 		});
-		resetBtn.addEventListener('click', () => load(full[0], full[1]));
+		resetBtn.addEventListener('click', () => goto(full[0], full[1]));
 		outBtn.addEventListener('click', () => {
 			const mid = (view[0] + view[1]) / 2, half = view[1] - view[0];
-			load(Math.max(full[0], Math.floor(mid - half)), Math.min(full[1], Math.ceil(mid + half)));
+			goto(Math.max(full[0], Math.floor(mid - half)), Math.min(full[1], Math.ceil(mid + half)));
 		});
 		build();
-		await load(view[0], view[1]);
+		if (liveBar) {
+			// a view in the address stays put; otherwise the newest samples are followed
+			const fixed = params.has('from') || params.has('to');
+			if (fixed)
+				await load(view[0], view[1]);
+			live = liveFollow(!fixed);
+		} else {
+			await load(view[0], view[1]);
+		}
 		setTimeout(() => {
 			fill();
 			names.replaceChildren(...metrics.map((m) => h('option', { value: m.name })));
@@ -718,6 +1172,189 @@
 		}, 0);
 		if (aIn.value.trim() && bIn.value.trim())
 			await splitPhases();
+	}
+
+	/* ---- live collectors ---- */
+
+	// GET /api/v1/collectors every second, grouped by job; triggers through
+	// POST /api/v1/collectors/{id}/window and .../collectors/window (job=,
+	// all=1). Rows are updated in place, so a button stays under the mouse.
+	async function collectorsPage() {
+		document.title = 'cyclescope: collectors';
+		const secs = h('input', { type: 'number', id: 'trigger-seconds', min: 0, step: 'any', value: 5, title: 'how long each window samples' });
+		const label = h('input', { id: 'trigger-name', placeholder: 'label (optional)', maxlength: 120,
+			title: 'the trigger range\'s name in the run, so that what was asked for shows' });
+		const allBtn = h('button', { id: 'trigger-all', title: 'open a window in every live collector' }, 'Trigger all');
+		const result = h('div', { id: 'trigger-result', class: 'trigger-result' });
+		const groups = h('div', { id: 'collector-groups' });
+		const stamp = h('span', { class: 'note', id: 'collectors-stamp' });
+		show(h('h1', {}, 'Live collectors'),
+			h('p', { class: 'note' }, 'The collectors streaming to this daemon now, refreshed every second. A trigger opens a sampling window ',
+				'(armed collectors sample only then); each one is stored as a trigger range in the run.'),
+			h('p', { class: 'trigger-form' }, h('label', { for: 'trigger-seconds' }, 'window '), secs, ' s',
+				h('label', { for: 'trigger-name' }, 'label '), label, allBtn, stamp),
+			result, groups);
+
+		const COLS = ['id', 'host', 'pid', 'command', 'mode', 'state', 'devices', 'metrics', 'interval', 'samples', 'samples/s', 'dropped', 'windows', 'refused', 'run', '', ''];
+		const rows = new Map(), sections = new Map();
+		let timer = null, gone = false, latest = [];
+		const form = (extra) => {
+			const f = new URLSearchParams(extra);
+			f.set('seconds', secs.value);
+			if (label.value.trim())
+				f.set('name', label.value.trim());
+			return f;
+		};
+		// a POST's answer: the JSON (an object, or one per collector), or its error
+		async function post(url, body) {
+			const r = await fetch(url, { method: 'POST', body });
+			const t = await r.text();
+			let j = null;
+			try {
+				j = JSON.parse(t);
+			} catch (e) {
+				/* not JSON */
+			}
+			if (!r.ok && !Array.isArray(j))
+				throw new Error(((j && j.error) || t || r.statusText) + ' (HTTP ' + r.status + ')');
+			return j;
+		}
+		function note(id, text, bad) {
+			const row = rows.get(String(id));
+			if (!row)
+				return;
+			row.msg.textContent = text + ' (' + new Date().toLocaleTimeString() + ')';
+			row.msg.classList.toggle('bad', !!bad);
+		}
+		function report(what, results) {
+			const ok = results.filter((x) => x.status === 200 || x.done).length;
+			result.replaceChildren(h('div', { class: ok === results.length ? 'ok' : 'warn' }, what + ': ' + ok + ' of ' + results.length + ' windows opened'),
+				...results.filter((x) => x.error).map((x) => h('div', { class: 'warn' }, 'collector ' + x.collector + ': ' + x.error + ' (' + x.status + ')')));
+			for (const x of results)
+				note(x.collector, x.error ? x.error : x.done, !!x.error);
+		}
+		async function trigger(what, url, body, one) {
+			result.replaceChildren();
+			try {
+				const j = await post(url, body);
+				if (one)
+					note(one, j.done || 'done');
+				else
+					report(what, Array.isArray(j) ? j : [j]);
+			} catch (e) {
+				if (one)
+					note(one, String(e.message || e), true);
+				else
+					showError(result, e);
+			}
+			refresh();
+		}
+		allBtn.addEventListener('click', () => trigger('all', API + '/collectors/window', form({ all: '1' })));
+
+		function cells(c) {
+			const age = c.status_age_ms > 5000 ? ' (no status for ' + Math.round(c.status_age_ms / 1000) + ' s)' : '';
+			return [c.id, c.host, c.pid, c.cmdline, c.mode, c.state + age, c.devices, c.metrics,
+				c.interval_ns ? fmtTime(c.interval_ns, 0) : '', c.samples, fmtNum(c.samples_per_s, 0), c.dropped, c.windows,
+				c.refused + c.rate_limited ? c.refused + ' / ' + c.rate_limited + ' limited' : '0'];
+		}
+		function rowFor(c) {
+			let row = rows.get(String(c.id));
+			if (!row) {
+				const td = COLS.slice(0, 14).map((k, i) => h('td', { class: [0, 2, 9, 10, 11, 12].includes(i) ? 'num' : i === 3 ? 'cmd' : undefined }));
+				const run = h('td', { class: 'run' });
+				const btn = h('button', { class: 'trigger', title: 'open a window in this collector now',
+					onclick: () => trigger(null, API + '/collectors/' + c.id + '/window', form({}), c.id) }, 'trigger');
+				const close = h('button', { class: 'close', title: 'close its window now',
+					onclick: () => trigger(null, API + '/collectors/' + c.id + '/window/close', new URLSearchParams(), c.id) }, 'close');
+				const msg = h('td', { class: 'msg' });
+				row = { tr: h('tr', { 'data-collector': c.id, 'data-pid': c.pid }, td, run, h('td', { class: 'act' }, btn, ' ', close), msg), td, run, btn, close, msg, runId: undefined };
+				rows.set(String(c.id), row);
+			}
+			cells(c).forEach((v, i) => {
+				const s = v === null || v === undefined ? '' : String(v);
+				if (row.td[i].textContent !== s)
+					row.td[i].textContent = s;
+			});
+			row.td[3].title = c.cmdline;
+			row.td[0].title = 'registered ' + new Date(c.since_ns / 1e6).toLocaleString() + '; last status ' + c.status_age_ms + ' ms ago';
+			row.tr.setAttribute('data-state', c.state);
+			row.close.disabled = c.state !== 'sampling';
+			const rid = c.run ? c.run_id ?? c.run : null;
+			if (rid !== row.runId) {
+				row.runId = rid;
+				row.run.replaceChildren(rid === null ? '' : h('a', { href: '#/run/' + encodeURIComponent(rid), title: 'its run, followed live: ' + c.run }, 'run ' + rid));
+			}
+			return row;
+		}
+		// one table (its columns line up across jobs), a tbody per job
+		// headed by the job's name and its trigger
+		const table = h('table', { class: 'list collectors', id: 'collectors' }, h('thead', {}, h('tr', {}, COLS.map((k) => h('th', {}, k)))));
+		function sectionFor(job) {
+			let s = sections.get(job);
+			if (!s) {
+				const count = h('span', { class: 'note' });
+				const cell = h('th', { colspan: COLS.length }, h('span', { class: 'job-name' }, job ? 'job ' + job : 'no job'), ' ', count);
+				if (job)
+					cell.append(' ', h('button', { class: 'trigger-job', 'data-job': job, title: 'open a window in every collector of job ' + job,
+						onclick: () => trigger('job ' + job, API + '/collectors/window', form({ job })) }, 'trigger job'));
+				const head = h('tr', { class: 'job-head' }, cell);
+				s = { el: h('tbody', { class: 'job', 'data-job': job }, head), count, head };
+				sections.set(job, s);
+			}
+			return s;
+		}
+		function render(list) {
+			latest = list;
+			// jobs by name, the collectors without one last; in a job, by id
+			const jobs = [...new Set(list.map((c) => c.job || ''))].sort((a, b) => (a === '') - (b === '') || (a < b ? -1 : a > b ? 1 : 0));
+			const want = [];
+			for (const job of jobs) {
+				const s = sectionFor(job), mine = list.filter((c) => (c.job || '') === job).sort((a, b) => a.id - b.id);
+				s.count.textContent = '(' + mine.length + (mine.length === 1 ? ' collector)' : ' collectors)');
+				const trs = [s.head, ...mine.map((c) => rowFor(c).tr)];
+				// moved only when the order changed: a click in progress survives a refresh
+				if (trs.length !== s.el.children.length || trs.some((tr, i) => s.el.children[i] !== tr))
+					s.el.replaceChildren(...trs);
+				want.push(s.el);
+			}
+			for (const [id, row] of rows)
+				if (!list.some((c) => String(c.id) === id))
+					rows.delete(id), row.tr.remove();
+			for (const [job, s] of sections)
+				if (!jobs.includes(job))
+					sections.delete(job);
+			if (want.length + 1 !== table.children.length || want.some((e, i) => table.children[i + 1] !== e))
+				table.replaceChildren(table.firstChild, ...want);
+			if (!list.length)
+				groups.replaceChildren(h('p', { class: 'note', id: 'no-collectors' }, 'No live collectors. One appears here when an application runs under ',
+					h('code', {}, 'cyclescope run [--armed] -- CMD'), ' (or with the collector injected) streaming to this daemon\'s socket.'));
+			else if (groups.firstChild !== table)
+				groups.replaceChildren(table);
+			allBtn.disabled = !list.length;
+			stamp.textContent = list.length + (list.length === 1 ? ' collector' : ' collectors') + ', as of ' + new Date().toLocaleTimeString();
+			document.body.setAttribute('data-collectors', list.length);
+		}
+		async function refresh() {
+			clearTimeout(timer);
+			try {
+				const list = await fetchJSON(API + '/collectors');
+				if (gone)
+					return;
+				render(list);
+			} catch (e) {
+				if (gone)
+					return;
+				stamp.textContent = 'refresh failed: ' + (e.message || e);
+			}
+			if (!gone)
+				timer = setTimeout(refresh, 1000);
+		}
+		seen.cleanup = () => {
+			gone = true;
+			clearTimeout(timer);
+		};
+		seen.collectors = () => latest;
+		await refresh();
 	}
 
 	/* ---- compare ---- */
@@ -875,7 +1512,7 @@
 		const hash = location.hash.replace(/^#/, '') || '/';
 		const [path, query] = hash.split('?');
 		const params = new URLSearchParams(query || '');
-		for (const a of ['data-plots', 'data-points', 'data-loads', 'data-correlated', 'data-ready'])
+		for (const a of ['data-plots', 'data-points', 'data-loads', 'data-correlated', 'data-ready', 'data-live', 'data-live-draws', 'data-collectors'])
 			document.body.removeAttribute(a);
 		if (seen.cleanup)
 			seen.cleanup(), (seen.cleanup = null);
@@ -884,6 +1521,9 @@
 			if (m) {
 				document.body.setAttribute('data-page', 'run');
 				await runPage(decodeURIComponent(m[1]), params);
+			} else if (path === '/collectors') {
+				document.body.setAttribute('data-page', 'collectors');
+				await collectorsPage();
 			} else if (path === '/compare') {
 				document.body.setAttribute('data-page', 'compare');
 				await comparePage(params);
