@@ -196,6 +196,11 @@ static int run_trigger(int argc, char **argv)
 					  "--all (one of them)");
 	if (close_it && (seconds || name))
 		return cs_cli_usage_error(cmd, "--close takes no --seconds or --name");
+	char *end = NULL;
+	double sec = seconds ? strtod(seconds, &end) : 1;
+	if (seconds && (end == seconds || *end || !(sec > 0 && sec <= 604800)))
+		return cs_cli_usage_error(cmd, "--seconds is a duration in seconds, more than 0 and "
+					  "at most 604800 (a week), not '%s'", seconds);
 	if (npos > 0 && strspn(pos[0], "0123456789") != strlen(pos[0]))
 		return cs_cli_usage_error(cmd, "'%s': a collector id is a number (see "
 					  "'cyclescope collectors')", pos[0]);
