@@ -151,6 +151,8 @@ assert len(r)==1 and r[0]['mode']=='armed', r" && ok "collectors --csv parses wi
 	grep -q '^collector [0-9]*: window open$' "$T/tr" && ok "cyclescope trigger --job opens a window" || no "trigger --job" "$T/tr"
 "$CS" trigger --job cli-job --close --url "$U" --token "$TOKEN" >"$T/tr2" 2>&1
 [ $? -eq 1 ] || grep -q 'window closed' "$T/tr2" && ok "trigger --close answers (closed, or refused once the window ended)" || no "trigger --close" "$T/tr2"
+"$CS" trigger --all --seconds 0 --url "$U" --token "$TOKEN" >"$T/tr5" 2>&1
+[ $? -eq 2 ] && grep -q 'seconds is a duration' "$T/tr5" && ok "trigger --seconds 0 is a usage error" || no "seconds 0" "$T/tr5"
 "$CS" trigger 999999 --url "$U" --token "$TOKEN" >"$T/tr3" 2>&1
 [ $? -eq 1 ] && grep -q 'answered 404.*no live collector 999999' "$T/tr3" && ok "trigger of an unknown id fails with the daemon's reason" || no "unknown id" "$T/tr3"
 "$CS" trigger --all --url "$U" --token wrong >"$T/tr4" 2>&1
