@@ -83,13 +83,13 @@ static int send_status(cs_link *l)
 	cs_engine *e = l->engine;
 	pthread_mutex_unlock(&l->mu);
 	if (!e)
-		return 0;
+		return 0; /* nothing to say yet: the next look says it */
 	cs_engine_stats st;
 	cs_engine_stats_get(e, &st);
 	cs_wire_msg m = {.type = CS_WIRE_STATUS};
 	m.u.report = (cs_wire_report){(uint8_t)cs_engine_state(e), cs_engine_interval(e),
-				      st.samples, st.dropped, st.windows};
-	return cs_producer_send_frame(l->p, &m);
+				      st.samples, st.dropped, st.windows_opened};
+	return cs_producer_send_frame(l->p, &m) < 0 ? -1 : 1;
 }
 
 static int send_reply(cs_link *l, uint32_t id, int ok, const char *message)
@@ -217,9 +217,15 @@ static void *link_main(void *arg)
 		for (unsigned i = 0; i < nq && !lost; i++)
 			lost = send_reply(l, q[i].id, q[i].ok, q[i].message) < 0;
 		uint64_t now = mono_ms();
-		if (!lost && now - l->status_at >= period) {
-			lost = send_status(l) < 0;
-			l->status_at = now;
+		/* every period, and at once after answers (what a command
+		 * changed shows without waiting for the period) */
+		if (!lost && (now - l->status_at >= period || nq)) {
+			int sent = send_status(l);
+			lost = sent < 0;
+			if (sent > 0)
+				/* after answers once more soon: the samplers start
+				 * right after the answer to an OPEN */
+				l->status_at = nq && period > 50 ? now - period + 50 : now;
 		}
 		if (!lost) {
 			uint64_t left = l->status_at + period - now;

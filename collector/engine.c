@@ -1542,6 +1542,7 @@ void cs_engine_stats_get(cs_engine *e, cs_engine_stats *st)
 {
 	pthread_mutex_lock(&e->mu);
 	*st = e->st;
+	st->windows_opened = e->window_gen;
 	pthread_mutex_unlock(&e->mu);
 }
 

@@ -199,7 +199,8 @@ typedef struct cs_engine_stats {
 	uint64_t ranges;         /* delivered to the sink */
 	uint64_t ranges_dropped;
 	uint64_t decodes;
-	uint64_t windows;
+	uint64_t windows;        /* windows recorded (closed) */
+	uint64_t windows_opened; /* windows opened (from no window open) */
 	unsigned devices;        /* sampled devices */
 	int run_begun;           /* a run was started at the sink: only once
 				    a sample or a range arrives, so a process

@@ -126,10 +126,27 @@ for line in open(sys.argv[1]):
 want = [l.rstrip("\r\n") for l in open(sys.argv[2])]
 assert hdr == want[0], (hdr, want[0])
 assert rows == want[1:], (len(rows), len(want) - 1)
-assert ranges[0].startswith("kind,name,t0,t1") and len(ranges) == 1 + 2 * 2, ranges
+assert ranges[0] == "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes,demangled", ranges[0]
+assert len(ranges) == 1 + 2 * 2, ranges
 assert end == '{"status":"complete","samples":2000}', end
 PY
 [ $? -eq 0 ] && ok "follow: a growing run's samples as events, each once and in order, its ranges, then its end" || no "follow" "$T/why"
+# from= past the first ranges: a reconnection gets only the ranges that end after it
+get "$U/api/v1/runs/grow/ranges.csv" >"$T/grow-ranges.csv"
+get -N --max-time 10 -o "$T/follow2.txt" "$U/api/v1/runs/grow/follow?from=$(python3 -c "
+import csv
+r = list(csv.DictReader(open('$T/grow-ranges.csv')))
+print(max(int(x['t1']) for x in r if x['name'] == 'cudaMemcpy' and int(x['t0']) == min(int(y['t0']) for y in r)) + 1)")"
+python3 - "$T/follow2.txt" "$T/grow-ranges.csv" >"$T/why" 2>&1 <<'PY'
+import csv, sys
+got = [l[6:].rstrip("\n") for l in open(sys.argv[1]) if l.startswith("data: ") and l[6:].count(",") == 10]
+rows = [g for g in got if not g.startswith("kind,")]
+allr = list(csv.DictReader(open(sys.argv[2])))
+first_t1 = max(int(x["t1"]) for x in allr if x["name"] == "cudaMemcpy" and int(x["t0"]) == min(int(y["t0"]) for y in allr))
+want = [x for x in allr if int(x["t1"]) > first_t1]
+assert len(rows) == len(want) and len(want) < len(allr), (len(rows), len(want), len(allr))
+PY
+[ $? -eq 0 ] && ok "follow from= sends only the ranges that end after it" || no "follow from= ranges" "$T/why"
 expect "follow of an unknown run is 404" "/api/v1/runs/nosuch/follow" 404 "nosuch"
 expect "follow with a bad poll_ms is 400" "/api/v1/runs/grow/follow?poll_ms=1" 400 "poll_ms"
 

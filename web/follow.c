@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "corr_job.h"
 #include "json.h"
 #include "reader.h"
 #include "series_csv.h"
@@ -49,6 +50,22 @@ cs_follow *cs_follow_open(cs_store *s, const cs_follow_req *r, int *status, char
 	if (r->have_device)
 		f->device = r->device;
 	f->next_t0 = r->have_from ? r->from : 0;
+	if (r->have_from) {
+		/* ranges from the first that ends at or after from, else from
+		 * the next one to come: a reconnection does not get the run's
+		 * ranges again */
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(cs_store_db(s),
+				       "SELECT coalesce((SELECT min(id) FROM ranges WHERE run = ?1 AND "
+				       "t1 >= ?2), (SELECT coalesce(max(id), 0) + 1 FROM ranges WHERE "
+				       "run = ?1))", -1, &st, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(st, 1, f->run);
+			sqlite3_bind_int64(st, 2, (int64_t)(r->from > INT64_MAX ? INT64_MAX : r->from));
+			if (sqlite3_step(st) == SQLITE_ROW)
+				f->next_range = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_finalize(st);
+	}
 	/* the names checked now, with series.csv's messages */
 	cs_series_req q = {.run = f->run_spec, .metrics = f->metrics, .have_device = ndev > 0,
 			   .device = f->device, .from = 0, .to = 1, .have_from = 1, .have_to = 1};
@@ -203,15 +220,21 @@ static int ranges(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errlen
 	cs_buf csv = CS_BUF_INIT;
 	int n = 0;
 	if (!f->ranges_header_sent)
-		cs_json_raw(&csv, "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes\r\n");
+		cs_json_raw(&csv, "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes,"
+				  "demangled\r\n");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		f->next_range = sqlite3_column_int64(st, 0) + 1;
-		for (int c = 1; c <= 10; c++) {
+		char demangled[1024];
+		for (int c = 1; c <= 11; c++) {
 			if (c > 1)
 				cs_json_raw(&csv, ",");
-			if (sqlite3_column_type(st, c) == SQLITE_NULL)
+			if (c <= 10 && sqlite3_column_type(st, c) == SQLITE_NULL)
 				continue;
-			const char *v = (const char *)sqlite3_column_text(st, c);
+			const char *v = (const char *)sqlite3_column_text(st, c <= 10 ? c : 2);
+			if (c == 11) { /* as ranges.csv's demangled column */
+				cs_cjob_demangle(v ? v : "", demangled, sizeof demangled);
+				v = demangled;
+			}
 			if (strpbrk(v, ",\"\r\n")) { /* RFC 4180 quoting */
 				cs_json_raw(&csv, "\"");
 				for (const char *q = v; *q; q++)
