@@ -55,6 +55,14 @@ start
 [ -n "$PORT" ] && ok "daemon starts on a free port ($PORT)" || { no "daemon starts" "$T/stderr"; exit 1; }
 [ "$(stat -c %a "$SOCK")" = "660" ] && ok "ingest socket has mode 0660" || no "socket mode"
 expect "health" /api/v1/health 200 '"status":"ok"'
+# the UI's files need no token (they hold no data); the API takes it as a cookie too
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/")
+[ "$code" = 200 ] && grep -q '<html' "$T/body" && ok "the UI's page is served without the token" || no "UI without token ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/api/v1/runs")
+[ "$code" = 401 ] && ok "the API without the token is 401" || no "API without token ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' -b "cyclescope_token=$TOKEN" "$U/api/v1/runs")
+code2=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -b "cyclescope_token=wrong" "$U/api/v1/runs")
+[ "$code" = 200 ] && [ "$code2" = 401 ] && ok "the token as the UI's cookie is taken, a wrong one refused" || no "token cookie ($code $code2)" "$T/body"
 
 # --- CSV in through the socket, back out over HTTP ---
 "$CS" import csv "$EX" --socket "$SOCK" --name example >"$T/out" 2>&1 && ok "import --socket" || no "import --socket" "$T/out"

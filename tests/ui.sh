@@ -110,4 +110,19 @@ n=$((n + $(grep -c '^ok ' "$T/out") + $(grep -c '^not ok ' "$T/out")))
 fails=$((fails + $(grep -c '^not ok ' "$T/out")))
 [ $rc -ne 0 ] && [ "$(grep -c '^not ok ' "$T/out")" -eq 0 ] && no "the browser test ran to its end (exit $rc)"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+# A daemon with a token (on a copy): the page asks for it and keeps it.
+cp "$DB" "$T/tok.db"
+"$CS" serve --db "$T/tok.db" --socket "$T/t.sock" --listen 127.0.0.1:0 --token ui-secret --log "$T/tlog" 2>"$T/tstderr" &
+DPID=$!
+i=0
+while [ $i -lt 200 ] && ! grep -q 'http://' "$T/tstderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+TPORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/tstderr" | head -n 1)
+CS_URL="http://127.0.0.1:$TPORT" CS_TOKEN=ui-secret CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_N=$n \
+	timeout 60 node tests/browser/token.test.js >"$T/tout" 2>&1
+rc=$?
+cat "$T/tout"
+n=$((n + $(grep -c '^ok ' "$T/tout") + $(grep -c '^not ok ' "$T/tout")))
+fails=$((fails + $(grep -c '^not ok ' "$T/tout")))
+[ $rc -ne 0 ] && [ "$(grep -c '^not ok ' "$T/tout")" -eq 0 ] && no "the token browser test ran to its end (exit $rc)"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

@@ -811,19 +811,35 @@ out:
 
 /* ---- routing ---- */
 
+/* want == got in time that depends on want's length only. */
+static int same_secret(const char *want, const char *got)
+{
+	size_t n = strlen(want), len = got ? strlen(got) : 0;
+	unsigned char diff = (unsigned char)(len != n);
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)((i < len ? got[i] : 0) ^ want[i]);
+	return diff == 0;
+}
+
+/* The token as "Authorization: Bearer TOKEN", or, from the UI (whose
+ * EventSource cannot send headers), as the cookie cyclescope_token. */
 static int token_ok(cs_http *h, struct MHD_Connection *c)
 {
 	if (!h->token[0])
 		return 1;
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	if (!auth) {
+		const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "cyclescope_token");
+		char plain[300];
+		if (!cookie || strlen(cookie) >= sizeof plain)
+			return 0;
+		snprintf(plain, sizeof plain, "%s", cookie);
+		MHD_http_unescape(plain); /* the UI percent-encodes it */
+		return same_secret(h->token, plain);
+	}
 	char want[300];
-	int n = snprintf(want, sizeof want, "Bearer %s", h->token);
-	size_t len = auth ? strlen(auth) : 0;
-	/* constant time in the token's length */
-	unsigned char diff = (unsigned char)(len != (size_t)n);
-	for (int i = 0; i < n; i++)
-		diff |= (unsigned char)((i < (int)len ? auth[i] : 0) ^ want[i]);
-	return diff == 0;
+	snprintf(want, sizeof want, "Bearer %s", h->token);
+	return same_secret(want, auth);
 }
 
 /* GET / and GET /ui/NAME: the embedded UI (ui.h); uPlot from the build
@@ -1267,8 +1283,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 {
 	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
 	int post = !strcmp(method, "POST");
-	if (!token_ok(h, c))
-		return error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
+	/* The UI's own files hold no data: served without the token, so
+	 * that the page can ask for it (docs/ui.md). */
 	if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) {
 		if (!get)
 			return error(c, h, 405, "use GET");
@@ -1280,6 +1296,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return error(c, h, 405, "use GET");
 		return get_ui(c, h, "favicon.svg");
 	}
+	if (!token_ok(h, c))
+		return error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
 	if (!strcmp(url, "/metrics")) {
 		if (!get)
 			return error(c, h, 405, "use GET");

@@ -61,8 +61,17 @@
 		return u.toString();
 	}
 
+	// A daemon with a token answers 401 until the page has it (docs/ui.md).
+	function tokenError(r) {
+		const e = new Error('this daemon needs its bearer token (HTTP 401)');
+		e.needsToken = true;
+		return e;
+	}
+
 	async function fetchText(url) {
 		const r = await fetch(url);
+		if (r.status === 401)
+			throw tokenError(r);
 		const t = await r.text();
 		if (!r.ok) {
 			let msg = t;
@@ -1208,6 +1217,8 @@
 		// a POST's answer: the JSON (an object, or one per collector), or its error
 		async function post(url, body) {
 			const r = await fetch(url, { method: 'POST', body });
+			if (r.status === 401)
+				throw tokenError(r);
 			const t = await r.text();
 			let j = null;
 			try {
@@ -1506,6 +1517,25 @@
 				['aggregate error', pct(r.aggregate_error_pct)]]), ...warn, t);
 	}
 
+	/* ---- the token ---- */
+
+	// The daemon's token, asked for once and kept for this site as a
+	// cookie (sent with every request, the follow stream's too); the
+	// daemon takes it in place of the Authorization header.
+	function tokenPage() {
+		document.title = 'cyclescope: token';
+		const input = h('input', { type: 'password', id: 'token', autocomplete: 'current-password', size: 40 });
+		const use = () => {
+			document.cookie = 'cyclescope_token=' + encodeURIComponent(input.value) + '; path=/; SameSite=Strict';
+			route();
+		};
+		input.addEventListener('keydown', (ev) => ev.key === 'Enter' && use());
+		show(h('h1', {}, 'This daemon needs its token'),
+			h('p', {}, 'It was started with --token (or token = in its config). Give the token to read its runs; the page keeps it for this site as a cookie.'),
+			h('p', {}, h('label', { for: 'token' }, 'token '), input, ' ', h('button', { type: 'button', id: 'token-use', onclick: use }, 'Use it')));
+		input.focus();
+	}
+
 	/* ---- routing ---- */
 
 	async function route() {
@@ -1532,9 +1562,13 @@
 				await runsPage();
 			}
 		} catch (e) {
-			document.title = 'cyclescope: error';
-			show(h('h1', {}, 'Something went wrong'));
-			showError(app, e);
+			if (e.needsToken) {
+				tokenPage();
+			} else {
+				document.title = 'cyclescope: error';
+				show(h('h1', {}, 'Something went wrong'));
+				showError(app, e);
+			}
 		}
 		document.body.setAttribute('data-ready', '1');
 	}

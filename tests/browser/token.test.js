@@ -1,0 +1,39 @@
+/*
+ * token.test.js - the UI against a daemon started with --token: the page
+ * loads without it, asks for it, and once given (kept as a cookie) shows
+ * the runs, follows nothing it should not, and the API without it stays
+ * 401. Run by tests/ui.sh; TAP lines numbered from CS_N.
+ */
+const { chromium } = require(process.env.CS_PW);
+const BASE = process.env.CS_URL;
+const TOKEN = process.env.CS_TOKEN;
+let n = +(process.env.CS_N || 0), fails = 0;
+const ok = (c, d) => { n++; if (!c) fails++; console.log((c ? 'ok ' : 'not ok ') + n + ' - ' + d); };
+
+(async () => {
+	const browser = await chromium.launch({ executablePath: process.env.CS_CHROME, args: ['--no-sandbox'] });
+	const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+	try {
+		await page.goto(BASE + '/#/');
+		await page.waitForSelector('#token', { timeout: 10000 });
+		ok(await page.isVisible('#token'), 'with a token set, the page loads and asks for it');
+		await page.fill('#token', 'wrong');
+		await page.click('#token-use');
+		await page.waitForSelector('#token', { timeout: 10000 });
+		ok(await page.isVisible('#token'), 'a wrong token: asked again');
+		await page.fill('#token', TOKEN);
+		await page.click('#token-use');
+		await page.waitForSelector('body[data-page="runs"][data-ready="1"] table', { timeout: 10000 });
+		const names = await page.$$eval('table a', (as) => as.map((a) => a.textContent));
+		ok(names.includes('example'), 'with the token the runs list shows (' + names.length + ' links)');
+		const cookie = (await page.context().cookies()).find((c) => c.name === 'cyclescope_token');
+		ok(cookie && cookie.sameSite === 'Strict', 'the token is kept as a SameSite=Strict cookie');
+		await page.goto(BASE + '/#/collectors');
+		await page.waitForSelector('body[data-page="collectors"][data-ready="1"]', { timeout: 10000 });
+		ok(!(await page.isVisible('#token')), 'other pages use it without asking again');
+	} catch (e) {
+		ok(false, 'token test: ' + e.message);
+	}
+	await browser.close();
+	process.exit(fails ? 1 : 0);
+})();
