@@ -97,6 +97,7 @@ static void metrics_cb(void *ctx, cs_buf *out)
 {
 	parts *p = ctx;
 	cs_ingest_metrics_text(p->in, out);
+	cs_collectors_metrics_text(p->reg, out);
 	cs_ship_metrics_text(p->ship, out);
 }
 

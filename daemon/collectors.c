@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "prom.h"
 
 typedef struct entry {
 	struct entry *next;
@@ -49,6 +50,7 @@ struct cs_collectors {
 	entry *list;
 	waiter *waiting;
 	uint32_t next_cmd;
+	uint64_t commands, refused, limited; /* over every collector ever */
 };
 
 static uint64_t mono_ms(void)
@@ -187,8 +189,10 @@ void cs_collectors_reply(cs_collectors *r, uint64_t id, const cs_wire_reply *y)
 		}
 	}
 	entry *e = find(r, id);
-	if (e && y->status != CS_WIRE_REPLY_DONE)
+	if (e && y->status != CS_WIRE_REPLY_DONE) {
 		e->refused++;
+		r->refused++;
+	}
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -397,6 +401,28 @@ void cs_collectors_list(cs_collectors *r, int format, cs_buf *out)
 	free(v);
 }
 
+void cs_collectors_metrics_text(cs_collectors *r, cs_buf *out)
+{
+	uint64_t live = 0, sampling = 0;
+	pthread_mutex_lock(&r->mu);
+	for (entry *e = r->list; e; e = e->next) {
+		live++;
+		sampling += e->state == CS_WIRE_STATE_SAMPLING;
+	}
+	uint64_t commands = r->commands, refused = r->refused, limited = r->limited;
+	pthread_mutex_unlock(&r->mu);
+	cs_prom_metric(out, "cyclescope_collectors", "gauge",
+		       "Live collectors registered with this daemon", live);
+	cs_prom_metric(out, "cyclescope_collectors_sampling", "gauge",
+		       "Live collectors sampling now", sampling);
+	cs_prom_metric(out, "cyclescope_collector_commands_total", "counter",
+		       "Commands sent to collectors", commands);
+	cs_prom_metric(out, "cyclescope_collector_commands_refused_total", "counter",
+		       "Commands collectors refused", refused);
+	cs_prom_metric(out, "cyclescope_collector_commands_limited_total", "counter",
+		       "Commands refused by the rate limit", limited);
+}
+
 size_t cs_collectors_select(cs_collectors *r, int64_t pid, const char *job, uint64_t *ids,
 			    size_t max)
 {
@@ -441,6 +467,7 @@ int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
 	}
 	if (!take_token(e)) {
 		e->limited++;
+		r->limited++;
 		double wait = (1.0 - e->tokens) / CS_COLLECTORS_RATE;
 		pthread_mutex_unlock(&r->mu);
 		snprintf(msg, msglen, "collector %llu takes at most %d commands at once and %.0f "
@@ -468,6 +495,7 @@ int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
 		return rc == -EPIPE ? -EPIPE : rc;
 	}
 	e->commands++;
+	r->commands++;
 	waiter w = {.next = r->waiting, .conn = id, .cmd = cmd};
 	r->waiting = &w;
 	struct timespec ts;

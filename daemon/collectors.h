@@ -47,6 +47,10 @@ void cs_collectors_set_run(cs_collectors *r, uint64_t id, int64_t run, const cha
 enum cs_collectors_format { CS_COLLECTORS_JSON, CS_COLLECTORS_TEXT, CS_COLLECTORS_CSV };
 void cs_collectors_list(cs_collectors *r, int format, cs_buf *out);
 
+/* Prometheus lines: live collectors (by state), commands sent, refused
+ * and rate-limited. */
+void cs_collectors_metrics_text(cs_collectors *r, cs_buf *out);
+
 /* The ids of the live collectors of pid (>= 0) or job (non-empty), or of
  * all of them (pid < 0, job NULL or ""); at most max, oldest first.
  * Returns how many. */

@@ -221,6 +221,10 @@ n = con.execute("SELECT count(*) FROM ranges WHERE run=? AND kind='trigger'", (r
 assert n == ok, (n, ok)
 EOF
 
+get "$U/metrics" >"$T/metrics"
+lim=$(sed -n 's/^cyclescope_collector_commands_limited_total //p' "$T/metrics")
+[ "${lim:-0}" -ge 990 ] && grep -q '^cyclescope_collectors ' "$T/metrics" && ok "/metrics counts the live collectors and the rate-limited commands ($lim)" || no "collector metrics" "$T/metrics"
+
 # --- a collector that dies mid-window leaves an incomplete run with what was received ---
 app dies 30
 wait_collectors 1
