@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 #include "producer.h"
 #include "wire.h"
@@ -22,6 +23,7 @@
 #define MAX_REPLIES 32
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
+#define BACKOFF_RESET_MS 10000 /* a connection that lived this long was good */
 
 typedef struct pending_reply {
 	uint32_t id;
@@ -48,6 +50,8 @@ struct cs_link {
 	uint8_t buf[8192];
 	size_t len;
 	uint64_t status_at;
+	int backoff;           /* ms before the next reconnection */
+	uint64_t connected_at; /* mono ms of the last connection */
 };
 
 static uint64_t mono_ms(void)
@@ -57,13 +61,15 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int send_register(cs_link *l)
+/* REGISTER with the collector's state now (strings borrowed from l). */
+static void register_msg(cs_link *l, cs_wire_msg *m)
 {
-	cs_wire_msg m = {.type = CS_WIRE_REGISTER};
 	pthread_mutex_lock(&l->mu);
 	cs_engine *e = l->engine;
 	pthread_mutex_unlock(&l->mu);
-	m.u.reg = (cs_wire_register){
+	memset(m, 0, sizeof *m);
+	m->type = CS_WIRE_REGISTER;
+	m->u.reg = (cs_wire_register){
 		.control = CS_WIRE_CONTROL_VERSION,
 		.mode = l->o.mode,
 		.state = (uint8_t)(e ? cs_engine_state(e) : CS_ENGINE_IDLE),
@@ -74,7 +80,6 @@ static int send_register(cs_link *l)
 		.devices = l->devices,
 		.metrics = l->metrics,
 	};
-	return cs_producer_send_frame(l->p, &m);
 }
 
 static int send_status(cs_link *l)
@@ -138,9 +143,26 @@ static int take_input(cs_link *l)
 			return 0;
 		}
 		if (rc) {
-			cs_log(CS_LOG_WARN, "collector: the daemon sent a malformed frame (%s); "
-			       "control link closed", err);
-			return -1;
+			/* A frame with a good header and a bad payload is skipped
+			 * alone: the stream stays in step, the data connection
+			 * with it. Anything else means the stream is lost. */
+			size_t whole = l->len >= CS_WIRE_HEADER_LEN
+				? CS_WIRE_HEADER_LEN + (size_t)cs_get_u32(l->buf + 8) : 0;
+			int framed = whole && cs_get_u32(l->buf) == CS_WIRE_MAGIC &&
+				     l->buf[4] == CS_WIRE_VERSION && whole <= sizeof l->buf;
+			if (!framed) {
+				cs_log(CS_LOG_WARN, "collector: the daemon's stream is out of step (%s); "
+				       "reconnecting", err);
+				return -1;
+			}
+			if (whole > l->len)
+				return 0; /* the rest of it first */
+			cs_log(CS_LOG_WARN, "collector: a malformed frame from the daemon was skipped "
+			       "(%s)", err);
+			used = whole;
+			memmove(l->buf, l->buf + used, l->len - used);
+			l->len -= used;
+			continue;
 		}
 		if (m.type == CS_WIRE_COMMAND && command(l, &m.u.command) < 0) {
 			cs_wire_msg_free(&m);
@@ -172,15 +194,22 @@ static int nap(cs_link *l, int ms)
 static int reconnect(cs_link *l)
 {
 	char err[512];
-	int wait = BACKOFF_MIN_MS;
 	l->len = 0;
+	/* the back-off goes on across connections the daemon cut at once
+	 * (a daemon that refuses this collector is not hammered) */
+	if (mono_ms() - l->connected_at >= BACKOFF_RESET_MS)
+		l->backoff = BACKOFF_MIN_MS;
 	cs_log(CS_LOG_WARN, "collector: the daemon closed the control link; reconnecting");
 	for (unsigned tries = 1;; tries++) {
-		if (nap(l, wait))
+		if (nap(l, l->backoff))
 			return -1;
+		l->backoff = l->backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : l->backoff * 2;
 		int had_run = 0;
-		l->p = cs_out_reconnect(l->out, &had_run, err, sizeof err);
-		if (l->p && send_register(l) == 0) {
+		cs_wire_msg reg;
+		register_msg(l, &reg);
+		l->p = cs_out_reconnect(l->out, &reg, &had_run, err, sizeof err);
+		if (l->p) {
+			l->connected_at = mono_ms();
 			pthread_mutex_lock(&l->mu);
 			cs_engine *e = l->engine;
 			pthread_mutex_unlock(&l->mu);
@@ -191,11 +220,10 @@ static int reconnect(cs_link *l)
 			       had_run ? "; what follows goes to a new run" : "");
 			return 0;
 		}
-		if (!l->p && strstr(err, "not to a daemon")) {
+		if (strstr(err, "not to a daemon")) {
 			cs_log(CS_LOG_WARN, "collector: %s; no more commands", err);
 			return -1;
 		}
-		wait = wait * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : wait * 2;
 	}
 }
 
@@ -261,20 +289,31 @@ cs_link *cs_link_start(const cs_link_opts *o, cs_out *out, char *err, size_t err
 	l->p = p;
 	l->wake[0] = l->wake[1] = -1;
 	pthread_mutex_init(&l->mu, NULL);
-	l->job = strdup(o->job ? o->job : "");
-	l->devices = strdup(o->devices ? o->devices : "");
-	l->metrics = strdup(o->metrics ? o->metrics : "");
+	/* UTF-8 as the wire wants it (a stray byte becomes U+FFFD) */
+	l->job = cs_utf8_fix(o->job ? o->job : "");
+	l->devices = cs_utf8_fix(o->devices ? o->devices : "");
+	l->metrics = cs_utf8_fix(o->metrics ? o->metrics : "");
+	if (!l->job)
+		l->job = strdup(o->job ? o->job : "");
+	if (!l->devices)
+		l->devices = strdup(o->devices ? o->devices : "");
+	if (!l->metrics)
+		l->metrics = strdup(o->metrics ? o->metrics : "");
 	if (!l->job || !l->devices || !l->metrics ||
 	    pipe2(l->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "out of memory or descriptors");
 		cs_link_free(l);
 		return NULL;
 	}
-	if (send_register(l) < 0) {
+	cs_wire_msg reg;
+	register_msg(l, &reg);
+	if (cs_producer_send_frame(l->p, &reg) < 0) {
 		snprintf(err, errlen, "the daemon closed the connection at registration");
 		cs_link_free(l);
 		return NULL;
 	}
+	l->connected_at = mono_ms();
+	l->backoff = BACKOFF_MIN_MS;
 	if (pthread_create(&l->tid, NULL, link_main, l) != 0) {
 		snprintf(err, errlen, "cannot start the control thread");
 		cs_link_free(l);

@@ -36,7 +36,9 @@
 #define DRAIN_MAX_PASSES 4096u /* bound on decodes in one final drain */
 #define MAX_REQS 64
 #define MAX_CMDS 16
-#define MAX_WINDOWS 64 /* recent windows kept for ranges_in_windows */
+#define MAX_WINDOW_NS (604800ull * 1000000000ull) /* a command's window: a week */
+#define MAX_WINDOWS 1024 /* recent windows kept for ranges_in_windows */
+#define WINDOW_MERGE_NS 10000000u /* windows this close become one */
 
 enum item_type { ITEM_SAMPLES = 1, ITEM_RANGE, ITEM_DEVICE };
 enum req_op { REQ_ADD = 1, REQ_PARK, REQ_RESUME };
@@ -704,6 +706,13 @@ static void set_interval(cs_engine *e, const cs_engine_cmd *c, int running)
 			? d->src->ops->set_interval(d->src, c->value, &native, err, sizeof err)
 			: -ENOTSUP;
 		if (rc < 0) {
+			/* all or none: the devices changed so far go back */
+			for (dev *b = e->devs; b != d; b = b->next) {
+				char e2[256];
+				if (b->configured && !b->failed && b->src->ops->set_interval)
+					b->src->ops->set_interval(b->src, e->o.interval_ns,
+								  &b->setup.interval, e2, sizeof e2);
+			}
 			reply(e, c, 0, "device %u: %s", d->device,
 			      err[0] ? err : "its sampler cannot change the interval");
 			return;
@@ -723,6 +732,11 @@ static void handle_cmd(cs_engine *e, const cs_engine_cmd *c, int running)
 	switch (c->op) {
 	case CS_WIRE_OP_OPEN: {
 		const char *name = c->name[0] ? c->name : "trigger";
+		if (c->value > MAX_WINDOW_NS) {
+			reply(e, c, 0, "a window of %llu ns is longer than a week",
+			      (unsigned long long)c->value);
+			return;
+		}
 		cs_range r;
 		cs_range_init(&r, "trigger", name, now, now + c->value);
 		cs_engine_range(e, &r);
@@ -772,7 +786,7 @@ int cs_engine_command(cs_engine *e, const cs_engine_cmd *c)
 	if (!e || !c)
 		return -EINVAL;
 	pthread_mutex_lock(&e->mu);
-	int rc = e->stopping || e->ncmds >= MAX_CMDS ? -EBUSY : 0;
+	int rc = e->stopping || gone(e) || e->ncmds >= MAX_CMDS ? -EBUSY : 0;
 	if (!rc) {
 		e->cmds[e->ncmds] = *c;
 		e->cmds[e->ncmds].name[sizeof c->name - 1] = '\0';
@@ -799,7 +813,8 @@ int cs_engine_ranges_wanted(cs_engine *e)
 int cs_engine_state(cs_engine *e)
 {
 	pthread_mutex_lock(&e->mu);
-	int st = e->st.devices == 0 && e->nknown && !e->pending_config ? CS_ENGINE_OFF
+	int st = gone(e) || (e->st.devices == 0 && e->nknown && !e->pending_config)
+		 ? CS_ENGINE_OFF
 		 : e->running ? CS_ENGINE_SAMPLING : CS_ENGINE_IDLE;
 	pthread_mutex_unlock(&e->mu);
 	return st;
@@ -919,6 +934,12 @@ static void *control_main(void *arg)
 		e->abandon_seen = 1;
 		pthread_cond_broadcast(&e->done_cv);
 		while (!e->stopping) {
+			for (unsigned i = 0; i < e->ncmds; i++)
+				if (e->o.on_reply) /* the link's reply only queues */
+					e->o.on_reply(e->o.reply_ctx, e->cmds[i].id, 0,
+						      "CUPTI ended itself (a fatal error): nothing can "
+						      "be sampled");
+			e->ncmds = 0;
 			for (unsigned i = 0; i < e->nreqs; i++)
 				if (e->reqs[i].op == REQ_ADD)
 					e->pending_config--;
@@ -1079,11 +1100,20 @@ void cs_engine_window_open(cs_engine *e, const char *name, uint64_t t_ns)
 		e->window_gen++;
 		snprintf(e->window_name, sizeof e->window_name, "%s", name ? name : "window");
 		e->window_t0 = t_ns;
-		e->win[e->win_next].t0 = t_ns;
-		e->win[e->win_next].t1 = UINT64_MAX;
-		e->win_next = (e->win_next + 1) % MAX_WINDOWS;
-		if (e->nwin < MAX_WINDOWS)
-			e->nwin++;
+		/* for ranges_in_windows: a window that opens within 10 ms of
+		 * the last one's end extends it (device records come 100 ms
+		 * late, and windows of synchronous calls come thick) */
+		unsigned last = (e->win_next + MAX_WINDOWS - 1) % MAX_WINDOWS;
+		if (e->nwin && e->win[last].t1 != UINT64_MAX &&
+		    t_ns <= e->win[last].t1 + WINDOW_MERGE_NS) {
+			e->win[last].t1 = UINT64_MAX;
+		} else {
+			e->win[e->win_next].t0 = t_ns;
+			e->win[e->win_next].t1 = UINT64_MAX;
+			e->win_next = (e->win_next + 1) % MAX_WINDOWS;
+			if (e->nwin < MAX_WINDOWS)
+				e->nwin++;
+		}
 		atomic_store(&e->win_any, 1);
 		atomic_store(&e->win_open, 1);
 		pthread_cond_signal(&e->ctl_cv);
@@ -1341,7 +1371,7 @@ static void *sender_main(void *arg)
 			 * again, samples numbered from 0 */
 			e->sink_reset = 0;
 			begun = 0;
-			e->sink_failed = 0;
+			e->sink_failed = !ids; /* no id table: still no output */
 			for (dev *d = e->devs; d; d = d->next) {
 				d->seq = 0;
 				item *it = device_item(d);

@@ -96,6 +96,7 @@ static struct {
 	int mode;               /* cs_engine_mode */
 	int test;               /* CYCLESCOPE_SOURCE=test: no CUPTI at all */
 	pthread_t test_tid;     /* its stand-in for the application's calls */
+	int test_thread;        /* test_tid was started */
 	atomic_int test_stop;
 	const char *status_path;
 	char name[256];
@@ -422,7 +423,8 @@ static void finish(void)
 		return;
 	if (g.test) {
 		atomic_store(&g.test_stop, 1);
-		pthread_join(g.test_tid, NULL);
+		if (g.test_thread)
+			pthread_join(g.test_tid, NULL);
 	} else if (!atomic_load(&g.cupti_dead)) {
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	}
@@ -447,8 +449,10 @@ static void at_exit(void)
 
 static void in_child(void)
 {
-	/* A fork without exec: the engine's threads did not come along. */
+	/* A fork without exec: the engine's threads did not come along, and
+	 * the parent's connection is not the child's to keep open. */
 	g.on = 0;
+	cs_out_child(g.out);
 }
 
 static void read_cmdline(void)
@@ -638,7 +642,9 @@ static void start_test(void)
 		if (src)
 			cs_engine_add_source(g.engine, src, START_WAIT_MS);
 	}
-	if (pthread_create(&g.test_tid, NULL, test_app, NULL) != 0)
+	if (pthread_create(&g.test_tid, NULL, test_app, NULL) == 0)
+		g.test_thread = 1;
+	else
 		cs_log(CS_LOG_WARN, "collector: test source: no application thread");
 }
 
@@ -707,8 +713,24 @@ static void init_once(void)
 		refuse("CYCLESCOPE_INTERVAL_NS=0: expected a sampling interval in ns");
 		return;
 	}
+	/* What a command may set: never below the interval the counter-data
+	 * image is sized for, and a range that makes sense. */
 	uint64_t min_interval = env_u64("CYCLESCOPE_MIN_INTERVAL_NS", interval);
-	uint64_t max_interval = env_u64("CYCLESCOPE_MAX_INTERVAL_NS", interval * 100);
+	uint64_t max_dflt = interval <= UINT64_MAX / 100 ? interval * 100 : UINT64_MAX;
+	uint64_t max_interval = env_u64("CYCLESCOPE_MAX_INTERVAL_NS", max_dflt);
+	if (min_interval < interval) {
+		cs_log(CS_LOG_WARN, "collector: CYCLESCOPE_MIN_INTERVAL_NS=%llu is below the "
+		       "interval (%llu ns) the decode passes are sized for; using %llu",
+		       (unsigned long long)min_interval, (unsigned long long)interval,
+		       (unsigned long long)interval);
+		min_interval = interval;
+	}
+	if (max_interval < min_interval) {
+		cs_log(CS_LOG_WARN, "collector: CYCLESCOPE_MAX_INTERVAL_NS=%llu is below the "
+		       "smallest interval (%llu ns); using that", (unsigned long long)max_interval,
+		       (unsigned long long)min_interval);
+		max_interval = min_interval;
+	}
 	uint64_t buffer_mb = env_u64("CYCLESCOPE_BUFFER_MB", 256);
 	cs_out_opts oo = {
 		.db_only = !strcmp(env_or("CYCLESCOPE_OUTPUT", "auto"), "db"),

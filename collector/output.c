@@ -20,6 +20,8 @@ struct cs_out {
 	pthread_mutex_t mu; /* p, which the control link may replace
 			       (cs_out_reconnect), and every call on it */
 	int begun;          /* under mu: a run began on p */
+	int linked;         /* a control link connected: the run's place is
+			       the daemon */
 	int stale;          /* under mu: p replaced under a run; calls fail
 			       until the engine begins the next run */
 	cs_store *store;
@@ -91,7 +93,10 @@ static int o_begin(void *ctx, const char *meta)
 	pthread_mutex_lock(&out->mu);
 	out->begun = 1;
 	out->stale = 0;
-	int rc = out->p ? 0 : out_open(out);
+	/* Once a daemon took this collector (its control link), a run that
+	 * begins while it is away waits for the reconnection (counted as
+	 * dropped until then) rather than going to a file. */
+	int rc = out->p ? 0 : out->linked ? -ECONNRESET : out_open(out);
 	if (rc == 0) {
 		cs_run_info info = out->o.info;
 		info.meta = meta;
@@ -105,8 +110,9 @@ cs_producer *cs_out_connect(cs_out *out, char *err, size_t errlen)
 {
 	char sock[512];
 	pthread_mutex_lock(&out->mu);
-	if (!out->p && !out->begun && !out->o.db_only)
-		open_socket(out, sock, sizeof sock, err, errlen);
+	if (!out->p && !out->begun && !out->o.db_only &&
+	    open_socket(out, sock, sizeof sock, err, errlen) == 0)
+		out->linked = 1;
 	else if (out->o.db_only)
 		snprintf(err, errlen, "the output is the database file only");
 	cs_producer *p = out->p && !out->store ? out->p : NULL;
@@ -114,12 +120,17 @@ cs_producer *cs_out_connect(cs_out *out, char *err, size_t errlen)
 	return p;
 }
 
-cs_producer *cs_out_reconnect(cs_out *out, int *had_run, char *err, size_t errlen)
+cs_producer *cs_out_reconnect(cs_out *out, const struct cs_wire_msg *first, int *had_run,
+			      char *err, size_t errlen)
 {
 	char sock[512];
 	pthread_mutex_lock(&out->mu);
 	cs_producer *p = NULL;
-	*had_run = out->begun;
+	/* a run begun on the lost connection (or on one before it that
+	 * failed too) is owed a new one until the engine begins it */
+	out->stale |= out->begun;
+	out->begun = 0;
+	*had_run = out->stale;
 	if (out->store || out->o.producer) {
 		snprintf(err, errlen, "the run goes to %s, not to a daemon", out->where);
 	} else {
@@ -127,13 +138,25 @@ cs_producer *cs_out_reconnect(cs_out *out, int *had_run, char *err, size_t errle
 		cs_producer_free(out->p);
 		out->p = NULL;
 		if (open_socket(out, sock, sizeof sock, err, errlen) == 0) {
-			p = out->p;
-			out->stale = out->begun;
-			out->begun = 0;
+			/* the first frame before the sender can use it: REGISTER
+			 * precedes any RUN_BEGIN on the new connection */
+			if (!first || cs_producer_send_frame(out->p, first) == 0) {
+				p = out->p;
+			} else {
+				snprintf(err, errlen, "the daemon closed the new connection at once");
+				cs_producer_free(out->p);
+				out->p = NULL;
+			}
 		}
 	}
 	pthread_mutex_unlock(&out->mu);
 	return p;
+}
+
+void cs_out_child(cs_out *out)
+{
+	if (out && out->p && !out->o.producer)
+		close(cs_producer_fd(out->p));
 }
 
 static int o_add_device(void *ctx, const cs_device_info *d)

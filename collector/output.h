@@ -6,9 +6,10 @@
  *
  * No CUPTI here, so the whole path, including the exit-time rules, is
  * exercised by tests/tools/replay_run.c on machines without a GPU:
- *  - nothing is opened or created until the engine begins a run, which it
- *    does at the first sample or range: a process that initialises CUDA
- *    and does no GPU work leaves neither a run nor a file;
+ *  - nothing is created until the engine begins a run, which it does at
+ *    the first sample or range: a process that initialises CUDA and does
+ *    no GPU work leaves neither a run nor a file (a control link,
+ *    control.h, connects to the daemon at start, which stores nothing);
  *  - socket sends time out (send_timeout_ms), so a daemon that stops
  *    reading costs data, never a hung thread;
  *  - after a close that timed out, the producer and store are leaked,
@@ -51,13 +52,23 @@ cs_out *cs_out_new(const cs_out_opts *o);
  * would have gone. Owned by the output. */
 cs_producer *cs_out_connect(cs_out *o, char *err, size_t errlen);
 
-/* The daemon's connection was lost: a new one (the old producer freed;
- * a run open on it stays as the daemon left it, incomplete), or NULL
- * with the reason in err (the daemon is still away, or the output is a
- * file). *had_run says whether a run had begun on the lost one: calls
- * then fail (-ECONNRESET) until the engine begins the next run
- * (cs_engine_sink_reset). */
-cs_producer *cs_out_reconnect(cs_out *o, int *had_run, char *err, size_t errlen);
+/* The daemon's connection was lost: a new one, on which first (the
+ * link's REGISTER; may be NULL) is sent before anything else can be;
+ * the old producer is freed (a run open on it stays as the daemon left
+ * it, incomplete). NULL with the reason in err (the daemon is still away,
+ * or the output is a file). *had_run says whether a run had begun on a
+ * lost connection: calls then fail (-ECONNRESET) until the engine begins
+ * the next run (cs_engine_sink_reset). Once a link connected, a run
+ * never falls back to the file: while the daemon is away it fails the
+ * same way. */
+struct cs_wire_msg;
+cs_producer *cs_out_reconnect(cs_out *o, const struct cs_wire_msg *first, int *had_run,
+			      char *err, size_t errlen);
+
+/* In a child forked without exec: closes the inherited connection (not
+ * a word is sent on it), so the parent's registration ends with the
+ * parent. */
+void cs_out_child(cs_out *o);
 
 /* The engine's sink: ctx is the cs_out. */
 extern const cs_sink_ops cs_out_sink_ops;

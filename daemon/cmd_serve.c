@@ -121,10 +121,19 @@ static size_t select_cb(void *ctx, int64_t pid, const char *job, uint64_t *ids, 
 	return cs_collectors_select(((parts *)ctx)->reg, pid, job, ids, max);
 }
 
-static int command_cb(void *ctx, uint64_t id, int op, uint64_t value, const char *name,
-		      char *msg, size_t msglen)
+static int command_cb(void *ctx, const uint64_t *ids, size_t n, int op, uint64_t value,
+		      const char *name, int *rc, char *msgs, size_t msglen)
 {
-	return cs_collectors_command(((parts *)ctx)->reg, id, op, value, name, 2000, msg, msglen);
+	cs_collector_result *res = calloc(n ? n : 1, sizeof *res);
+	if (!res)
+		return -ENOMEM;
+	cs_collectors_command(((parts *)ctx)->reg, ids, n, op, value, name, 2000, res);
+	for (size_t i = 0; i < n; i++) {
+		rc[i] = res[i].rc;
+		snprintf(msgs + i * msglen, msglen, "%s", res[i].msg);
+	}
+	free(res);
+	return 0;
 }
 
 static void follow_cb(void *ctx, int delta)

@@ -328,8 +328,8 @@ void cs_collectors_list(cs_collectors *r, int format, cs_buf *out)
 	static const char *const head[NCOLS] = {"id", "pid", "host", "job", "mode", "state",
 						"devices", "samples_per_s", "dropped", "run",
 						"cmdline"};
-	uint64_t now = mono_ms();
 	pthread_mutex_lock(&r->mu);
+	uint64_t now = mono_ms(); /* after the lock: no STATUS is newer */
 	size_t n = 0;
 	for (entry *e = r->list; e; e = e->next)
 		n++;
@@ -454,26 +454,19 @@ static int take_token(entry *e)
 	return 1;
 }
 
-int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
-			  const char *name, unsigned wait_ms, char *msg, size_t msglen)
+/* Sends the command to e, under r->mu; 0 with the waiter linked in, or
+ * the refusal in res. */
+static int send_one(cs_collectors *r, entry *e, int op, uint64_t value, const char *name,
+		    waiter *w, cs_collector_result *res)
 {
-	msg[0] = '\0';
-	pthread_mutex_lock(&r->mu);
-	entry *e = find(r, id);
-	if (!e) {
-		pthread_mutex_unlock(&r->mu);
-		snprintf(msg, msglen, "no live collector %llu", (unsigned long long)id);
-		return -ENOENT;
-	}
 	if (!take_token(e)) {
 		e->limited++;
 		r->limited++;
-		double wait = (1.0 - e->tokens) / CS_COLLECTORS_RATE;
-		pthread_mutex_unlock(&r->mu);
-		snprintf(msg, msglen, "collector %llu takes at most %d commands at once and %.0f "
-			 "a second; retry in %.1f s", (unsigned long long)id, CS_COLLECTORS_BURST,
-			 CS_COLLECTORS_RATE, wait);
-		return -EAGAIN;
+		snprintf(res->msg, sizeof res->msg, "collector %llu takes at most %d commands at "
+			 "once and %.0f a second; retry in %.1f s", (unsigned long long)e->id,
+			 CS_COLLECTORS_BURST, CS_COLLECTORS_RATE,
+			 (1.0 - e->tokens) / CS_COLLECTORS_RATE);
+		return res->rc = -EAGAIN;
 	}
 	uint32_t cmd = ++r->next_cmd;
 	cs_wire_msg m = {.type = CS_WIRE_COMMAND};
@@ -481,23 +474,41 @@ int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
 	cs_buf b = CS_BUF_INIT;
 	int rc = cs_wire_encode(&b, &m);
 	if (!rc) {
-		/* never blocks: a collector that stopped reading loses it */
+		/* never blocks: a collector that stopped reading loses it; a
+		 * frame sent in part would put the stream out of step, so the
+		 * connection is cut then (the collector reconnects) */
 		pthread_mutex_lock(e->fd_mu);
 		ssize_t n = send(e->fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0 && n < (ssize_t)b.len)
+			shutdown(e->fd, SHUT_RDWR);
 		pthread_mutex_unlock(e->fd_mu);
 		rc = n == (ssize_t)b.len ? 0 : -EPIPE;
 	}
 	cs_buf_free(&b);
 	if (rc) {
-		pthread_mutex_unlock(&r->mu);
-		snprintf(msg, msglen, "collector %llu's connection did not take the command",
-			 (unsigned long long)id);
-		return rc == -EPIPE ? -EPIPE : rc;
+		snprintf(res->msg, sizeof res->msg, "collector %llu's connection did not take "
+			 "the command", (unsigned long long)e->id);
+		return res->rc = -EPIPE;
 	}
 	e->commands++;
 	r->commands++;
-	waiter w = {.next = r->waiting, .conn = id, .cmd = cmd};
-	r->waiting = &w;
+	*w = (waiter){.next = r->waiting, .conn = e->id, .cmd = cmd};
+	r->waiting = w;
+	return 0;
+}
+
+int cs_collectors_command(cs_collectors *r, const uint64_t *ids, size_t n, int op,
+			  uint64_t value, const char *name, unsigned wait_ms,
+			  cs_collector_result *res)
+{
+	waiter *w = calloc(n ? n : 1, sizeof *w);
+	if (!w) {
+		for (size_t i = 0; i < n; i++) {
+			res[i].rc = -ENOMEM;
+			snprintf(res[i].msg, sizeof res[i].msg, "out of memory");
+		}
+		return -ENOMEM;
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += wait_ms / 1000;
@@ -506,25 +517,51 @@ int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
-	int t = 0;
-	while (!w.done && !w.gone && t != ETIMEDOUT)
-		t = pthread_cond_timedwait(&r->replied, &r->mu, &ts);
-	for (waiter **p = &r->waiting; *p; p = &(*p)->next)
-		if (*p == &w) {
-			*p = w.next;
-			break;
+	pthread_mutex_lock(&r->mu);
+	/* every command out first, then every answer awaited against one
+	 * deadline: eight ranks start their windows together */
+	for (size_t i = 0; i < n; i++) {
+		res[i].id = ids[i];
+		res[i].rc = 1; /* sent, not answered */
+		res[i].msg[0] = '\0';
+		entry *e = find(r, ids[i]);
+		if (!e) {
+			res[i].rc = -ENOENT;
+			snprintf(res[i].msg, sizeof res[i].msg, "no live collector %llu",
+				 (unsigned long long)ids[i]);
+		} else {
+			send_one(r, e, op, value, name, &w[i], &res[i]);
 		}
+	}
+	for (;;) {
+		int pending = 0;
+		for (size_t i = 0; i < n; i++)
+			pending |= res[i].rc == 1 && !w[i].done && !w[i].gone;
+		if (!pending || pthread_cond_timedwait(&r->replied, &r->mu, &ts) == ETIMEDOUT)
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (res[i].rc != 1)
+			continue;
+		for (waiter **p = &r->waiting; *p; p = &(*p)->next)
+			if (*p == &w[i]) {
+				*p = w[i].next;
+				break;
+			}
+		if (w[i].done) {
+			snprintf(res[i].msg, sizeof res[i].msg, "%s", w[i].msg);
+			res[i].rc = w[i].ok ? 0 : -EPERM;
+		} else if (w[i].gone) {
+			snprintf(res[i].msg, sizeof res[i].msg, "collector %llu went away before "
+				 "answering", (unsigned long long)ids[i]);
+			res[i].rc = -ENOENT;
+		} else {
+			snprintf(res[i].msg, sizeof res[i].msg, "collector %llu did not answer "
+				 "within %u ms", (unsigned long long)ids[i], wait_ms);
+			res[i].rc = -ETIMEDOUT;
+		}
+	}
 	pthread_mutex_unlock(&r->mu);
-	if (w.done) {
-		snprintf(msg, msglen, "%s", w.msg);
-		return w.ok ? 0 : -EPERM;
-	}
-	if (w.gone) {
-		snprintf(msg, msglen, "collector %llu went away before answering",
-			 (unsigned long long)id);
-		return -ENOENT;
-	}
-	snprintf(msg, msglen, "collector %llu did not answer within %u ms",
-		 (unsigned long long)id, wait_ms);
-	return -ETIMEDOUT;
+	free(w);
+	return 0;
 }

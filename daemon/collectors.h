@@ -57,15 +57,22 @@ void cs_collectors_metrics_text(cs_collectors *r, cs_buf *out);
 size_t cs_collectors_select(cs_collectors *r, int64_t pid, const char *job, uint64_t *ids,
 			    size_t max);
 
-/* Sends op (cs_wire_op) with value and name to collector id and waits up
- * to wait_ms for its answer, copied into msg:
- *   0           done
- *   -EPERM      the collector refused (msg says why)
- *   -ENOENT     no such live collector
- *   -EAGAIN     rate-limited (msg says when to retry)
- *   -ETIMEDOUT  no answer in time
- *   -EPIPE      the connection could not take the frame */
-int cs_collectors_command(cs_collectors *r, uint64_t id, int op, uint64_t value,
-			  const char *name, unsigned wait_ms, char *msg, size_t msglen);
+/* What one collector made of a command. */
+typedef struct cs_collector_result {
+	uint64_t id;
+	/* 0 done, -EPERM refused (msg says why), -ENOENT no such live
+	 * collector (or it went away), -EAGAIN rate-limited (msg says when
+	 * to retry), -ETIMEDOUT no answer in time, -EPIPE its connection
+	 * did not take the frame */
+	int rc;
+	char msg[256];
+} cs_collector_result;
+
+/* Sends op (cs_wire_op) with value and name to each of ids[0..n) at
+ * once, then waits up to wait_ms in all for their answers; res[i] is
+ * ids[i]'s. 0, or -ENOMEM (every res says so). */
+int cs_collectors_command(cs_collectors *r, const uint64_t *ids, size_t n, int op,
+			  uint64_t value, const char *name, unsigned wait_ms,
+			  cs_collector_result *res);
 
 #endif

@@ -6,6 +6,7 @@
 #include "producer.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -162,11 +163,23 @@ cs_producer *cs_producer_socket(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	memcpy(addr.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking for the connect: a daemon that stopped accepting (its
+	 * backlog full) is an error at once, never a hang in the caller (an
+	 * application's cuInit, for the collector). Blocking afterwards. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) {
-		snprintf(err, errlen, "%s: cannot reach the daemon: %s", path, strerror(errno));
+		int e = errno;
+		snprintf(err, errlen, "%s: cannot reach the daemon: %s", path,
+			 e == EAGAIN ? "it accepts no more connections now (its backlog is full)"
+				     : strerror(e));
 		if (fd >= 0)
 			close(fd);
+		return NULL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	cs_producer *p = calloc(1, sizeof *p);

@@ -55,14 +55,17 @@ start
 [ -n "$PORT" ] && ok "daemon starts on a free port ($PORT)" || { no "daemon starts" "$T/stderr"; exit 1; }
 [ "$(stat -c %a "$SOCK")" = "660" ] && ok "ingest socket has mode 0660" || no "socket mode"
 expect "health" /api/v1/health 200 '"status":"ok"'
-# the UI's files need no token (they hold no data); the API takes it as a cookie too
+# the UI's files need no token (they hold no data); GETs take it as access_token= too
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/")
 [ "$code" = 200 ] && grep -q '<html' "$T/body" && ok "the UI's page is served without the token" || no "UI without token ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/api/v1/runs")
 [ "$code" = 401 ] && ok "the API without the token is 401" || no "API without token ($code)" "$T/body"
-code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' -b "cyclescope_token=$TOKEN" "$U/api/v1/runs")
-code2=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -b "cyclescope_token=wrong" "$U/api/v1/runs")
-[ "$code" = 200 ] && [ "$code2" = 401 ] && ok "the token as the UI's cookie is taken, a wrong one refused" || no "token cookie ($code $code2)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "$U/api/v1/runs?access_token=$TOKEN")
+code2=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' "$U/api/v1/runs?access_token=wrong")
+code3=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -X POST "$U/api/v1/collectors/window?access_token=$TOKEN&all=1")
+code4=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' -b "cyclescope_token=$TOKEN" "$U/api/v1/runs")
+[ "$code" = 200 ] && [ "$code2" = 401 ] && [ "$code3" = 401 ] && [ "$code4" = 401 ] &&
+	ok "access_token= is taken on a GET, never on a POST, and no cookie is ($code $code2 $code3 $code4)" || no "access_token ($code $code2 $code3 $code4)" "$T/body"
 
 # --- CSV in through the socket, back out over HTTP ---
 "$CS" import csv "$EX" --socket "$SOCK" --name example >"$T/out" 2>&1 && ok "import --socket" || no "import --socket" "$T/out"

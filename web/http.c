@@ -821,21 +821,21 @@ static int same_secret(const char *want, const char *got)
 	return diff == 0;
 }
 
-/* The token as "Authorization: Bearer TOKEN", or, from the UI (whose
- * EventSource cannot send headers), as the cookie cyclescope_token. */
-static int token_ok(cs_http *h, struct MHD_Connection *c)
+/* The token as "Authorization: Bearer TOKEN"; for GET and HEAD also as
+ * the query parameter access_token, which the UI puts on what a browser
+ * fetches without headers (its follow stream's EventSource, download
+ * links). Never from a cookie: a browser would send that along with
+ * other sites' requests too. */
+static int token_ok(cs_http *h, struct MHD_Connection *c, int get)
 {
 	if (!h->token[0])
 		return 1;
 	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	if (!auth) {
-		const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "cyclescope_token");
-		char plain[300];
-		if (!cookie || strlen(cookie) >= sizeof plain)
-			return 0;
-		snprintf(plain, sizeof plain, "%s", cookie);
-		MHD_http_unescape(plain); /* the UI percent-encodes it */
-		return same_secret(h->token, plain);
+		const char *q = get ? MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND,
+								  "access_token")
+				    : NULL;
+		return q && same_secret(h->token, q);
 	}
 	char want[300];
 	snprintf(want, sizeof want, "Bearer %s", h->token);
@@ -1205,12 +1205,17 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 		const char *ns = post_arg(c, rq, "ns");
 		char *e2 = NULL;
 		errno = 0;
-		value = ns ? strtoull(ns, &e2, 10) : 0;
+		value = ns && *ns != '-' ? strtoull(ns, &e2, 10) : 0;
 		if (!ns || e2 == ns || *e2 || errno || !value)
 			return error(c, h, 400, "ns: expected the new sampling interval in ns");
 	}
 	if (name && strlen(name) > 120)
 		return error(c, h, 400, "name: at most 120 bytes");
+	if (name && cs_utf8_bad(name, strlen(name)) >= 0)
+		return error(c, h, 400, "name: not UTF-8 (byte %ld)", cs_utf8_bad(name, strlen(name)));
+	for (const char *q = name; q && *q; q++)
+		if ((unsigned char)*q < 0x20)
+			return error(c, h, 400, "name: no control characters");
 	uint64_t ids[256];
 	size_t n = 0;
 	if (by_id) {
@@ -1229,14 +1234,20 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 		if (!n)
 			return error(c, h, 404, "no live collector matches");
 	}
+	int rcs[sizeof ids / sizeof *ids];
+	char(*ms)[512] = malloc(n * sizeof *ms);
+	if (!ms || h->o.command(h->o.metrics_ctx, ids, n, op, value, name ? name : "", rcs,
+				(char *)ms, sizeof *ms) < 0) {
+		free(ms);
+		return error(c, h, 500, "out of memory");
+	}
 	cs_buf b = CS_BUF_INIT;
 	unsigned status = 200;
 	if (format == 0 && !by_id)
 		cs_json_raw(&b, "[");
 	for (size_t i = 0; i < n; i++) {
-		char msg[512];
-		int rc = h->o.command(h->o.metrics_ctx, ids[i], op, value, name ? name : "", msg,
-				      sizeof msg);
+		int rc = rcs[i];
+		const char *msg = ms[i];
 		if (by_id)
 			status = command_status(rc);
 		if (format == 0) {
@@ -1260,6 +1271,7 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 									   : sizeof line - 1);
 		}
 	}
+	free(ms);
 	if (format == 0 && !by_id)
 		cs_json_raw(&b, "]");
 	struct MHD_Response *resp = MHD_create_response_from_buffer(b.len, b.data,
@@ -1296,7 +1308,7 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			return error(c, h, 405, "use GET");
 		return get_ui(c, h, "favicon.svg");
 	}
-	if (!token_ok(h, c))
+	if (!token_ok(h, c, get))
 		return error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
 	if (!strcmp(url, "/metrics")) {
 		if (!get)

@@ -44,11 +44,13 @@ typedef struct cs_http_opts {
 	/* the ids of pid's (>= 0), job's (non-empty) or all live collectors,
 	 * at most max; NULL = none */
 	size_t (*select)(void *ctx, int64_t pid, const char *job, uint64_t *ids, size_t max);
-	/* POST /api/v1/collectors/{id}/...: sends the command (a cs_wire_op)
-	 * and waits for its answer, in msg: 0, -EPERM (refused), -ENOENT,
-	 * -EAGAIN (rate-limited), -ETIMEDOUT, -EPIPE; NULL = 405 */
-	int (*command)(void *ctx, uint64_t id, int op, uint64_t value, const char *name,
-		       char *msg, size_t msglen);
+	/* POST /api/v1/collectors/...: sends the command (a cs_wire_op) to
+	 * each of ids[0..n) at once and waits for their answers: rc[i] is
+	 * 0, -EPERM (refused), -ENOENT, -EAGAIN (rate-limited), -ETIMEDOUT
+	 * or -EPIPE, with the message at msgs + i * msglen. 0 or -ENOMEM.
+	 * NULL = 405 */
+	int (*command)(void *ctx, const uint64_t *ids, size_t n, int op, uint64_t value,
+		       const char *name, int *rc, char *msgs, size_t msglen);
 	/* a follower of a run started (+1) or ended (-1); NULL = none */
 	void (*follow)(void *ctx, int delta);
 	int read_only; /* refuse commands and deletions (403) */

@@ -1,8 +1,8 @@
 /*
  * token.test.js - the UI against a daemon started with --token: the page
- * loads without it, asks for it, and once given (kept as a cookie) shows
- * the runs, follows nothing it should not, and the API without it stays
- * 401. Run by tests/ui.sh; TAP lines numbered from CS_N.
+ * loads without it, asks for it, and once given (kept for the tab) shows
+ * the runs and other pages without asking again; no cookie carries it.
+ * Run by tests/ui.sh; TAP lines numbered from CS_N.
  */
 const { chromium } = require(process.env.CS_PW);
 const BASE = process.env.CS_URL;
@@ -26,11 +26,17 @@ const ok = (c, d) => { n++; if (!c) fails++; console.log((c ? 'ok ' : 'not ok ')
 		await page.waitForSelector('body[data-page="runs"][data-ready="1"] table', { timeout: 10000 });
 		const names = await page.$$eval('table a', (as) => as.map((a) => a.textContent));
 		ok(names.includes('example'), 'with the token the runs list shows (' + names.length + ' links)');
-		const cookie = (await page.context().cookies()).find((c) => c.name === 'cyclescope_token');
-		ok(cookie && cookie.sameSite === 'Strict', 'the token is kept as a SameSite=Strict cookie');
+		const cookies = await page.context().cookies();
+		const kept = await page.evaluate(() => sessionStorage.getItem('cyclescope_token'));
+		ok(cookies.length === 0 && kept === TOKEN, 'the token is kept for the tab, in no cookie');
 		await page.goto(BASE + '/#/collectors');
 		await page.waitForSelector('body[data-page="collectors"][data-ready="1"]', { timeout: 10000 });
 		ok(!(await page.isVisible('#token')), 'other pages use it without asking again');
+		await page.goto(BASE + '/#/run/example');
+		await page.waitForSelector('body[data-page="run"][data-ready="1"]', { timeout: 10000 });
+		const href = await page.$eval('a[href*="/api/v1/runs/"][href$="access_token=' + encodeURIComponent(TOKEN) + '"]', (a) => a.getAttribute('href')).catch(() => '');
+		const r = href ? await page.evaluate(async (u) => (await fetch(u)).status, href) : 0;
+		ok(r === 200, 'a run page\'s download links carry the token for a GET (' + href + ': ' + r + ')');
 	} catch (e) {
 		ok(false, 'token test: ' + e.message);
 	}

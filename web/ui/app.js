@@ -29,6 +29,14 @@
 	// What the page has asked the API for, for people and tests alike.
 	const seen = (window.cyclescope = { seriesRequests: [], loads: 0 });
 
+	// The daemon's bearer token, when it has one: asked for on a 401 and
+	// kept for this tab (sessionStorage), sent as the Authorization header,
+	// and as access_token= on what the browser fetches without headers (the
+	// follow stream, download links), which the daemon takes on GETs only.
+	let TOKEN = sessionStorage.getItem('cyclescope_token') || '';
+	const authHeaders = () => (TOKEN ? { Authorization: 'Bearer ' + TOKEN } : {});
+	const authed = (url) => (TOKEN && url.startsWith(API) ? url + (url.includes('?') ? '&' : '?') + 'access_token=' + encodeURIComponent(TOKEN) : url);
+
 	function h(tag, attrs, ...kids) {
 		const e = document.createElement(tag);
 		for (const k in attrs || {}) {
@@ -39,6 +47,8 @@
 				e.addEventListener(k.slice(2), v);
 			else if (k === 'value')
 				e.value = v;
+			else if (k === 'href')
+				e.setAttribute(k, authed(v));
 			else
 				e.setAttribute(k, v === true ? '' : v);
 		}
@@ -69,7 +79,7 @@
 	}
 
 	async function fetchText(url) {
-		const r = await fetch(url);
+		const r = await fetch(url, { headers: authHeaders() });
 		if (r.status === 401)
 			throw tokenError(r);
 		const t = await r.text();
@@ -597,9 +607,9 @@
 		links.replaceChildren(h('span', { class: 'note' }, 'CSV of this view: '), ...csvLinks, h('a', { href: API + '/runs/' + run.id }, 'run JSON'));
 		function updateLinks() {
 			const [from, to] = view;
-			csvLinks[0].href = seriesUrl(true);
-			csvLinks[1].href = seriesUrl(false);
-			csvLinks[2].href = API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to });
+			csvLinks[0].href = authed(seriesUrl(true));
+			csvLinks[1].href = authed(seriesUrl(false));
+			csvLinks[2].href = authed(API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to }));
 		}
 
 		/* ---- a running run, followed (GET /api/v1/runs/{run}/follow) ---- */
@@ -668,7 +678,7 @@
 				// every stream sends the run's ranges from its first: the ones held go
 				rangeBuf = [];
 				rangeCounts.clear();
-				const es = new EventSource(API + '/runs/' + run.id + '/follow?' + qs({ metric: w.metric || undefined, device: w.device, from }));
+				const es = new EventSource(authed(API + '/runs/' + run.id + '/follow?' + qs({ metric: w.metric || undefined, device: w.device, from })));
 				L.es = es;
 				L.follows++;
 				const mine = (f) => (e) => es === L.es && f(e.data);
@@ -1216,7 +1226,7 @@
 		};
 		// a POST's answer: the JSON (an object, or one per collector), or its error
 		async function post(url, body) {
-			const r = await fetch(url, { method: 'POST', body });
+			const r = await fetch(url, { method: 'POST', body, headers: authHeaders() });
 			if (r.status === 401)
 				throw tokenError(r);
 			const t = await r.text();
@@ -1519,19 +1529,18 @@
 
 	/* ---- the token ---- */
 
-	// The daemon's token, asked for once and kept for this site as a
-	// cookie (sent with every request, the follow stream's too); the
-	// daemon takes it in place of the Authorization header.
+	// The daemon's token, asked for on a 401 and kept for this tab.
 	function tokenPage() {
 		document.title = 'cyclescope: token';
 		const input = h('input', { type: 'password', id: 'token', autocomplete: 'current-password', size: 40 });
 		const use = () => {
-			document.cookie = 'cyclescope_token=' + encodeURIComponent(input.value) + '; path=/; SameSite=Strict';
+			TOKEN = input.value;
+			sessionStorage.setItem('cyclescope_token', TOKEN);
 			route();
 		};
 		input.addEventListener('keydown', (ev) => ev.key === 'Enter' && use());
 		show(h('h1', {}, 'This daemon needs its token'),
-			h('p', {}, 'It was started with --token (or token = in its config). Give the token to read its runs; the page keeps it for this site as a cookie.'),
+			h('p', {}, 'It was started with --token (or token = in its config). Give the token to read its runs; this tab keeps it until it closes.'),
 			h('p', {}, h('label', { for: 'token' }, 'token '), input, ' ', h('button', { type: 'button', id: 'token-use', onclick: use }, 'Use it')));
 		input.focus();
 	}
