@@ -49,9 +49,11 @@ void cs_link_set_engine(cs_link *l, cs_engine *e);
 /* cs_engine_opts.on_reply, with reply_ctx = the link. */
 void cs_link_reply_fn(void *ctx, uint32_t id, int ok, const char *message);
 
-/* Stops the thread (bounded: at most the send timeout of a frame in
- * flight) and hands unread bytes back to the producer. Replies queued
- * afterwards are dropped. Accepts NULL. */
+/* Stops the thread and hands unread bytes back to the producer. Bounded
+ * by what the thread may be in: a frame's send (the send timeout, 10 s
+ * in the collector) or a reconnection (a connect that never waits, and
+ * the old run's end, whose ACK wait is bounded the same way). Replies
+ * queued afterwards are dropped. Accepts NULL. */
 void cs_link_stop(cs_link *l);
 
 /* Frees a stopped link. Accepts NULL. */

@@ -392,6 +392,8 @@ async function nav(url) {
 	// --- live: a running run followed, and the collectors page. The
 	// collectors are the injection library's clock-driven test source (no
 	// GPU) in real processes streaming to this daemon (tests/live.sh) ---
+	if (!process.env.CS_INJECT)
+		console.log('# skipped: the live and collectors pages (no build/tests/inject or no injection library)');
 	if (process.env.CS_INJECT) {
 		const follows = [];
 		page.on('request', (r) => r.url().includes('/follow') && follows.push(r.url()));

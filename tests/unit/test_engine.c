@@ -619,8 +619,6 @@ static void test_no_work_no_run(void **state)
 	cs_store_close(s);
 }
 
-/* Counter-data slots: (decode + stall) / interval, a quarter more,
- * within [256, 65536]. */
 /* Command outcomes, as the control link would send them. */
 typedef struct replies {
 	pthread_mutex_t mu;
@@ -726,9 +724,8 @@ static void test_armed_commands(void **state)
 	assert_false(cs_engine_ranges_wanted(e)); /* idle again: hooks stop at once */
 
 	/* a timed window closes itself */
-	assert_true(command(e, &rp, 9, CS_WIRE_OP_OPEN, 50000000, "timed", msg));
-	nap(20000);
-	assert_int_equal(cs_engine_state(e), CS_ENGINE_SAMPLING);
+	assert_true(command(e, &rp, 9, CS_WIRE_OP_OPEN, 300000000, "timed", msg));
+	assert_int_equal(wait_state(e, CS_ENGINE_SAMPLING), CS_ENGINE_SAMPLING);
 	assert_int_equal(wait_state(e, CS_ENGINE_IDLE), CS_ENGINE_IDLE);
 	assert_false(command(e, &rp, 10, 99, 0, NULL, msg));
 
@@ -739,7 +736,7 @@ static void test_armed_commands(void **state)
 	sqlite3 *db = cs_store_db(rg.s);
 	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='window'"), 2);
 	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='trigger'"), 3);
-	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='trigger' AND name='timed' AND t1 - t0 = 50000000"), 1);
+	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='trigger' AND name='timed' AND t1 - t0 = 300000000"), 1);
 	assert_int_equal(tu_q1(db, "SELECT count(*) FROM ranges WHERE kind='api'"), 1);
 	assert_int_equal(tu_q1(db, "SELECT count(*) FROM runs WHERE json_extract(meta,'$.mode')='armed'"), 1);
 	/* every sample inside a window, at the interval set before it */
@@ -751,6 +748,8 @@ static void test_armed_commands(void **state)
 	cs_store_close(rg.s);
 }
 
+/* Counter-data slots: (decode + stall) / interval, a quarter more,
+ * within [256, 65536]. */
 static void test_slots(void **state)
 {
 	assert_int_equal(cs_engine_slots(100000, 10, 100), 1375); /* 1100 * 1.25 */
