@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	qsort(kept, REPS, sizeof *kept, cmp);
 	qsort(slow, REPS, sizeof *slow, cmp);
 	printf("collector.armed_idle_hook_ns %.1f %.1f ns <=10\n", arm[0], arm[REPS / 2]);
-	printf("collector.armed_idle_slowdown_2us_call %.4f %.4f x <=1.01\n", slow[0],
+	printf("collector.armed_idle_cost_over_2us_call %.4f %.4f x <=1.01\n", slow[0],
 	       slow[REPS / 2]);
 	printf("collector.kept_range_hook_ns %.1f %.1f ns -\n", kept[0], kept[REPS / 2]);
 	cs_engine_close(ea, "complete", NULL);
