@@ -55,11 +55,25 @@ for (run,) in db.execute("SELECT id FROM runs ORDER BY id"):
 print(";".join(out))
 PY
 )
-"$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
-DPID=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+# tally OUT RC WHAT: a node test's TAP lines into this suite's counts
+tally() {
+	cat "$1"
+	n=$((n + $(grep -c '^ok ' "$1") + $(grep -c '^not ok ' "$1")))
+	fails=$((fails + $(grep -c '^not ok ' "$1")))
+	[ "$2" -ne 0 ] && [ "$(grep -c '^not ok ' "$1")" -eq 0 ] && no "$3 ran to its end (exit $2)"
+	return 0
+}
+# serve DB SOCK STDERR [OPTIONS...]: a daemon on a free port, its port in $PORT
+serve() {
+	db=$1 sock=$2 err=$3
+	shift 3
+	"$CS" serve --db "$db" --socket "$sock" --listen 127.0.0.1:0 "$@" 2>"$err" &
+	DPID=$!
+	i=0
+	while [ $i -lt 200 ] && ! grep -q 'http://' "$err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$err" | head -n 1)
+}
+serve "$DB" "$T/s.sock" "$T/stderr" --log "$T/log"
 [ -n "$PORT" ] || { no "the daemon started" "$T/stderr"; exit 1; }
 curl -sS --noproxy '*' -o "$T/index" -w '%{http_code} %{content_type}\n' "http://127.0.0.1:$PORT/" >"$T/code"
 grep -q '^200 text/html' "$T/code" && grep -q '/ui/app.js' "$T/index" && ok "GET / serves the UI page" || no "GET /" "$T/code"
@@ -104,25 +118,13 @@ INJECT=
 [ -x "$BA/tests/inject" ] && [ -f "$BA/libcyclescope_collector.so" ] && INJECT="$BA/tests/inject"
 CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
 	CS_INJECT="$INJECT" CS_LIB="$BA/libcyclescope_collector.so" CS_SOCK="$T/s.sock" CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
-rc=$?
-cat "$T/out"
-n=$((n + $(grep -c '^ok ' "$T/out") + $(grep -c '^not ok ' "$T/out")))
-fails=$((fails + $(grep -c '^not ok ' "$T/out")))
-[ $rc -ne 0 ] && [ "$(grep -c '^not ok ' "$T/out")" -eq 0 ] && no "the browser test ran to its end (exit $rc)"
+tally "$T/out" $? "the browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 # A daemon with a token (on a copy): the page asks for it and keeps it.
 cp "$DB" "$T/tok.db"
-"$CS" serve --db "$T/tok.db" --socket "$T/t.sock" --listen 127.0.0.1:0 --token ui-secret --log "$T/tlog" 2>"$T/tstderr" &
-DPID=$!
-i=0
-while [ $i -lt 200 ] && ! grep -q 'http://' "$T/tstderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-TPORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/tstderr" | head -n 1)
-CS_URL="http://127.0.0.1:$TPORT" CS_TOKEN=ui-secret CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_N=$n \
+serve "$T/tok.db" "$T/t.sock" "$T/tstderr" --token ui-secret --log "$T/tlog"
+CS_URL="http://127.0.0.1:$PORT" CS_TOKEN=ui-secret CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_N=$n \
 	timeout 60 node tests/browser/token.test.js >"$T/tout" 2>&1
-rc=$?
-cat "$T/tout"
-n=$((n + $(grep -c '^ok ' "$T/tout") + $(grep -c '^not ok ' "$T/tout")))
-fails=$((fails + $(grep -c '^not ok ' "$T/tout")))
-[ $rc -ne 0 ] && [ "$(grep -c '^not ok ' "$T/tout")" -eq 0 ] && no "the token browser test ran to its end (exit $rc)"
+tally "$T/tout" $? "the token browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails
