@@ -186,6 +186,9 @@ code=$(post "$U/api/v1/collectors/$id/window/close")
 sleep 1.5 # the rate limit: 5 at once, 2 a second
 code=$(post "$U/api/v1/collectors/$id/window/close")
 [ "$code" = 409 ] && grep -q 'no window' "$T/body" && ok "closing with none open is refused (409)" || no "close twice ($code)" "$T/body"
+code=$(post "$U/api/v1/collectors/$id/interval" -d ns=-5)
+code2=$(post "$U/api/v1/collectors/$id/interval" -d ns=abc)
+[ "$code" = 400 ] && [ "$code2" = 400 ] && grep -q '^{"error":"ns: ' "$T/body" && ok "a negative or non-numeric interval is a 400 naming ns" || no "bad ns ($code $code2)" "$T/body"
 code=$(post "$U/api/v1/collectors/$id/window" --data-binary 'name=%FF')
 [ "$code" = 400 ] && grep -q 'name: not UTF-8' "$T/body" && ok "a trigger label that is not UTF-8 is a 400 naming it" || no "bad name ($code)" "$T/body"
 code=$(post "$U/api/v1/collectors/$id/window" -d seconds=-1)

@@ -123,7 +123,8 @@ static long data_lines(cs_buf *out, const char *text, size_t len, size_t *rows, 
 		size_t e = (size_t)(nl - text), end = e > i && text[e - 1] == '\r' ? e - 1 : e;
 		if (end > i) {
 			*last = i;
-			memcpy(o, "data: ", 6);
+			static const uint8_t field[6] = {'d', 'a', 't', 'a', ':', ' '};
+			memcpy(o, field, sizeof field);
 			memcpy(o + 6, text + i, end - i);
 			o[6 + end - i] = '\n';
 			o += 7 + end - i;

@@ -1206,7 +1206,7 @@ static enum MHD_Result do_collectors(struct MHD_Connection *c, cs_http *h, const
 		char *e2 = NULL;
 		errno = 0;
 		value = ns && *ns != '-' ? strtoull(ns, &e2, 10) : 0;
-		if (!ns || e2 == ns || *e2 || errno || !value)
+		if (!e2 || e2 == ns || *e2 || errno || !value)
 			return error(c, h, 400, "ns: expected the new sampling interval in ns");
 	}
 	if (name && strlen(name) > 120)
