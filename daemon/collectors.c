@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "csv.h"
 #include "json.h"
 #include "log.h"
 #include "prom.h"
@@ -287,23 +288,6 @@ static void json_entry(cs_buf *out, const entry *e, uint64_t now)
 	cs_json_raw(out, "}");
 }
 
-/* One CSV field: quoted when it holds a comma, quote or line break. */
-static void csv_field(cs_buf *out, const char *s, int last)
-{
-	if (strpbrk(s, ",\"\r\n")) {
-		cs_buf_put_u8(out, '"');
-		for (const char *c = s; *c; c++) {
-			if (*c == '"')
-				cs_buf_put_u8(out, '"');
-			cs_buf_put_u8(out, (uint8_t)*c);
-		}
-		cs_buf_put_u8(out, '"');
-	} else {
-		cs_buf_append(out, s, strlen(s));
-	}
-	cs_buf_put_u8(out, last ? '\n' : ',');
-}
-
 /* The row's fields, as the text table and the CSV show them. */
 #define NCOLS 11
 static void row_fields(const entry *e, char f[NCOLS][96], const char *cols[NCOLS])
@@ -348,15 +332,21 @@ void cs_collectors_list(cs_collectors *r, int format, cs_buf *out)
 		}
 		cs_json_raw(out, "]");
 	} else if (format == CS_COLLECTORS_CSV) {
+		/* RFC 4180, as every CSV of the daemon */
+		cs_csv w;
+		cs_csv_init(&w, cs_csv_buf_sink, out);
 		for (int k = 0; k < NCOLS; k++)
-			csv_field(out, head[k], k == NCOLS - 1);
+			cs_csv_str(&w, head[k]);
+		cs_csv_end_row(&w);
 		for (i = 0; i < n; i++) {
 			char f[NCOLS][96];
 			const char *cols[NCOLS];
 			row_fields(v[i], f, cols);
 			for (int k = 0; k < NCOLS; k++)
-				csv_field(out, cols[k], k == NCOLS - 1);
+				cs_csv_str(&w, cols[k]);
+			cs_csv_end_row(&w);
 		}
+		cs_csv_finish(&w);
 	} else {
 		size_t w[NCOLS];
 		for (int k = 0; k < NCOLS; k++)

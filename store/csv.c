@@ -148,6 +148,11 @@ void cs_csv_f64(cs_csv *w, double v)
 
 void cs_csv_empty(cs_csv *w) { sep(w); }
 
+int cs_csv_buf_sink(void *ctx, const void *p, size_t n)
+{
+	return cs_buf_append(ctx, p, n);
+}
+
 void cs_csv_str(cs_csv *w, const char *s)
 {
 	sep(w);

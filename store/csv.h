@@ -26,6 +26,9 @@ typedef struct cs_csv {
 	int rc;       /* first sink error; later writes are dropped */
 } cs_csv;
 
+/* A sink that appends to the cs_buf ctx. */
+int cs_csv_buf_sink(void *ctx, const void *p, size_t n);
+
 /* Starts a writer; sink and ctx are borrowed for its life. */
 void cs_csv_init(cs_csv *w, cs_csv_sink_fn sink, void *ctx);
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "corr_job.h"
+#include "csv.h"
 #include "json.h"
 #include "reader.h"
 #include "series_csv.h"
@@ -219,36 +220,33 @@ static int ranges(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errlen
 	sqlite3_bind_int64(st, 2, f->next_range);
 	sqlite3_bind_int(st, 3, CS_FOLLOW_ROWS);
 	cs_buf csv = CS_BUF_INIT;
+	cs_csv w;
+	cs_csv_init(&w, cs_csv_buf_sink, &csv);
 	int n = 0;
-	if (!f->ranges_header_sent)
-		cs_json_raw(&csv, "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes,"
-				  "demangled\r\n");
+	if (!f->ranges_header_sent) {
+		static const char *const head[] = {"kind", "name", "t0", "t1", "device",
+						   "stream", "correlation_id", "pid", "tid",
+						   "bytes", "demangled"};
+		for (size_t c = 0; c < sizeof head / sizeof *head; c++)
+			cs_csv_str(&w, head[c]);
+		cs_csv_end_row(&w);
+	}
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		f->next_range = sqlite3_column_int64(st, 0) + 1;
-		char demangled[1024];
-		for (int c = 1; c <= 11; c++) {
-			if (c > 1)
-				cs_json_raw(&csv, ",");
-			if (c <= 10 && sqlite3_column_type(st, c) == SQLITE_NULL)
-				continue;
-			const char *v = (const char *)sqlite3_column_text(st, c <= 10 ? c : 2);
-			if (c == 11) { /* as ranges.csv's demangled column */
-				cs_cjob_demangle(v ? v : "", demangled, sizeof demangled);
-				v = demangled;
-			}
-			if (strpbrk(v, ",\"\r\n")) { /* RFC 4180 quoting */
-				cs_json_raw(&csv, "\"");
-				for (const char *q = v; *q; q++)
-					cs_json_raw(&csv, *q == '"' ? "\"\"" : (char[]){*q, 0});
-				cs_json_raw(&csv, "\"");
-			} else {
-				cs_json_raw(&csv, v);
-			}
-		}
-		cs_json_raw(&csv, "\r\n");
+		for (int c = 1; c <= 10; c++)
+			cs_csv_str(&w, (const char *)sqlite3_column_text(st, c)); /* NULL: empty */
+		char demangled[1024]; /* as ranges.csv's demangled column */
+		const char *name = (const char *)sqlite3_column_text(st, 2);
+		cs_csv_str(&w, cs_cjob_demangle(name ? name : "", demangled, sizeof demangled));
+		cs_csv_end_row(&w);
 		n++;
 	}
 	sqlite3_finalize(st);
+	if (cs_csv_finish(&w) < 0) {
+		cs_buf_free(&csv);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	if (n) {
 		sse(out, "ranges", (const char *)csv.data, csv.len);
 		f->ranges_header_sent = 1;

@@ -279,11 +279,6 @@ typedef struct stream {
 	int failed; /* the error line is in pending: end with an error after it */
 } stream;
 
-static int stream_sink(void *ctx, const void *p, size_t n)
-{
-	return cs_buf_append(ctx, p, n);
-}
-
 static int query_fill(stream *s);
 
 /* Refills s->pending; returns 0 or a negative errno. */
@@ -298,7 +293,7 @@ static int stream_fill(stream *s)
 		return rc < 0 ? rc : 0;
 	}
 	cs_csv w;
-	cs_csv_init(&w, stream_sink, &s->pending);
+	cs_csv_init(&w, cs_csv_buf_sink, &s->pending);
 	int ncol = sqlite3_column_count(s->st);
 	if (!s->header_done) {
 		for (int i = 0; i < ncol; i++)

@@ -67,8 +67,6 @@ static void hex(cs_buf *b, const uint8_t *p, int n)
 	b->len += 2 * (size_t)n;
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) { return cs_buf_append(ctx, p, n); }
-
 static void csv_row(cs_sqlout *o, cs_csv *w)
 {
 	for (int c = 0; c < o->ncol; c++) {
@@ -131,7 +129,7 @@ int cs_sqlout_next(cs_sqlout *o, cs_buf *out, size_t want)
 		return 0;
 	size_t start = out->len;
 	cs_csv w;
-	cs_csv_init(&w, buf_sink, out);
+	cs_csv_init(&w, cs_csv_buf_sink, out);
 	if (!o->started) {
 		o->started = 1;
 		if (o->json) {
