@@ -5,11 +5,13 @@
  * (curl_lib.h). Unlike the other subcommands these need a daemon: the
  * collectors talk to it, not to the database file.
  */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmds.h"
 #include "curl_lib.h"
 
@@ -52,23 +54,10 @@ const cs_cmd cs_cmd_trigger = {
 	"  --token T     its bearer token (default $CYCLESCOPE_TOKEN)\n",
 };
 
-typedef struct body {
-	char *data;
-	size_t len;
-} body;
-
+/* libcurl's answer into a cs_buf. */
 static size_t take(char *p, size_t size, size_t n, void *ctx)
 {
-	body *b = ctx;
-	size_t add = size * n;
-	char *g = realloc(b->data, b->len + add + 1);
-	if (!g)
-		return 0;
-	memcpy(g + b->len, p, add);
-	b->data = g;
-	b->len += add;
-	g[b->len] = '\0';
-	return add;
+	return cs_buf_append(ctx, p, size * n) ? 0 : size * n;
 }
 
 /* One request to the daemon: GET when form is NULL, else POST of form.
@@ -94,7 +83,7 @@ static long request(const cs_cmd *cmd, const char *url, const char *token, const
 		snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
 		hdr = lc->slist_append(hdr, auth);
 	}
-	body b = {0};
+	cs_buf b = CS_BUF_INIT;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	lc->easy_setopt(c, CURLOPT_URL, full);
 	lc->easy_setopt(c, CURLOPT_WRITEFUNCTION, take);
@@ -122,11 +111,11 @@ static long request(const cs_cmd *cmd, const char *url, const char *token, const
 			fputc('\n', to);
 		fflush(to);
 		if (partial)
-			*partial = b.data && strstr(b.data, ": not done: ") != NULL;
+			*partial = b.len && memmem(b.data, b.len, ": not done: ", 12) != NULL;
 	}
 	lc->slist_free_all(hdr);
 	lc->easy_cleanup(c);
-	free(b.data);
+	cs_buf_free(&b);
 	return status;
 }
 
