@@ -268,8 +268,9 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 	}
 	/* Armed and idle: the application's callbacks end here, before any
 	 * copy or lock. */
-	int always = !strcmp(r->kind, "window") || !strcmp(r->kind, "trigger");
-	if (e->o.ranges_in_windows && !always && !atomic_load(&e->win_any))
+	int filter = e->o.ranges_in_windows && strcmp(r->kind, "window") &&
+		     strcmp(r->kind, "trigger");
+	if (filter && !atomic_load(&e->win_any))
 		return 0;
 	size_t extra = str_size(r->kind) + str_size(r->name);
 	item *it = malloc(sizeof *it + extra);
@@ -286,7 +287,7 @@ int cs_engine_range(cs_engine *e, const cs_range *r)
 	it->u.r.kind = copy_str(&cur, r->kind);
 	it->u.r.name = copy_str(&cur, r->name);
 	pthread_mutex_lock(&e->mu);
-	if (e->o.ranges_in_windows && !always && !in_window_locked(e, r->t0, r->t1)) {
+	if (filter && !in_window_locked(e, r->t0, r->t1)) {
 		pthread_mutex_unlock(&e->mu);
 		free(it);
 		return 0;
