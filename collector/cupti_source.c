@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,9 @@ typedef struct cupti_src {
 	double sysclk_hz;     /* what the interval was converted with */
 	size_t buffer_bytes;
 	int in_overflow;      /* the last decode reported an overflow */
+	const char *save_dir; /* borrowed; NULL = no recording */
+	unsigned save_left;   /* decode passes still to save */
+	unsigned saved;       /* passes saved so far */
 	/* one batch */
 	uint64_t *t0, *t1;
 	double *values;
@@ -137,11 +141,20 @@ static void privilege_hint(char *err, size_t errlen, const char *what)
 		 "/etc/modprobe.d/ and a reboot", what);
 }
 
+/* The message for a refused reservation of the counters. Only
+ * HARDWARE_BUSY says another client holds them; any other code is named
+ * as it is (with its number), so an environment problem is not read as a
+ * busy GPU. */
 static void busy_hint(char *err, size_t errlen, CUptiResult rc)
 {
-	snprintf(err, errlen, "the counters are busy (%s): another profiler holds them on this "
-		 "GPU (nsys GPU metrics, ncu, another cyclescope run, or DCGM profiling: "
-		 "'dcgmi profile --pause' while you sample)", cs_cupti_error(rc));
+	if (rc == CUPTI_ERROR_HARDWARE_BUSY || rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		snprintf(err, errlen, "the counters are busy (%s, CUPTI code %d): another "
+			 "profiler holds them on this GPU (nsys GPU metrics, ncu, another "
+			 "cyclescope run, or DCGM profiling: 'dcgmi profile --pause' while you "
+			 "sample)", cs_cupti_error(rc), (int)rc);
+	else
+		snprintf(err, errlen, "CUPTI refused PM sampling (%s, CUPTI code %d)",
+			 cs_cupti_error(rc), (int)rc);
 }
 
 static int fail_rc(CUptiResult rc)
@@ -287,6 +300,61 @@ static void set_config_params(const cupti_src *c, uint64_t interval_ns,
 	}
 }
 
+/* --- the recording for offline evaluation (save_dir) ----------------- */
+
+/* Writes len bytes to save_dir/name; a failure is one warning and ends
+ * the recording (the sampling goes on). */
+static int save_file(cupti_src *c, const char *name, const void *buf, size_t len)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", c->save_dir, name);
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(buf, 1, len, f) == len;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok) {
+		cs_log(CS_LOG_WARN, "collector: cannot write %s; the recording stops", path);
+		c->save_left = 0;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* index-devD.txt, appended: a line of text. */
+static void save_index(cupti_src *c, uint32_t device, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void save_index(cupti_src *c, uint32_t device, const char *fmt, ...)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/index-dev%u.txt", c->save_dir, device);
+	FILE *f = fopen(path, "a");
+	if (!f) {
+		c->save_left = 0;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+/* After configure: the config image and the index's header. */
+static void save_setup(cupti_src *c, uint32_t device, const cs_pm_setup *setup)
+{
+	char name[64];
+	snprintf(name, sizeof name, "config-dev%u.bin", device);
+	if (save_file(c, name, c->config, c->config_size) < 0)
+		return;
+	save_index(c, device, "chip %s\nconfig_size %zu\ncounter_data_size %zu\nmax_samples %u\n"
+		   "interval %llu\ntrigger %s\navailability %s\nmetrics", c->chip, c->config_size,
+		   c->image_size, c->max_samples, (unsigned long long)setup->interval,
+		   setup->trigger, setup->availability ? setup->availability : "-");
+	for (size_t i = 0; i < c->nmetrics; i++)
+		save_index(c, device, " %s", c->metrics[i]);
+	save_index(c, device, "\n");
+}
+
 static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *setup,
 			char *err, size_t errlen)
 {
@@ -295,7 +363,8 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	int ret = 0;
 	pthread_once(&profiler_once, profiler_init);
 	if (profiler_rc != CUPTI_SUCCESS) {
-		snprintf(err, errlen, "cuptiProfilerInitialize: %s", cs_cupti_error(profiler_rc));
+		snprintf(err, errlen, "CUPTI is not usable: cuptiProfilerInitialize: %s (CUPTI code %d)",
+			 cs_cupti_error(profiler_rc), (int)profiler_rc);
 		return fail_rc(profiler_rc);
 	}
 	device_facts(c, s->device, setup);
@@ -395,8 +464,8 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		}
 	}
 	if (rc != CUPTI_SUCCESS) {
-		snprintf(err, errlen, "PM sampling refused the configuration (%s)%s",
-			 cs_cupti_error(rc),
+		snprintf(err, errlen, "PM sampling refused the configuration (%s, CUPTI code %d)%s",
+			 cs_cupti_error(rc), (int)rc,
 			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass"
 			 : rc == CUPTI_ERROR_OUT_OF_MEMORY ? ": no GPU memory for the hardware "
 							     "buffer; lower --buffer-mb"
@@ -435,6 +504,11 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		return fail_rc(rc);
 	}
 	memcpy(c->pristine, c->image, c->image_size);
+	cs_log(CS_LOG_INFO, "collector: device %u: counter data image %zu bytes for %u samples per "
+	       "decode pass; %zu-byte config image", s->device, c->image_size, c->max_samples,
+	       c->config_size);
+	if (c->save_left)
+		save_setup(c, s->device, setup);
 	return 0;
 }
 
@@ -523,6 +597,16 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		c->t0[n] = si.startTimestamp;
 		c->t1[n] = si.endTimestamp;
 		n++;
+		if (c->save_left)
+			save_index(c, s->device, "pass %u sample %zu %llu %llu\n", c->saved + 1, i,
+				   (unsigned long long)si.startTimestamp,
+				   (unsigned long long)si.endTimestamp);
+	}
+	if (c->save_left && n) {
+		char name[64];
+		snprintf(name, sizeof name, "counterdata-dev%u-%04u.bin", s->device, ++c->saved);
+		if (save_file(c, name, c->image, c->image_size) == 0)
+			c->save_left--;
 	}
 	/* A pristine image again when samples were taken out of it or it is
 	 * full (a restore of a large image costs milliseconds). */
@@ -599,7 +683,7 @@ static const cs_pm_source_ops cupti_ops = {
 	.destroy = cs_destroy,
 };
 
-cs_pm_source *cs_cupti_source_new(uint32_t device)
+cs_pm_source *cs_cupti_source_new(uint32_t device, const char *save_dir, unsigned save_passes)
 {
 	cs_pm_source *s = calloc(1, sizeof *s);
 	cupti_src *c = calloc(1, sizeof *c);
@@ -611,5 +695,7 @@ cs_pm_source *cs_cupti_source_new(uint32_t device)
 	s->ops = &cupti_ops;
 	s->device = device;
 	s->impl = c;
+	c->save_dir = save_dir && *save_dir ? save_dir : NULL;
+	c->save_left = c->save_dir ? save_passes : 0;
 	return s;
 }

@@ -60,7 +60,8 @@
 #define ACTIVITY_BUFFER (4u << 20)
 #define MAX_DEVICES 64
 #define NVTX_OPEN_MAX 4096
-#define START_WAIT_MS 5000 /* a context callback waits this long for its sampler */
+#define START_WAIT_MS 5000 /* a context callback waits this long for its sampler
+			      (CYCLESCOPE_START_WAIT_MS; 0 = not at all) */
 #define STOP_WAIT_MS 5000  /* and a context teardown for the drain */
 #define SEND_TIMEOUT_MS 10000
 #define DECODE_MS 10
@@ -99,6 +100,9 @@ static struct {
 	int test_thread;        /* test_tid was started */
 	atomic_int test_stop;
 	const char *status_path;
+	const char *save_dir;   /* CYCLESCOPE_SAVE_IMAGES: recording for offline evaluation */
+	unsigned save_passes;
+	unsigned start_wait_ms; /* how long a new context waits for its sampler */
 	char name[256];
 	char cmdline[4096];
 	pid_t pid;
@@ -166,16 +170,20 @@ static void context_up(uint32_t dev)
 	int resume = !first && g.contexts[dev] == 0;
 	g.added[dev] = 1;
 	g.contexts[dev]++;
-	cs_pm_source *src = first ? cs_cupti_source_new(dev) : NULL;
+	cs_pm_source *src = first ? cs_cupti_source_new(dev, g.save_dir, g.save_passes) : NULL;
 	if (src)
 		cs_engine_add_source(g.engine, src, 0);
 	else if (resume)
 		cs_engine_resume_device(g.engine, dev, 0);
 	pthread_mutex_unlock(&g.dev_mu);
-	if ((src || resume) && cs_engine_sync(g.engine, START_WAIT_MS) == -ETIMEDOUT)
+	/* With a wait of 0 the sampler is set up while the application goes
+	 * on (its first kernel may run unsampled), for drivers in which the
+	 * control thread's CUPTI calls wait on the context being created. */
+	if ((src || resume) && g.start_wait_ms &&
+	    cs_engine_sync(g.engine, g.start_wait_ms) == -ETIMEDOUT)
 		cs_log(CS_LOG_WARN, "collector: device %u: PM sampling not set up within %u ms; "
-		       "the application goes on and sampling starts when it is", dev,
-		       START_WAIT_MS);
+		       "the application goes on and sampling starts when it is "
+		       "(CYCLESCOPE_START_WAIT_MS=0 does not wait at all)", dev, g.start_wait_ms);
 }
 
 /* A context of dev is being destroyed: with its last one, the sampler is
@@ -613,6 +621,18 @@ static const char *job_id(void)
 	return "";
 }
 
+/* This process's rank in its job: --rank, else what the launcher
+ * exported (torchrun, Slurm, Open MPI, MPICH/PMI). "" when none says. */
+static const char *rank_id(void)
+{
+	static const char *const vars[] = {"CYCLESCOPE_RANK", "RANK", "SLURM_PROCID",
+					   "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+		if (getenv(vars[i]) && *getenv(vars[i]))
+			return getenv(vars[i]);
+	return "";
+}
+
 /* CYCLESCOPE_SOURCE=test: what an application's hooked calls would add,
  * one cudaLaunchKernel range every 10 ms. */
 static void *test_app(void *arg)
@@ -677,6 +697,9 @@ static void init_once(void)
 	}
 	g.test = !strcmp(env_or("CYCLESCOPE_SOURCE", "cupti"), "test");
 	g.nvtx = env_u64("CYCLESCOPE_NVTX", 0) != 0;
+	g.start_wait_ms = (unsigned)env_u64("CYCLESCOPE_START_WAIT_MS", START_WAIT_MS);
+	g.save_dir = getenv("CYCLESCOPE_SAVE_IMAGES");
+	g.save_passes = (unsigned)env_u64("CYCLESCOPE_SAVE_PASSES", 4);
 	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {
 		refuse("CYCLESCOPE_DEVICES='%s': expected 'all' or device ordinals like 0,1",
 		       getenv("CYCLESCOPE_DEVICES"));
@@ -742,6 +765,7 @@ static void init_once(void)
 	};
 	g.out = cs_out_new(&oo);
 	const char *job = job_id();
+	const char *rank = rank_id();
 	char devices[32];
 	snprintf(devices, sizeof devices, "0-%llu",
 		 (unsigned long long)env_u64("CYCLESCOPE_TEST_DEVICES", 1) - 1);
@@ -762,10 +786,19 @@ static void init_once(void)
 			cs_log(CS_LOG_WARN, "collector: armed, but no daemon takes commands (%s); "
 			       "nothing will be sampled", err);
 	}
-	const char *meta_kv[] = {"collector", "libcyclescope_collector",
-				 "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
-				 "kernels", env_or("CYCLESCOPE_KERNELS", "*"),
-				 *job ? "job" : NULL, job, NULL};
+	/* key, value pairs up to the first NULL: job and rank only when set */
+	const char *meta_kv[11] = {"collector", "libcyclescope_collector",
+				   "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
+				   "kernels", env_or("CYCLESCOPE_KERNELS", "*")};
+	size_t nkv = 6;
+	if (*job) {
+		meta_kv[nkv++] = "job";
+		meta_kv[nkv++] = job;
+	}
+	if (*rank) {
+		meta_kv[nkv++] = "rank";
+		meta_kv[nkv++] = rank;
+	}
 	cs_engine_opts o = {
 		.metrics = g.metrics,
 		.nmetrics = g.nmetrics,

@@ -36,7 +36,7 @@ const cs_cmd cs_cmd_run = {
 	"usage: cyclescope run [--db F | --socket PATH] [--metrics LIST|@FILE]\n"
 	"                      [--apis PATTERNS] [--kernels PATTERNS] [--nvtx]\n"
 	"                      [--interval-ns N] [--buffer-mb N] [--mode continuous|window]\n"
-	"                      [--armed] [--ranges always|in-windows] [--job NAME]\n"
+	"                      [--armed] [--ranges always|in-windows] [--job NAME] [--rank N]\n"
 	"                      [--name NAME] [--devices LIST] [--chip CHIP] [--no-check]\n"
 	"                      -- CMD [ARGS...]\n"
 	"       cyclescope run --list-apis [--apis PATTERNS]\n\n"
@@ -64,6 +64,8 @@ const cs_cmd cs_cmd_run = {
 	"                sampling windows (default: in-windows when armed, else always)\n"
 	"  --job NAME    the job this process belongs to, for grouping on the daemon\n"
 	"                (default: $SLURM_JOB_ID, $TORCHELASTIC_RUN_ID, ... when set)\n"
+	"  --rank N      this process's rank in the job, kept in the run's metadata\n"
+	"                (default: $RANK, $SLURM_PROCID, $OMPI_COMM_WORLD_RANK, ...)\n"
 	"  --devices     CUDA ordinals to sample, e.g. 0,1 (default all)\n"
 	"  --name        the run's name (default: the program's name)\n"
 	"  --db          write this database file, never the daemon\n"
@@ -179,7 +181,8 @@ static int run_run(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_run;
 	const char *db = NULL, *sock = NULL, *metrics = "@general", *apis = NULL,
 		   *kernels = NULL, *interval = NULL, *buffer = NULL, *mode = NULL, *name = NULL,
-		   *devices = NULL, *chip = "GH100", *ranges = NULL, *job = NULL;
+		   *devices = NULL, *chip = "GH100", *ranges = NULL, *job = NULL,
+		   *rank = NULL;
 	int nvtx = 0, list_apis = 0, no_check = 0, armed = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},           {"socket", &sock, NULL},
@@ -190,7 +193,8 @@ static int run_run(int argc, char **argv)
 		{"devices", &devices, NULL}, {"chip", &chip, NULL},
 		{"list-apis", NULL, &list_apis}, {"no-check", NULL, &no_check},
 		{"armed", NULL, &armed},     {"ranges", &ranges, NULL},
-		{"job", &job, NULL},         {NULL, NULL, NULL},
+		{"job", &job, NULL},         {"rank", &rank, NULL},
+		{NULL, NULL, NULL},
 	};
 	/* Options end at "--"; everything after it is CMD. */
 	int dash = argc;
@@ -291,6 +295,7 @@ static int run_run(int argc, char **argv)
 	    (rc = set_env(cmd, "CYCLESCOPE_MODE", mode)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_RANGES", ranges)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_JOB", job)) ||
+	    (rc = set_env(cmd, "CYCLESCOPE_RANK", rank)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_NAME", name)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_DEVICES", devices)) ||
 	    (rc = set_env(cmd, "CYCLESCOPE_CHIP", chip)) ||

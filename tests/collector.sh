@@ -227,4 +227,21 @@ grep -q '^cyclescope run: pid [0-9]*: no run recorded: CUPTI is not usable here'
 	ok "run with the collector loaded but no driver: the reason, no file" || no "run, no driver" "$T/out"
 CYCLESCOPE_METRICS='a b c d e f g h' "$B/tests/inject" "$LIB" >/dev/null 2>"$T/err"
 [ $? -eq 0 ] && ok "space-separated metrics in CYCLESCOPE_METRICS do not break the injection" || no "metric words" "$T/err"
+
+# --- job and rank from a launcher's environment, into the run's metadata ---
+# (the test source: no GPU; each run is a new file)
+jr() { # DB ENV...: job|rank of the run the collector records with ENV
+	db=$1
+	shift
+	env CYCLESCOPE_SOURCE=test CYCLESCOPE_OUTPUT=db CYCLESCOPE_DB="$db" "$@" "$B/tests/inject" "$LIB" 1 >/dev/null 2>>"$T/jr.err"
+	python3 -c "import sqlite3, json, sys
+m = json.loads(sqlite3.connect(sys.argv[1]).execute('SELECT meta FROM runs').fetchone()[0])
+print(m.get('job', '-') + '|' + m.get('rank', '-'))" "$db" 2>>"$T/jr.err"
+}
+[ "$(jr "$T/jr1.db" SLURM_JOB_ID=77 SLURM_PROCID=5)" = "77|5" ] &&
+	[ "$(jr "$T/jr2.db" RANK=3)" = "-|3" ] &&
+	[ "$(jr "$T/jr3.db" CYCLESCOPE_JOB=mine CYCLESCOPE_RANK=1 TORCHELASTIC_RUN_ID=x RANK=9)" = "mine|1" ] &&
+	[ "$(jr "$T/jr4.db")" = "-|-" ] &&
+	ok "job and rank come from the launcher's environment (Slurm, torchrun, --job/--rank first; a rank without a job kept)" ||
+	no "job and rank in the run's metadata" "$T/jr.err"
 exit $fails

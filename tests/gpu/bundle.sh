@@ -7,6 +7,7 @@
 #
 # BUILD_DIR/gpu-bundle/
 #   run.sh, README.md, MANIFEST       the check, how to run it, what is in here
+#   oracles.sh, workloads/gemm.py     ncu, clocks and torch beside the collector
 #   bin/cyclescope                    rpath $ORIGIN/../lib
 #   lib/cyclescope/libcyclescope_collector.so     rpath $ORIGIN/.. (found by
 #                                     cyclescope in ../lib/cyclescope/)
@@ -143,7 +144,7 @@ done | sort -u | while read -r name path; do
 	chmod 755 "$TMP/lib/$name"
 	case "$name" in
 	libcupti.so.* | libnvperf_*) ;; # NVIDIA's, untouched
-	*) patchelf --set-rpath '$ORIGIN' "$TMP/lib/$name" ;;
+	*) patchelf --force-rpath --set-rpath '$ORIGIN' "$TMP/lib/$name" ;;
 	esac
 done
 [ -f "$TMP/lib/libcupti.so.13" ] || die "libcupti.so.13 was not copied"
@@ -153,10 +154,15 @@ done
 for n in libnvperf_host.so $([ "${BUNDLE_NVPERF_TARGET:-0}" = 1 ] && echo libnvperf_target.so); do
 	[ -f "$TMP/lib/$n" ] || cp -L "$CUPTI_DIR/$n" "$TMP/lib/$n"
 done
-patchelf --set-rpath '$ORIGIN/../lib' "$TMP/bin/cyclescope"
-patchelf --set-rpath '$ORIGIN/..' "$TMP/lib/cyclescope/libcyclescope_collector.so"
+# DT_RPATH, not RUNPATH: searched before LD_LIBRARY_PATH, so a toolkit's
+# lib64 there (GPU images often set one) cannot hand the collector another
+# libcupti; DT_RPATH also serves the libraries these load.
+patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$TMP/bin/cyclescope"
+patchelf --force-rpath --set-rpath '$ORIGIN/..' "$TMP/lib/cyclescope/libcyclescope_collector.so"
 
 cp "$SRC/run.sh" "$TMP/run.sh"
+cp "$SRC/oracles.sh" "$TMP/oracles.sh"
+cp "$SRC/gemm.py" "$TMP/workloads/gemm.py"
 cp "$SRC/README.md" "$TMP/README.md"
 rm -rf "$TMP/.keep"
 

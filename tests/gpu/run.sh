@@ -49,14 +49,35 @@ if [ ! -x "$D/bin/cyclescope" ]; then
 	echo "run.sh: no bundle next to this script; build one with 'make gpu-bundle' and run build/gpu-bundle/run.sh" >&2
 	exit 2
 fi
+# The bundle's executables, whatever the copy that brought them kept.
+chmod +x "$D"/bin/* "$D"/workloads/* 2>/dev/null
+# The bundle's libraries first: an LD_LIBRARY_PATH naming a toolkit
+# (GPU images often set one) would otherwise give the collector another
+# libcupti (preflight warns when it still does).
+USER_LDP=${LD_LIBRARY_PATH:-}
+LD_LIBRARY_PATH=$D/lib${USER_LDP:+:$USER_LDP}
+export LD_LIBRARY_PATH
+# Kernels load with the module, not inside the first launch's event
+# window (the kernel-vs-event check).
+CUDA_MODULE_LOADING=EAGER
+export CUDA_MODULE_LOADING
 OUT=${1:-$(mktemp -d)}
 mkdir -p "$OUT" || exit 2
 OUT=$(cd "$OUT" && pwd)
+# A second run into the same OUTDIR would add run 2 to each database
+# while every query reads run 1: start from an empty one.
+if [ -n "$(ls -A "$OUT")" ]; then
+	echo "run.sh: OUTDIR $OUT is not empty; give an empty or new directory" >&2
+	exit 2
+fi
 PACK=${2:-}
 if [ -n "$PACK" ]; then
 	mkdir -p "$PACK" || exit 2
 	PACK=$(cd "$PACK" && pwd)
 fi
+# pack: PACKDIR's copy of what there is so far (after each phase and on
+# any exit or signal), within what a remote runner returns: 8 files of at
+# most 16 MB, logs.txt cut at 15 MB.
 pack() {
 	[ -n "$PACK" ] || return 0
 	cp "$OUT/table.txt" "$PACK/table.txt" 2>/dev/null
@@ -67,7 +88,7 @@ pack() {
 		echo "==> $f <=="
 		head -c 2000000 "$f"
 		echo
-	done) >"$PACK/logs.txt"
+	done) | head -c 15000000 >"$PACK/logs.txt"
 	n=2
 	for f in truth.db fast.db tiny.db truth.db-wal fast.db-wal tiny.db-wal; do
 		[ -s "$OUT/$f" ] || continue
@@ -79,6 +100,8 @@ pack() {
 	done
 }
 trap pack EXIT
+# dash runs no EXIT trap on a signal: pack, then end as killed
+trap 'pack; trap - EXIT; exit 124' TERM INT HUP
 CS=$D/bin/cyclescope
 W=$D/workloads
 REPLAY=${GPU_CHECK_REPLAY:-}
@@ -87,6 +110,9 @@ REPLAY=${GPU_CHECK_REPLAY:-}
 # The metric set of the checked runs: one pass on GH100 (preflight checks).
 SET=pcie__read_bytes.sum,pcie__write_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__inst_executed.sum,sm__ctas_launched.sum,gpu__time_duration.sum,lts__t_bytes.sum,gr__cycles_elapsed.max
 APIS='*cudaLaunchKernel*,cudaMemcpy,cudaMemset,cudaMalloc,cudaMallocHost,cudaDeviceSynchronize,cudaStreamSynchronize'
+# 1 us and the saved recording: DRAM, time, cycles (small images)
+TINY_SET=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+IMG_SET=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,gr__cycles_elapsed.max
 MIN_DRIVER=580
 MARGIN=2000000 # ns each side of a phase's ranges; phases are 20 ms apart
 
@@ -140,7 +166,7 @@ q() {
 		awk 'h { print; next } { c += gsub(/"/, "\""); if (c % 2 == 0) h = 1 }'
 }
 # ratio A B -> A/B with 4 decimals; within R LO HI
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "") print "inf"; else printf "%.4f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0 || a == "") print "inf"; else printf "%.4f", a / b }'; }
 within() { awk -v r="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(r != "inf" && r + 0 >= lo && r + 0 <= hi) }'; }
 val() { sed -n "s/^$1=//p" "$2" | tail -n 1; } # KEY FILE
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
@@ -194,6 +220,9 @@ if [ -z "$REPLAY" ]; then
 	else
 		pre_ok "NVIDIA driver" "$ver (>= $MIN_DRIVER for CUDA 13.0)"
 	fi
+	# Some GPU machines run under a sandboxed kernel (gVisor and the like)
+	# in which profilers could not read counters: the kernel says which.
+	info "preflight: kernel (uname -r)" "$(uname -r) $(uname -m)$(dmesg 2>/dev/null | grep -q -i gvisor && echo ', gVisor')"
 	if [ -n "$ver" ]; then
 		if command -v nvidia-smi >/dev/null 2>&1; then
 			bounded 20 nvidia-smi -L >"$OUT/nvidia-smi.txt" 2>&1
@@ -246,7 +275,7 @@ if [ -z "$REPLAY" ]; then
 	else
 		case "$cupti" in
 		"$D"/*) pre_ok "bundle libraries resolve" "all; libcupti from the bundle" ;;
-		*) pre_bad "bundle libraries resolve" "libcupti.so.13 from '${cupti:-?}', not the bundle" ;;
+		*) pre_warn "bundle libraries resolve" "libcupti.so.13 from '${cupti:-none}', not $D/lib (LD_LIBRARY_PATH=${USER_LDP:-unset})" ;;
 		esac
 	fi
 	bounded 30 "$CS" metrics --chip GH100 --check "$SET" >"$OUT/set-check.txt" 2>&1
@@ -268,26 +297,12 @@ if [ -z "$REPLAY" ]; then
 		fi
 	fi
 	if [ "$pre_fail" -ne 0 ]; then
-		row "probe (workloads/pm_probe)" "-" "skipped (preflight)"
 		skip_all preflight
+		row "probe (workloads/pm_probe)" "-" "skipped (preflight)"
 		echo "== the environment is not fit for the GPU check ($pre_fail preflight row(s)); output in $OUT"
 		exit 2
 	fi
 
-	# ------------------------------------------------------------ probe
-	echo "== probe (informational)" | tee -a "$OUT/run.log"
-	[ -x "$W/pm_probe" ] || info "probe (workloads/pm_probe)" "not in this bundle (pm_probe.cu was not found at build)"
-	[ -x "$W/pm_probe" ] && for a in "100000 256" "10000 64"; do
-		f=$OUT/probe-$(echo "$a" | tr ' ' '-').txt
-		# shellcheck disable=SC2086
-		bounded 40 "$W/pm_probe" $a >"$f" 2>&1
-		rc=$?
-		s=$(sed -n 's/^decodes=.*samples=\([0-9]*\).*/\1/p' "$f")
-		o=$(sed -n 's/^decodes=[0-9]* overflows=\([0-9]*\).*/\1/p' "$f")
-		k=$(sed -n 's/^kernel activity records=\([0-9]*\).*/\1/p' "$f")
-		info "probe: pm_probe $a" "exit $rc, $(sed -n 's/^chip=//p' "$f") samples ${s:-?}, overflows ${o:-?}, kernels ${k:-?}"
-	done
-	cp "$OUT/probe-100000-256.txt" "$OUT/probe.txt" 2>/dev/null
 fi
 
 # ---------------------------------------------------------------- the runs
@@ -313,27 +328,116 @@ run_truth() {
 }
 # Losses the collector reports itself, and why a run could not sample.
 env_reason() { # ERRFILE
-	grep -o -i -E "CUPTI is not usable[^;]*|counters are busy[^;]*|insufficient privileges[^;]*|PM sampling is not supported[^;]*|another CUPTI client[^;]*" "$1" 2>/dev/null | head -n 1
+	grep -o -i -E "CUPTI is not usable[^;]*|CUPTI refused PM sampling[^;]*|counters are busy[^;]*|insufficient privileges[^;]*|PM sampling is not supported[^;]*|another CUPTI client[^;]*" "$1" 2>/dev/null | head -n 1
+}
+
+# samples DB: the run's sample count, 0 when there is none
+samples_of() {
+	v=$(q "$1" "SELECT samples FROM runs WHERE id = 1")
+	echo "${v:-0}"
+}
+# collector_row NAME: what the collector said of run NAME (its first
+# ERROR line, else its first warning) and the samples it stored
+collector_row() {
+	e=$(grep -m 1 'ERROR' "$OUT/$1.err" 2>/dev/null | cut -c1-50)
+	[ -n "$e" ] || e=$(grep -m 1 -i 'warn' "$OUT/$1.err" 2>/dev/null | cut -c1-50)
+	info "  collector, run $1" "$(samples_of "$OUT/$1.db") samples; ${e:-no error or warning}"
+}
+# The collector sets up the sampler while CUDA creates the first context
+# and holds that callback until it is done (CYCLESCOPE_START_WAIT_MS,
+# 5000). If a driver makes that wait on itself, a short run times out:
+# then every run goes on without the wait.
+smoke() { # WAIT_MS
+	CYCLESCOPE_START_WAIT_MS=$1 CYCLESCOPE_LOG=info bounded 20 "$CS" run --db "$OUT/smoke-$1.db" \
+		--name "smoke-$1" --metrics "$SET" -- "$W/truth" stream 4 >"$OUT/smoke-$1.out" 2>"$OUT/smoke-$1.err"
+}
+start_wait() {
+	WAIT=5000
+	t0=$(now_ms)
+	smoke 5000
+	rc=$?
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		t1=$(now_ms)
+		smoke 0
+		rc0=$?
+		[ $rc0 -eq 0 ] && WAIT=0
+		info "smoke run: start wait 5000 ms, then 0 ms" "timed out after $((t1 - t0)) ms; 0 ms: exit $rc0, $(samples_of "$OUT/smoke-0.db") samples; using $WAIT"
+	else
+		info "smoke run: start wait 5000 ms" "exit $rc in $(($(now_ms) - t0)) ms, $(samples_of "$OUT/smoke-5000.db") samples"
+	fi
+	CYCLESCOPE_START_WAIT_MS=$WAIT
+	export CYCLESCOPE_START_WAIT_MS
+}
+# What the newer work needs seen on hardware (checked further down):
+#   img     a recording the CUPTI host API evaluates again offline
+#           (CYCLESCOPE_SAVE_IMAGES), with job and rank from a launcher's
+#           environment (SLURM_JOB_ID, RANK)
+#   two-a, two-b   two collected processes on the one GPU at once
+#   share, share-plain   one collected process beside one that is not
+extra_runs() {
+	mkdir -p "$OUT/img"
+	export SLURM_JOB_ID=4242 RANK=3 CYCLESCOPE_SAVE_IMAGES="$OUT/img" CYCLESCOPE_SAVE_PASSES=64
+	run_truth img --metrics "$IMG_SET" --interval-ns 1000000 -- "$W/truth" stream 16
+	echo $? >"$OUT/img.rc"
+	unset SLURM_JOB_ID RANK CYCLESCOPE_SAVE_IMAGES CYCLESCOPE_SAVE_PASSES
+	collector_row img
+	pack
+	for p in "two-a two-b" "share share-plain"; do
+		set -- $p
+		CYCLESCOPE_LOG=info bounded 60 "$CS" run --db "$OUT/$1.db" --name "$1" --metrics "$IMG_SET" \
+			-- "$W/truth" stream 1500 >"$OUT/$1.out" 2>"$OUT/$1.err" &
+		a=$!
+		if [ "$2" = share-plain ]; then
+			bounded 60 "$W/truth" stream 1500 >"$OUT/$2.out" 2>"$OUT/$2.err" &
+		else
+			CYCLESCOPE_LOG=info bounded 60 "$CS" run --db "$OUT/$2.db" --name "$2" --metrics "$IMG_SET" \
+				-- "$W/truth" stream 1500 >"$OUT/$2.out" 2>"$OUT/$2.err" &
+		fi
+		b=$!
+		wait $a
+		echo $? >"$OUT/$1.rc"
+		wait $b
+		echo $? >"$OUT/$2.rc"
+	done
 }
 
 if [ -n "$REPLAY" ]; then
+	# everything recorded (a real GPU run's OUTDIR, or tests/gpu/fake.sh's)
+	cp -R "$REPLAY"/. "$OUT"/
 	for n in plain truth fast tiny; do
-		cp "$REPLAY/$n.out" "$OUT/" 2>/dev/null
-		cp "$REPLAY/$n.db" "$OUT/" 2>/dev/null
-		cp "$REPLAY/$n.wall" "$OUT/" 2>/dev/null
-		cp "$REPLAY/$n.err" "$OUT/" 2>/dev/null || : >"$OUT/$n.err"
+		[ -f "$OUT/$n.err" ] || : >"$OUT/$n.err"
 	done
+	: >"$OUT/table.txt"
 	rc_plain=0 rc_truth=0 rc_fast=0 rc_tiny=0
 else
 	echo "== checks" | tee -a "$OUT/run.log"
+	pack
+	start_wait
 	run_truth plain alone all
 	rc_plain=$?
 	run_truth truth --metrics "$SET" --apis "$APIS" --nvtx -- "$W/truth" all
 	rc_truth=$?
+	if [ "$(samples_of "$OUT/truth.db")" = 0 ] && grep -q 'refused the configuration' "$OUT/truth.err"; then
+		# device-level pcie__* beside context-level metrics: once more without
+		for f in truth.db truth.out truth.err truth.wall; do mv "$OUT/$f" "$OUT/pcie-refused.${f#truth.}"; done
+		SET=$(echo "$SET" | tr ',' '\n' | grep -v '^pcie__' | paste -s -d, -)
+		info "metric set: pcie__* refused, retried without" "$(grep -m 1 'refused the configuration' "$OUT/pcie-refused.err" | cut -c1-66)"
+		run_truth truth --metrics "$SET" --apis "$APIS" --nvtx -- "$W/truth" all
+		rc_truth=$?
+	fi
+	collector_row truth
+	pack
 	run_truth fast --metrics "$SET" --apis "$APIS" --nvtx --interval-ns 10000 --buffer-mb 512 -- "$W/truth" all
 	rc_fast=$?
-	run_truth tiny --metrics @memory-io --interval-ns 1000 --buffer-mb 8 -- "$W/truth" stream 60
+	collector_row fast
+	# 1 us: a small set (no nvl* metrics), so each sample and the
+	# counter-data image (65,536 slots) stay small
+	run_truth tiny --metrics "$TINY_SET" --interval-ns 1000 --buffer-mb 8 -- "$W/truth" stream 60
 	rc_tiny=$?
+	collector_row tiny
+	pack
+	extra_runs
+	pack
 fi
 
 if [ "$rc_plain" -ne 0 ]; then
@@ -354,14 +458,16 @@ elif [ -n "$why" ]; then
 	# not the collector's fault: the checks that need samples are skipped
 	row "truth under the collector (100 us)" "$(echo "$why" | cut -c1-66)" "FAIL (env)"
 	ENVWHY=$why
+elif [ "$(samples_of "$DB")" = 0 ]; then
+	fail "truth under the collector (100 us)" "exit 0, no samples: $(grep -m 1 'ERROR' "$OUT/truth.err" | sed 's/^.*collector: //' | cut -c1-36)"
 else
 	pass "truth under the collector (100 us)" "exit 0, work $(val work_ms "$T") ms, process $(cat "$OUT/truth.wall") ms"
 fi
 
 v=$(q "$DB" "SELECT status || ' ' || samples || ' ' || dropped || ' ' || overflows || ' ' ||
-	coalesce(json_extract(meta, '\$.pm_sampling[0].trigger'), '?') || ' ' ||
-	coalesce(json_extract(meta, '\$.interval_ns'), '?') FROM runs WHERE id = 1")
-set -- ${v:-none 0 ? ? ? ?}
+	coalesce(json_extract(meta, '\$.pm_sampling[0].trigger'), '-') || ' ' ||
+	coalesce(json_extract(meta, '\$.interval_ns'), '-') FROM runs WHERE id = 1")
+set -- ${v:-none 0 - - - -}
 [ "$1" = complete ] && [ "$2" -gt 0 ] 2>/dev/null && [ "$5" = gpu_time_interval ]
 scheck $? "run row: complete, samples, trigger" "$1, $2 samples, $5, interval $6 ns"
 IV=$6
@@ -436,6 +542,7 @@ rt=$(ratio $((dr + dw)) $((${br:-0} + ${bw:-0})))
 ri=$(ratio "$(($(in_sum "$DB" dram__bytes_read.sum "$w") + $(in_sum "$DB" dram__bytes_write.sum "$w")))" $((${br:-0} + ${bw:-0})))
 within "$rt" 0.98 1.04 && within "$rr" 0.97 1.05 && within "$rw" 0.97 1.05
 scheck $? "DRAM bytes, stream kernels / footprint" "$rt of $(gib $((${br:-0} + ${bw:-0}))) (read $rr, write $rw; in-range $ri)"
+echo "collector_stream_dram=$((dr + dw))" >>"$OUT/measured.txt"
 info "  L2 bytes, stream kernels / footprint" "$(ratio "$l2" $((${br:-0} + ${bw:-0})))"
 
 # --- fma phase: instructions and CTAs ---
@@ -450,6 +557,7 @@ rh=$(ratio "$hi" "$lo")
 within "$r" 0.97 "$(awk -v h="$rh" 'BEGIN { print h * 1.03 }')"
 scheck $? "instructions, truth_fma x${nl:-?} / SASS count" "$r ($im; SASS: $lo..$hi, loop ${loop:-?} insts)"
 cm=$(win_sum "$DB" sm__ctas_launched.sum "$w")
+printf 'collector_fma3_inst=%s\ncollector_fma3_ctas=%s\n' "$im" "$cm" >>"$OUT/measured.txt"
 r=$(ratio "$cm" "$(val fma_ctas "$T")")
 within "$r" 0.99 1.01
 scheck $? "CTAs launched, truth_fma x${nl:-?}" "$cm of $(val fma_ctas "$T") = $r"
@@ -461,27 +569,32 @@ res=$(awk -F, '
 	{ k = $1; i = ++seen[k]; if (k == "truth_fma") i--   # the first kernel has no events
 	  if (i < 1) next
 	  if (!((k, i) in ev)) { miss++; next }
+	  # one-sided: the events bracket the kernel and the launch, so the
+	  # range may be shorter by the launch latency, never much longer
 	  e = ev[k, i]; d = $2 / 1e6; dev = d - e; if (dev < 0) dev = -dev
-	  n++; lim = 0.02 * e + 0.03; if (dev > lim) bad++
+	  n++; if (d - e > 0.02 * e + 0.03 || e - d > 0.05 * e + 0.1) bad++
 	  if (dev / e > worst) { worst = dev / e; wk = k " #" i " " d " vs " e " ms" } }
 	END { for (x in ne) tot += ne[x]
 	      printf "%d %d %d %d %.4f %s\n", n, tot, bad + 0, miss + 0, worst, wk }' "$T" "$OUT/kernels.csv")
 set -- ${res:-0 0 0 0 0}
 [ "$1" -gt 0 ] && [ "$1" = "$2" ] && [ "$3" = 0 ] && [ "$4" = 0 ]
 shift 4
-check $? "kernel ranges vs cudaEvent times" "$(echo "$res" | cut -d' ' -f1) of $(echo "$res" | cut -d' ' -f2) within 2%+30us; worst $(awk -v w="$1" 'BEGIN { printf "%.2f%%", w * 100 }')"
+check $? "kernel ranges vs cudaEvent times" "$(echo "$res" | cut -d' ' -f1) of $(echo "$res" | cut -d' ' -f2) not over 2%+30us, under 5%+100us; worst $(awk -v w="$1" 'BEGIN { printf "%.2f%%", w * 100 }')"
 log "worst kernel vs event: $*"
 
 # --- one kernel range per launch, joined to its launch call ---
-v=$(q "$DB" "SELECT (SELECT count(*) FROM ranges WHERE run = 1 AND kind = 'kernel'),
-	(SELECT count(*) FROM ranges k WHERE k.run = 1 AND k.kind = 'kernel' AND EXISTS (SELECT 1 FROM ranges a
+# The first launch calls cuInit, which loads the collector: its call may
+# begin before the collector sees calls, so it need not be joined.
+v=$(q "$DB" "WITH j AS (SELECT k.t0, EXISTS (SELECT 1 FROM ranges a
 	 WHERE a.run = 1 AND a.kind = 'api' AND a.name LIKE '%LaunchKernel%' AND a.correlation_id = k.correlation_id
-	 AND a.t0 <= k.t0)),
+	 AND a.t0 <= k.t0) joined FROM ranges k WHERE k.run = 1 AND k.kind = 'kernel')
+	SELECT (SELECT count(*) FROM j), (SELECT coalesce(sum(joined), 0) FROM j WHERE t0 > (SELECT min(t0) FROM j)),
+	(SELECT joined FROM j ORDER BY t0 LIMIT 1),
 	(SELECT count(*) FROM ranges WHERE run = 1 AND kind = 'api' AND name LIKE '%LaunchKernel%')" | tr ',' ' ')
-set -- ${v:-0 0 0}
+set -- ${v:-0 0 0 0}
 want=$(val kernel_launches "$T")
-[ "$1" = "$want" ] && [ "$2" = "$want" ]
-check $? "a kernel range per launch, joined to its call" "$1 kernels, $2 joined, $3 launch calls (launched ${want:-?})"
+[ "$1" = "$want" ] && [ "$2" = "$((${want:-1} - 1))" ]
+check $? "a kernel range per launch, joined to its call" "$1 kernels, the $2 after the first joined (first: $([ "$3" = 1 ] && echo joined || echo not joined)), $4 launch calls (launched ${want:-none})"
 
 v=$(q "$DB" "SELECT group_concat(name || ':' || bytes, ' ') FROM (SELECT name, bytes FROM ranges
 	WHERE run = 1 AND kind = 'memcpy' AND bytes >= 1048576 ORDER BY t0)")
@@ -511,7 +624,7 @@ r2=$(ratio "$(val work_ms "$OUT/fast.out")" "$pw")
 check $? "overhead (work time) at 100 us, 10 us" "x$r1, x$r2 (alone $pw ms; exit at 10 us: $rc_fast)"
 info "  overhead (process wall time)" "x$(ratio "$(cat "$OUT/truth.wall")" "$(cat "$OUT/plain.wall")"), x$(ratio "$(cat "$OUT/fast.wall")" "$(cat "$OUT/plain.wall")") (alone $(cat "$OUT/plain.wall") ms)"
 v=$(q "$OUT/fast.db" "SELECT samples || ' ' || dropped || ' ' || overflows FROM runs WHERE id = 1")
-set -- ${v:-? ? ?}
+set -- ${v:-- - -}
 w="kind = 'kernel' AND name = 'truth_stream'"
 fb=$(val stream_bytes_read "$OUT/fast.out")
 fw=$(val stream_bytes_written "$OUT/fast.out")
@@ -522,7 +635,7 @@ info "  10 us: samples, dropped, overflows; DRAM" "$1, $2, $3; stream DRAM bytes
 # ------------------------------------------- 1 us, 8 MiB buffer: losses counted
 DB=$OUT/tiny.db
 v=$(q "$DB" "SELECT samples || ' ' || dropped || ' ' || overflows FROM runs WHERE id = 1")
-set -- ${v:-0 ? ?}
+set -- ${v:-0 - -}
 ns=$1 dro=$2 ovf=$3
 set -- $(tl "$DB") 0 0 0 0
 span=$2 gaps=$3 dt=$4
@@ -538,6 +651,72 @@ elif [ "$dro" != 0 ] || [ "$ovf" != 0 ] || within "$gr" 0 0.01; then
 else
 	fail "1 us, small buffer: losses are counted" "$ns samples, gaps $(awk -v r="$gr" 'BEGIN { printf "%.1f%%", r * 100 }') but dropped 0, overflows 0"
 fi
+
+# ------------------------------ the newer work, on hardware (extra_runs)
+# Rows read "skipped (not recorded)" when a recording has no such run.
+if [ -f "$OUT/img.db" ]; then
+	v=$(q "$OUT/img.db" "SELECT coalesce(json_extract(meta, '\$.job'), '-') || ' ' ||
+		coalesce(json_extract(meta, '\$.rank'), '-') FROM runs WHERE id = 1")
+	[ "$v" = "4242 3" ]
+	check $? "job and rank from SLURM_JOB_ID, RANK" "job rank = ${v:-none} (want 4242 3)"
+	w="kind = 'kernel' AND name = 'truth_stream'"
+	rb=$(val stream_bytes_read "$OUT/img.out")
+	wb=$(val stream_bytes_written "$OUT/img.out")
+	ib=$((${rb:-0} + ${wb:-0}))
+	r=$(ratio $(($(win_sum "$OUT/img.db" dram__bytes_read.sum "$w") + $(win_sum "$OUT/img.db" dram__bytes_write.sum "$w"))) "$ib")
+	within "$r" 0.98 1.04
+	scheck $? "DRAM bytes at 1 ms (saved run) / footprint" "$r of $(gib "$ib")"
+	np=$(ls "$OUT/img" 2>/dev/null | grep -c '^counterdata-')
+	ni=$(grep -c '^pass ' "$OUT/img/index-dev0.txt" 2>/dev/null)
+	[ "$np" -gt 0 ] && [ -s "$OUT/img/config-dev0.bin" ]
+	scheck $? "recording for offline evaluation saved" "$np counter-data images ($(sed -n 's/^counter_data_size //p' "$OUT/img/index-dev0.txt" 2>/dev/null) B each), ${ni:-0} samples indexed"
+else
+	row "job and rank from SLURM_JOB_ID, RANK" "-" "skipped (not recorded)"
+	row "DRAM bytes at 1 ms (saved run) / footprint" "-" "skipped (not recorded)"
+	row "recording for offline evaluation saved" "-" "skipped (not recorded)"
+fi
+# two_row NAME: exit, samples, DRAM bytes over the process's own footprint
+# (above 1 when device-wide counters also count the other process), and
+# what the collector said
+two_row() {
+	rb=$(val stream_bytes_read "$OUT/$1.out")
+	wb=$(val stream_bytes_written "$OUT/$1.out")
+	ob=$((${rb:-0} + ${wb:-0}))
+	d=$(q "$OUT/$1.db" "SELECT coalesce(sum(value), 0) FROM series WHERE run = 1 AND metric IN ('dram__bytes_read.sum', 'dram__bytes_write.sum')")
+	e=$(grep -m 1 -E 'ERROR|WARN' "$OUT/$1.err" 2>/dev/null | sed 's/^.*collector: //' | cut -c1-30)
+	echo "exit $(cat "$OUT/$1.rc" 2>/dev/null), $(samples_of "$OUT/$1.db") samples, DRAM/own $(ratio "$(num "${d:-0}")" "$ob")${e:+; $e}"
+}
+if [ -f "$OUT/two-a.rc" ]; then
+	info "two collected processes: A" "$(two_row two-a)"
+	info "two collected processes: B" "$(two_row two-b)"
+	info "collected beside an uncollected process" "$(two_row share); other exit $(cat "$OUT/share-plain.rc" 2>/dev/null)"
+else
+	row "two processes on the one GPU" "-" "skipped (not recorded)"
+fi
+pack
+
+# ------------------------------------------- probe (after the checks)
+# CUPTI PM sampling without cyclescope: informational, last, so that it
+# never takes time from the checks.
+run_probe() {
+	echo "== probe (informational)" | tee -a "$OUT/run.log"
+	if [ ! -x "$W/pm_probe" ]; then
+		info "probe (workloads/pm_probe)" "not in this bundle (pm_probe.cu was not found at build)"
+		return
+	fi
+	for a in "100000 256" "10000 64"; do
+		f=$OUT/probe-$(echo "$a" | tr ' ' '-').txt
+		# shellcheck disable=SC2086
+		bounded 40 "$W/pm_probe" $a >"$f" 2>&1
+		rc=$?
+		s=$(sed -n 's/^decodes=.*samples=\([0-9]*\).*/\1/p' "$f")
+		o=$(sed -n 's/^decodes=[0-9]* overflows=\([0-9]*\).*/\1/p' "$f")
+		k=$(sed -n 's/^kernel activity records=\([0-9]*\).*/\1/p' "$f")
+		info "probe: pm_probe $a" "exit $rc, $(sed -n 's/^chip=//p' "$f") samples ${s:-none}, overflows ${o:-none}, kernels ${k:-none}"
+	done
+}
+[ -n "$REPLAY" ] || run_probe
+pack
 
 echo "== $fails check(s) failed, $envskips skipped for the environment; databases, logs and the probe's output in $OUT ($(($(date +%s) - START)) s)"
 [ "$fails" -eq 0 ] || exit 1
