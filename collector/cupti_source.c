@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -47,13 +48,25 @@
  * CLOCK_RATE) converts ns to cycles, 1 GHz when even that is missing; the
  * stored samples carry their real ns timestamps either way. */
 #define FALLBACK_SYSCLK_HZ 1e9
+/* The counter-data image's bound. On an H200 an image took about 30 KB a
+ * sample slot for 9 metrics (3 KB for 3), so the slots for 110 ms at
+ * 10 us made a 409 MB image whose every restore and decode stalled the
+ * control thread; past this bound it gets fewer slots and a decode takes
+ * more passes (the hardware buffer holds the samples meanwhile). */
+#define IMAGE_MAX_BYTES (32u << 20)
+#define IMAGE_MIN_SLOTS 64u
 
 typedef struct cupti_src {
 	char chip[64];
 	char name[256];
 	char uuid[48];
-	const char **metrics; /* copies */
+	const char **metrics; /* copies: the metrics sampled */
 	size_t nmetrics;
+	size_t nall;          /* the set's metrics; a batch row has nall values */
+	size_t *col;          /* metrics[k] is column col[k] of a row */
+	int drop_unavailable; /* a metric the device's availability refuses is
+				 dropped (its column NaN), not the set moved
+				 to the empty image */
 	void *host;           /* CUPTI host object: evaluates samples */
 	uint8_t *config;      /* alive until Disable */
 	size_t config_size;
@@ -69,6 +82,9 @@ typedef struct cupti_src {
 	const char *save_dir; /* borrowed; NULL = no recording */
 	unsigned save_left;   /* decode passes still to save */
 	unsigned saved;       /* passes saved so far */
+	const char *avail_used; /* "device" or "none": the config's availability image */
+	/* where a decode's time goes, logged at each stop */
+	uint64_t passes, evaluated, decode_ns, eval_ns, restore_ns;
 	/* one batch */
 	uint64_t *t0, *t1;
 	double *values;
@@ -139,6 +155,13 @@ static void privilege_hint(char *err, size_t errlen, const char *what)
 		 "as root or with CAP_SYS_ADMIN (containers: --cap-add SYS_ADMIN), or allow all "
 		 "users with 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in "
 		 "/etc/modprobe.d/ and a reboot", what);
+}
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The message for a refused reservation of the counters. Only
@@ -220,8 +243,58 @@ static int build_config(cupti_src *c, const uint8_t *avail, const cs_pm_config *
 	cs_catalog_host_free(c->host);
 	c->config = NULL;
 	c->host = NULL;
-	return cs_catalog_config(c->chip, avail, cfg->metrics, cfg->nmetrics, &c->host,
-				 &c->config, &c->config_size, passes, err, errlen);
+	const char *const *names = c->metrics ? c->metrics : cfg->metrics;
+	size_t n = c->metrics ? c->nmetrics : cfg->nmetrics;
+	return cs_catalog_config(c->chip, avail, names, n, &c->host, &c->config,
+				 &c->config_size, passes, err, errlen);
+}
+
+/* Whether the one metric name fits one pass against avail. */
+static int metric_available(const char *chip, const uint8_t *avail, const char *name)
+{
+	void *host = NULL;
+	uint8_t *img = NULL;
+	size_t size = 0, passes = 0;
+	char err[256];
+	const char *one[1] = {name};
+	int rc = cs_catalog_config(chip, avail, one, 1, &host, &img, &size, &passes, err,
+				   sizeof err);
+	free(img);
+	cs_catalog_host_free(host);
+	return rc == 0 && passes == 1;
+}
+
+/* The set less the metrics the device's availability image refuses one
+ * by one: c->metrics/col keep the others. 0 when something was dropped
+ * and the rest fits one pass against the device's image. */
+static int drop_unavailable(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
+			    char *err, size_t errlen)
+{
+	char dropped[512] = "";
+	size_t off = 0, kept = 0;
+	for (size_t i = 0; i < cfg->nmetrics; i++) {
+		if (metric_available(c->chip, c->avail, cfg->metrics[i])) {
+			c->metrics[kept] = c->metrics[i];
+			c->col[kept++] = i;
+			continue;
+		}
+		free((char *)c->metrics[i]);
+		c->metrics[i] = NULL;
+		if (off < sizeof dropped)
+			off += (size_t)snprintf(dropped + off, sizeof dropped - off, "%s%s",
+						off ? ", " : "", cfg->metrics[i]);
+	}
+	for (size_t k = kept; k < cfg->nmetrics; k++)
+		c->metrics[k] = NULL;
+	c->nmetrics = kept;
+	size_t passes = 0;
+	if (kept == 0 || kept == cfg->nmetrics ||
+	    build_config(c, c->avail, cfg, &passes, err, errlen) < 0 || passes != 1)
+		return -EINVAL;
+	cs_log(CS_LOG_WARN, "collector: device %u: not available on this device: %s; sampling "
+	       "the other %zu of %zu metrics (their columns stay empty)", device, dropped, kept,
+	       cfg->nmetrics);
+	return 0;
 }
 
 /* The config image for cfg: against the device's availability image,
@@ -233,6 +306,10 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 	char first_err[512] = "";
 	int rc = build_config(c, c->avail, cfg, &passes, first_err, sizeof first_err);
 	if (rc == 0 && passes == 1) {
+		*used = "device";
+		return 0;
+	}
+	if (c->drop_unavailable && drop_unavailable(c, device, cfg, err, errlen) == 0) {
 		*used = "device";
 		return 0;
 	}
@@ -418,19 +495,23 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		return fail_rc(rc);
 	}
 
+	c->nall = c->nmetrics = cfg->nmetrics;
+	c->metrics = calloc(cfg->nmetrics, sizeof *c->metrics);
+	c->col = calloc(cfg->nmetrics, sizeof *c->col);
+	if (!c->metrics || !c->col)
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->nmetrics; i++) {
+		c->col[i] = i;
+		if (!(c->metrics[i] = strdup(cfg->metrics[i])))
+			return -ENOMEM;
+	}
+
 	const char *used = NULL;
 	if ((ret = make_config(c, s->device, cfg, &used, err, errlen)) < 0)
 		return ret;
 	setup->availability = used;
+	c->avail_used = used;
 	setup->bytes_per_sample = cs_catalog_sample_bytes(c->config, c->config_size);
-
-	c->nmetrics = cfg->nmetrics;
-	c->metrics = calloc(cfg->nmetrics, sizeof *c->metrics);
-	if (!c->metrics)
-		return -ENOMEM;
-	for (size_t i = 0; i < cfg->nmetrics; i++)
-		if (!(c->metrics[i] = strdup(cfg->metrics[i])))
-			return -ENOMEM;
 
 	CUpti_PmSampling_Enable_Params en = {CUpti_PmSampling_Enable_Params_STRUCT_SIZE};
 	en.deviceIndex = s->device;
@@ -460,7 +541,7 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 			sc.pConfig = c->config;
 			sc.configSize = c->config_size;
 			if ((rc = cuptiPmSamplingSetConfig(&sc)) == CUPTI_SUCCESS)
-				setup->availability = "none";
+				setup->availability = c->avail_used = "none";
 		}
 	}
 	if (rc != CUPTI_SUCCESS) {
@@ -485,12 +566,27 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		return fail_rc(rc);
 	}
 	c->image_size = gs.counterDataSize;
+	if (c->image_size > IMAGE_MAX_BYTES && c->max_samples > IMAGE_MIN_SLOTS) {
+		size_t per = c->image_size / c->max_samples;
+		uint32_t fit = (uint32_t)(IMAGE_MAX_BYTES / (per ? per : 1));
+		gs.maxSamples = fit < IMAGE_MIN_SLOTS ? IMAGE_MIN_SLOTS : fit;
+		if ((rc = cuptiPmSamplingGetCounterDataSize(&gs)) != CUPTI_SUCCESS) {
+			snprintf(err, errlen, "sizing the counter data: %s", cs_cupti_error(rc));
+			return fail_rc(rc);
+		}
+		cs_log(CS_LOG_INFO, "collector: device %u: %u slots would take a %zu-byte counter "
+		       "data image; %u slots (%zu bytes), decoded in more passes", s->device,
+		       c->max_samples, c->image_size, gs.maxSamples, (size_t)gs.counterDataSize);
+		c->max_samples = gs.maxSamples;
+		c->image_size = gs.counterDataSize;
+	}
 	c->image = malloc(c->image_size);
 	c->pristine = malloc(c->image_size);
 	c->t0 = malloc(c->max_samples * sizeof *c->t0);
 	c->t1 = malloc(c->max_samples * sizeof *c->t1);
-	c->values = malloc((size_t)c->max_samples * c->nmetrics * sizeof *c->values);
-	if (!c->image || !c->pristine || !c->t0 || !c->t1 || !c->values) {
+	c->values = malloc((size_t)c->max_samples * c->nall * sizeof *c->values);
+	c->row = malloc(c->nmetrics * sizeof *c->row);
+	if (!c->image || !c->pristine || !c->t0 || !c->t1 || !c->values || !c->row) {
 		snprintf(err, errlen, "out of memory for a %zu-byte counter data image", c->image_size);
 		return -ENOMEM;
 	}
@@ -531,6 +627,18 @@ static int cs_stop(cs_pm_source *s, char *err, size_t errlen)
 	CUpti_PmSampling_Stop_Params p = {CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
 	p.pPmSamplingObject = c->obj;
 	CUptiResult rc = cuptiPmSamplingStop(&p);
+	if (c->passes)
+		cs_log(CS_LOG_INFO, "collector: device %u: %llu decode passes, %llu samples: CUPTI "
+		       "decode %.1f ms, evaluation %.1f ms (%.2f us a sample), image restore %.1f ms",
+		       s->device, (unsigned long long)c->passes, (unsigned long long)c->evaluated,
+		       c->decode_ns / 1e6, c->eval_ns / 1e6,
+		       c->evaluated ? c->eval_ns / 1e3 / (double)c->evaluated : 0.0,
+		       c->restore_ns / 1e6);
+	if (c->passes && !c->evaluated)
+		cs_log(CS_LOG_WARN, "collector: device %u: PM sampling ran but the GPU delivered no "
+		       "samples (config made against the %s counter-availability image)",
+		       s->device, c->avail_used && !strcmp(c->avail_used, "none")
+		       ? "empty (device-level counters)" : "device's");
 	if (rc != CUPTI_SUCCESS) {
 		snprintf(err, errlen, "%s", cs_cupti_error(rc));
 		return fail_rc(rc);
@@ -546,7 +654,11 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	dd.pPmSamplingObject = c->obj;
 	dd.pCounterDataImage = c->image;
 	dd.counterDataImageSize = c->image_size;
+	uint64_t t_dec = mono_now_ns();
 	CUptiResult drc = cuptiPmSamplingDecodeData(&dd);
+	uint64_t t_eval = mono_now_ns();
+	c->passes++;
+	c->decode_ns += t_eval - t_dec;
 	/* An overflow is counted when it begins, not on every pass that
 	 * still reports it (keep-oldest overflows last). */
 	int overflow = dd.overflow || drc == CUPTI_ERROR_OUT_OF_MEMORY;
@@ -581,7 +693,7 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 			out->lost++;
 			continue;
 		}
-		double *row = c->values + (size_t)n * c->nmetrics;
+		double *row = c->values + (size_t)n * c->nall;
 		CUpti_Profiler_Host_EvaluateToGpuValues_Params ev = {
 			CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
 		ev.pHostObject = c->host;
@@ -590,10 +702,12 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 		ev.rangeIndex = i;
 		ev.ppMetricNames = c->metrics;
 		ev.numMetrics = c->nmetrics;
-		ev.pMetricValues = row;
-		if (cuptiProfilerHostEvaluateToGpuValues(&ev) != CUPTI_SUCCESS)
-			for (size_t k = 0; k < c->nmetrics; k++)
-				row[k] = NAN;
+		ev.pMetricValues = c->row;
+		int ok = cuptiProfilerHostEvaluateToGpuValues(&ev) == CUPTI_SUCCESS;
+		for (size_t k = 0; k < c->nall; k++)
+			row[k] = NAN;
+		for (size_t k = 0; ok && k < c->nmetrics; k++)
+			row[c->col[k]] = c->row[k];
 		c->t0[n] = si.startTimestamp;
 		c->t1[n] = si.endTimestamp;
 		n++;
@@ -602,6 +716,9 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 				   (unsigned long long)si.startTimestamp,
 				   (unsigned long long)si.endTimestamp);
 	}
+	uint64_t t_rest = mono_now_ns();
+	c->eval_ns += t_rest - t_eval;
+	c->evaluated += n;
 	if (c->save_left && n) {
 		char name[64];
 		snprintf(name, sizeof name, "counterdata-dev%u-%04u.bin", s->device, ++c->saved);
@@ -612,6 +729,7 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 	 * full (a restore of a large image costs milliseconds). */
 	if (done || dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
 		memcpy(c->image, c->pristine, c->image_size);
+	c->restore_ns += mono_now_ns() - t_rest;
 	out->n = n;
 	out->t0 = c->t0;
 	out->t1 = c->t1;
@@ -636,9 +754,10 @@ static void cs_destroy(cs_pm_source *s)
 			cuptiPmSamplingDisable(&p);
 		}
 		cs_catalog_host_free(c->host);
-		for (size_t i = 0; c->metrics && i < c->nmetrics; i++)
+		for (size_t i = 0; c->metrics && i < c->nall; i++)
 			free((char *)c->metrics[i]);
 		free(c->metrics);
+		free(c->col);
 		free(c->config);
 		free(c->avail);
 		free(c->image);
@@ -646,6 +765,7 @@ static void cs_destroy(cs_pm_source *s)
 		free(c->t0);
 		free(c->t1);
 		free(c->values);
+		free(c->row);
 		free(c);
 	}
 	free(s);
@@ -683,7 +803,8 @@ static const cs_pm_source_ops cupti_ops = {
 	.destroy = cs_destroy,
 };
 
-cs_pm_source *cs_cupti_source_new(uint32_t device, const char *save_dir, unsigned save_passes)
+cs_pm_source *cs_cupti_source_new(uint32_t device, int drop_unavailable, const char *save_dir,
+				  unsigned save_passes)
 {
 	cs_pm_source *s = calloc(1, sizeof *s);
 	cupti_src *c = calloc(1, sizeof *c);
@@ -695,6 +816,7 @@ cs_pm_source *cs_cupti_source_new(uint32_t device, const char *save_dir, unsigne
 	s->ops = &cupti_ops;
 	s->device = device;
 	s->impl = c;
+	c->drop_unavailable = drop_unavailable;
 	c->save_dir = save_dir && *save_dir ? save_dir : NULL;
 	c->save_left = c->save_dir ? save_passes : 0;
 	return s;

@@ -124,6 +124,8 @@ struct cs_engine {
 	unsigned nknown;
 	int sink_closing; /* the sender took its last look at the queue */
 	int ctl_done;     /* control thread finished; sender may end */
+	int ctl_left;     /* control thread stuck at close and left behind:
+			     the sender writes what it has and ends the run */
 	int sender_done;
 	cs_engine_stats st;
 	dev *devs;        /* owned by the control thread after configure */
@@ -1354,17 +1356,17 @@ static void *sender_main(void *arg)
 		struct timespec ts;
 		deadline_in(&ts, e->o.flush_ms);
 		pthread_mutex_lock(&e->mu);
-		while (!e->head && !e->ctl_done && !e->flush_req &&
+		while (!e->head && !e->ctl_done && !e->ctl_left && !e->flush_req &&
 		       pthread_cond_timedwait(&e->send_cv, &e->mu, &ts) != ETIMEDOUT)
 			;
 		e->flush_req = 0;
 		/* Begin only once the sources handed in so far are configured. */
-		while (!begun && e->pending_config && !e->ctl_done)
+		while (!begun && e->pending_config && !e->ctl_done && !e->ctl_left)
 			pthread_cond_wait(&e->send_cv, &e->mu);
 		item *list = e->head;
 		e->head = e->tail = NULL;
 		e->queued_bytes = 0;
-		int last = e->ctl_done;
+		int last = e->ctl_done || e->ctl_left;
 		if (e->sink_reset && !begun)
 			e->sink_reset = 0; /* nothing began: nothing to redo */
 		if (e->sink_reset) {
@@ -1602,15 +1604,23 @@ int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 	if (ctl_ok) {
 		pthread_join(e->ctl, NULL);
 	} else {
+		/* What was decoded before is still written: the sender ends the
+		 * run as incomplete; what the stuck thread queues later is
+		 * refused and counted. */
 		cs_log(CS_LOG_ERROR, "collector: the samplers did not stop within %u ms; "
-		       "leaving them, the run stays incomplete", e->o.close_ms);
+		       "leaving them; what was decoded is written and the run is marked "
+		       "incomplete", e->o.close_ms);
 		pthread_detach(e->ctl);
 	}
 
 	deadline_in(&ts, e->o.close_ms);
 	pthread_mutex_lock(&e->mu);
+	if (!ctl_ok) {
+		e->ctl_left = 1;
+		e->status = "incomplete";
+	}
 	pthread_cond_broadcast(&e->send_cv);
-	int done = ctl_ok && wait_flag_locked(e, &e->sender_done, &ts);
+	int done = wait_flag_locked(e, &e->sender_done, &ts);
 	cs_engine_stats s = e->st;
 	int rc = e->sink_end_rc;
 	pthread_mutex_unlock(&e->mu);
@@ -1631,13 +1641,14 @@ int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 	if (!done) {
 		/* The output is stuck (a daemon that stopped reading): leave the
 		 * sender behind rather than hold the application's exit. */
-		if (ctl_ok)
-			cs_log(CS_LOG_ERROR, "collector: output did not finish within %u ms; "
-			       "the run stays incomplete", e->o.close_ms);
+		cs_log(CS_LOG_ERROR, "collector: output did not finish within %u ms; "
+		       "the run stays incomplete", e->o.close_ms);
 		pthread_detach(e->snd);
 		return -ETIMEDOUT;
 	}
 	pthread_join(e->snd, NULL);
+	if (!ctl_ok)
+		return -EBUSY; /* the sink is done; the control thread still uses e */
 	engine_release(e);
 	return rc;
 }

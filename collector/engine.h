@@ -213,11 +213,15 @@ void cs_engine_stats_get(cs_engine *e, cs_engine_stats *st);
 /* Stops sampling, drains every source once more, sends what is queued,
  * ends the run with status ("complete"/"incomplete") and the counters,
  * copies the final counters to *st (may be NULL) and logs one summary
- * line. Waits at most close_ms for the samplers and again for output;
- * past that the thread is abandoned (detached) and the run left to the
- * daemon's disconnect handling (-ETIMEDOUT): the sink may then still be
- * in use, so the caller must never free it (an injected collector leaks
- * it). Returns 0 or a negative errno. Accepts NULL.
+ * line. Waits at most close_ms for the samplers and again for output.
+ * A sampler stuck past that is left behind (its thread detached) and
+ * what was decoded before is still written, the run ended "incomplete":
+ * -EBUSY, the sink is done with, but the left thread may still use the
+ * engine and the reply callback. Output stuck past its bound is left
+ * too and the run left to the daemon's disconnect handling (-ETIMEDOUT):
+ * the sink may then still be in use, so the caller must never free it
+ * (an injected collector leaks it). Returns 0 or a negative errno.
+ * Accepts NULL.
  * Afterwards e holds nothing but stays valid: late cs_engine_range()
  * calls from application threads are refused and counted, so an
  * injected collector may simply never free it. */

@@ -103,6 +103,7 @@ static struct {
 	const char *save_dir;   /* CYCLESCOPE_SAVE_IMAGES: recording for offline evaluation */
 	unsigned save_passes;
 	unsigned start_wait_ms; /* how long a new context waits for its sampler */
+	int drop_unavailable;   /* CYCLESCOPE_UNAVAILABLE=drop (default) or none */
 	char name[256];
 	char cmdline[4096];
 	pid_t pid;
@@ -170,7 +171,7 @@ static void context_up(uint32_t dev)
 	int resume = !first && g.contexts[dev] == 0;
 	g.added[dev] = 1;
 	g.contexts[dev]++;
-	cs_pm_source *src = first ? cs_cupti_source_new(dev, g.save_dir, g.save_passes) : NULL;
+	cs_pm_source *src = first ? cs_cupti_source_new(dev, g.drop_unavailable, g.save_dir, g.save_passes) : NULL;
 	if (src)
 		cs_engine_add_source(g.engine, src, 0);
 	else if (resume)
@@ -440,7 +441,7 @@ static void finish(void)
 	cs_link_stop(g.link);
 	cs_engine_stats st;
 	int rc = cs_engine_close(g.engine, "complete", &st);
-	if (rc != -ETIMEDOUT)
+	if (rc != -ETIMEDOUT && rc != -EBUSY)
 		cs_link_free(g.link); /* else the control thread may still reply */
 	g.link = NULL;
 	const char *why = atomic_load(&g.contexts_seen) == 0
@@ -700,6 +701,7 @@ static void init_once(void)
 	g.start_wait_ms = (unsigned)env_u64("CYCLESCOPE_START_WAIT_MS", START_WAIT_MS);
 	g.save_dir = getenv("CYCLESCOPE_SAVE_IMAGES");
 	g.save_passes = (unsigned)env_u64("CYCLESCOPE_SAVE_PASSES", 4);
+	g.drop_unavailable = strcmp(env_or("CYCLESCOPE_UNAVAILABLE", "drop"), "none") != 0;
 	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {
 		refuse("CYCLESCOPE_DEVICES='%s': expected 'all' or device ordinals like 0,1",
 		       getenv("CYCLESCOPE_DEVICES"));

@@ -133,7 +133,7 @@ EOF
 		row "collector / ncu: DRAM, instructions, CTAs" "$(val collector_vs_ncu_stream_dram "$s"), $(val collector_vs_ncu_fma3_inst "$s"), $(val collector_vs_ncu_fma3_ctas "$s")" "info"
 		"$CS" import ncu-csv "$O/ncu.csv" --db "$O/ncu.db" --name ncu-truth >"$O/ncu-import.txt" 2>&1
 		irc=$?
-		n=$("$CS" query --db "$O/ncu.db" "SELECT count(DISTINCT name) || ' names, ' || count(*) || ' kernel ranges' FROM ranges WHERE kind = 'kernel'" 2>/dev/null | tail -n 1)
+		n=$("$CS" query --db "$O/ncu.db" "SELECT count(DISTINCT name) || ' names, ' || count(*) || ' kernel ranges' FROM ranges WHERE kind = 'kernel'" 2>/dev/null | tail -n 1 | tr -d '\r"')
 		[ $irc -eq 0 ] && r=ok || r=FAIL
 		row "cyclescope import ncu-csv of ncu's CSV" "exit $irc, ${n:-none}" "$r"
 	fi
@@ -186,9 +186,23 @@ else
 		-- "$W/truth" stream 2000
 	row "clocks, truth stream alone (min/med/max)" "$(clock_row plain)" "info"
 	row "clocks, truth stream sampled at 100 us" "$(clock_row sampled)" "info"
-	cyc=$("$CS" query --db "$O/clocks-sampled.db" "SELECT round(sum(s.value) / (sum(t.value) / 1e3)) FROM series s JOIN series t ON t.run = s.run AND t.seq = s.seq AND t.device = s.device AND t.metric = 'gpu__time_duration.sum' WHERE s.run = 1 AND s.metric = 'gr__cycles_elapsed.max' AND t.value > 0" 2>/dev/null | tail -n 1)
+	cyc=$("$CS" query --db "$O/clocks-sampled.db" "SELECT round(sum(s.value) / (sum(t.value) / 1e3)) FROM series s JOIN series t ON t.run = s.run AND t.seq = s.seq AND t.device = s.device AND t.metric = 'gpu__time_duration.sum' WHERE s.run = 1 AND s.metric = 'gr__cycles_elapsed.max' AND t.value > 0" 2>/dev/null | tail -n 1 | tr -d '\r')
 	row "  GR clock seen by the samples" "${cyc:-none} MHz (gr__cycles_elapsed.max / gpu__time_duration.sum)" "info"
 fi
+pack
+
+# ----------------------------------------------------- the default set
+# @general (cyclescope run's default) holds device-level metrics (PCIe,
+# NVLink) that a GPU's counter-availability image may refuse: dropped
+# (the default) or the set configured against the empty image (none)
+for mode in drop none; do
+	CYCLESCOPE_UNAVAILABLE=$mode CYCLESCOPE_LOG=info bounded 30 "$CS" run --db "$O/general-$mode.db" \
+		--name "general-$mode" -- "$W/truth" stream 40 >"$O/general-$mode.out" 2>"$O/general-$mode.err"
+	rc=$?
+	n=$("$CS" query --db "$O/general-$mode.db" "SELECT samples FROM runs WHERE id = 1" 2>/dev/null | tail -n 1 | tr -d '\r')
+	e=$(grep -m 1 -E 'not available|refuses|ERROR|no samples' "$O/general-$mode.err" | sed 's/^.*device 0: //' | cut -c1-40)
+	row "@general, unavailable metrics: $mode" "exit $rc, ${n:-no} samples${e:+; $e}" "info"
+done
 pack
 
 # ---------------------------------------------------------------- torch
@@ -205,13 +219,21 @@ else
 	CYCLESCOPE_LOG=info bounded 90 "$CS" run --db "$O/torch-prof.db" --name torch-prof \
 		-- "$PY" "$G" profiler "$O/torch-trace.json" >"$O/torch-prof.out" 2>"$O/torch-prof.err"
 	echo $? >"$O/torch-prof.rc"
-	bounded 90 "$PY" "$G" profiler "$O/torch-trace-alone.json" >"$O/torch-profonly.out" 2>"$O/torch-profonly.err"
-	echo $? >"$O/torch-profonly.rc"
-	for n in plain alone prof profonly; do
+	if [ "${ORACLES_PROFILER_ALONE:-1}" = 1 ]; then
+		bounded 90 "$PY" "$G" profiler "$O/torch-trace-alone.json" >"$O/torch-profonly.out" 2>"$O/torch-profonly.err"
+		echo $? >"$O/torch-profonly.rc"
+	fi
+	# a small set with the tensor pipes: what a GEMM's samples show
+	CYCLESCOPE_LOG=info bounded 90 "$CS" run --db "$O/torch-small.db" --name torch-small \
+		--metrics sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+		-- "$PY" "$G" alone >"$O/torch-small.out" 2>"$O/torch-small.err"
+	echo $? >"$O/torch-small.rc"
+	for n in plain alone prof profonly small; do
+		[ -f "$O/torch-$n.rc" ] || continue
 		smp=
-		[ -f "$O/torch-$n.db" ] && smp=", $("$CS" query --db "$O/torch-$n.db" "SELECT samples || ' samples, ' || (SELECT count(*) FROM ranges WHERE run = 1 AND kind = 'kernel') || ' kernels' FROM runs WHERE id = 1" 2>/dev/null | tail -n 1)"
+		[ -f "$O/torch-$n.db" ] && smp=", $("$CS" query --db "$O/torch-$n.db" "SELECT samples || ' samples, ' || (SELECT count(*) FROM ranges WHERE run = 1 AND kind = 'kernel') || ' kernels' FROM runs WHERE id = 1" 2>/dev/null | tail -n 1 | tr -d '\r"')"
 		ev=$(val kernel_events "$O/torch-$n.out")
-		err=$(grep -m 1 -E 'ERROR|WARN|Error|error' "$O/torch-$n.err" 2>/dev/null | sed 's/^.*collector: //' | cut -c1-40)
+		err=$(grep -m 1 -E 'error|warning|CUPTI_ERROR' "$O/torch-$n.err" 2>/dev/null | sed 's/^.*collector: //; s/^.*failed with error //' | cut -c1-44)
 		row "torch $n" "exit $(cat "$O/torch-$n.rc"), $(val tflops "$O/torch-$n.out" | sed 's/$/ TFLOP\/s/')$smp${ev:+, trace kernels $ev}${err:+; $err}" "info"
 	done
 	gzip -9 -f "$O"/torch-trace*.json 2>/dev/null

@@ -193,7 +193,7 @@ in_sum() { # DB METRIC RANGE-WHERE
 CHECKS="workload runs without the collector|truth under the collector (100 us)|\
 run row: complete, samples, trigger|no drops, no overflows at 10 kHz|\
 timeline without gaps at 10 kHz|first kernel sampled from its start|\
-PCIe bytes, H2D copy / bytes copied|PCIe bytes, D2H copy / bytes copied|\
+PCIe bytes read, H2D copy / bytes copied|PCIe bytes written, D2H copy / bytes copied|\
 DRAM bytes, stream kernels / footprint|instructions, truth_fma x3 / SASS count|\
 CTAs launched, truth_fma x3|kernel ranges vs cudaEvent times|\
 a kernel range per launch, joined to its call|copy ranges with bytes|NVTX ranges|\
@@ -521,10 +521,18 @@ for dir in HtoD DtoH; do
 	wr=$(win_sum "$DB" pcie__write_bytes.sum "$w")
 	ird=$(in_sum "$DB" pcie__read_bytes.sum "$w")
 	iwr=$(in_sum "$DB" pcie__write_bytes.sum "$w")
-	r=$(ratio $((rd + wr)) "${want:-0}")
-	ri=$(ratio $((ird + iwr)) "${want:-0}")
-	name="PCIe bytes, H2D copy / bytes copied"
-	[ $dir = HtoD ] || name="PCIe bytes, D2H copy / bytes copied"
+	# the copy's own direction: the GPU reads host memory for H2D
+	# (pcie__read_bytes) and writes it for D2H; the other direction
+	# (requests, completions) is shown beside
+	if [ $dir = HtoD ]; then
+		r=$(ratio "$rd" "${want:-0}")
+		ri=$(ratio "$ird" "${want:-0}")
+		name="PCIe bytes read, H2D copy / bytes copied"
+	else
+		r=$(ratio "$wr" "${want:-0}")
+		ri=$(ratio "$iwr" "${want:-0}")
+		name="PCIe bytes written, D2H copy / bytes copied"
+	fi
 	within "$r" 0.97 1.08
 	scheck $? "$name" "$r (rd $(mib "$rd"), wr $(mib "$wr"); in-range $ri)"
 done
