@@ -171,6 +171,13 @@ $(BUILD)/tests/inject: tests/tools/inject.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -ldl -o $@
 
+# Evaluates a saved PM-sampling recording through CUPTI's host API alone
+# (tests/collector.sh); built where the collector is.
+$(BUILD)/tests/pm_eval: tests/tools/pm_eval.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(CUPTI_CFLAGS) $(LDFLAGS) $< -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR) \
+		-lcupti -o $@
+
 $(BUILD)/tests/produce: tests/tools/produce.c $(BUILD)/libcyclescope.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(BUILD)/libcyclescope.a $(LDLIBS) -o $@
@@ -193,7 +200,8 @@ $(BUILD)/tests/http_load: tests/bench/http_load.c
 
 # Every test binary, then the CLI end-to-end script. Prints one
 # "N passed, N failed" line at the end.
-TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject
+TOOLS     := $(BUILD)/tests/produce $(BUILD)/tests/replay_run $(BUILD)/tests/inject \
+	     $(if $(COLLECTOR),$(BUILD)/tests/pm_eval)
 
 test: all $(TESTS) $(TOOLS) $(TEST_NODE)
 	@CS_BUILD=$(BUILD) CS_SAN=$(SAN) sh tests/run-tests.sh $(TESTS)

@@ -73,6 +73,56 @@ grep -q '^lts__t_sectors_srcunit_tex.sum' configs/metric-sets/hopper-l2.txt && g
 
 "$CS" run --metrics lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcnode_gpc.sum -- true >"$T/out" 2>&1
 [ $? -eq 2 ] && grep -q 'srcnode_gpc' "$T/out" && ok "run refuses a two-pass set before starting the job" || no "run two-pass" "$T/out"
+
+# --- an H200 recording, evaluated again offline (tests/fixtures/gpu-h200) ---
+# The counter-data images the collector saved on the GPU, evaluated by
+# CUPTI's host API alone (tests/tools/pm_eval): the DRAM bytes of the
+# streaming kernels (ranges read with python's sqlite3) against the
+# workload's footprint, and every sample the collector stored (read back
+# with `export`) against CUPTI's own evaluation of the same sample.
+H=tests/fixtures/gpu-h200
+if [ -x "$B/tests/pm_eval" ]; then
+	mkdir -p "$T/img"
+	cp "$H"/img/index-dev0.txt "$H"/img/config-dev0.bin "$T/img/"
+	for f in "$H"/img/counterdata-*.bin.gz; do gzip -dc "$f" >"$T/img/$(basename "$f" .gz)"; done
+	"$B/tests/pm_eval" "$T/img" >"$T/eval.csv" 2>"$T/eval.err"
+	[ $? -eq 0 ] && [ "$(sed -n 1p "$T/eval.csv")" = "config same" ] &&
+		ok "the saved images evaluate offline; the config image built anew is the GPU's, byte for byte" ||
+		no "pm_eval on the H200 recording" "$T/eval.err"
+	"$CS" export img --db "$H/img.db" >"$T/stored.csv" 2>"$T/err"
+	python3 - "$T/eval.csv" "$H/img.db" "$H/img.out" "$T/stored.csv" >"$T/cmp" 2>&1 <<'PY'
+import csv, sqlite3, sys
+ev = list(csv.DictReader(open(sys.argv[1]).readlines()[1:]))
+db = sqlite3.connect(sys.argv[2])
+a, b = db.execute("SELECT min(t0) - 2000000, max(t1) + 2000000 FROM ranges WHERE run = 1 "
+                  "AND kind = 'kernel' AND name = 'truth_stream'").fetchone()
+facts = dict(l.strip().split("=", 1) for l in open(sys.argv[3]) if "=" in l and not l.startswith(("event", "phase")))
+foot = int(facts["stream_bytes_read"]) + int(facts["stream_bytes_written"])
+dram = sum(float(r["dram__bytes_read.sum"]) + float(r["dram__bytes_write.sum"])
+           for r in ev if int(r["t1"]) > a and int(r["t0"]) < b)
+stored = {(int(r["t0"]), int(r["t1"])): r for r in csv.DictReader(open(sys.argv[4]))}
+same = diff = 0
+for r in ev:
+    s = stored.get((int(r["t0"]), int(r["t1"])))
+    if s is None:
+        continue
+    for m in ("dram__bytes_read.sum", "dram__bytes_write.sum", "gr__cycles_elapsed.max"):
+        x, y = float(r[m]), float(s[m])
+        if abs(x - y) <= 1e-9 * max(abs(x), 1.0):
+            same += 1
+        else:
+            diff += 1
+            print("differs", r["t0"], m, x, y)
+print(f"ratio={dram / foot:.4f} evaluated={len(ev)} stored={len(stored)} same={same} diff={diff}")
+PY
+	r=$(sed -n 's/^ratio=\([0-9.]*\) .*/\1/p' "$T/cmp")
+	awk -v r="${r:-0}" 'BEGIN { exit !(r >= 0.98 && r <= 1.04) }' &&
+		ok "DRAM bytes of 16 streaming kernels, evaluated offline: $r of the 32 GiB they move" ||
+		no "offline DRAM bytes" "$T/cmp"
+	grep -q '^ratio=.* evaluated=53 stored=52 same=156 diff=0$' "$T/cmp" &&
+		ok "the 52 stored samples equal CUPTI's offline evaluation of the same images (the first after the start is skipped)" ||
+		no "stored samples vs offline evaluation" "$T/cmp"
+fi
 fi
 
 # --- hook resolution ---

@@ -162,4 +162,12 @@ if [ -x "$B/tests/replay_run" ] && command -v sqlite3 >/dev/null 2>&1; then
 else
 	echo "# $B/tests/replay_run or sqlite3 missing: run.sh's checks over faked data skipped"
 fi
+
+# --- run.sh's checks over what an H200 measured (tests/fixtures/gpu-h200) ---
+$E GPU_CHECK_REPLAY="$REPO/tests/fixtures/gpu-h200" sh "$T/b/run.sh" "$T/h200-out" >"$T/table" 2>&1
+rc=$?
+grep -v '^==' "$T/table" | grep -v ' ok$' | grep -v ' info$' | grep -v ' skipped (not recorded)$' >"$T/other"
+k=$(grep -c ' ok$' "$T/table")
+[ $rc -eq 0 ] && [ ! -s "$T/other" ] && [ "$k" -ge 21 ] &&
+	ok "run.sh passes every check on the H200 recording ($k ok)" || no "run.sh on the H200 recording (exit $rc)" "$T/table"
 exit $fails
