@@ -454,11 +454,16 @@ static void queue_window(cs_engine *e, const char *name, uint64_t t0, uint64_t t
 	}
 }
 
-/* The time the counter-data image covers at the device's interval. */
-static uint64_t image_span_ns(const cs_engine *e)
+/* The time between decodes that loses nothing: what the hardware buffer
+ * holds at the device's interval (its bytes over the estimated bytes a
+ * sample), or, without an estimate, what one counter-data image holds. */
+static uint64_t held_span_ns(const cs_engine *e, const dev *d)
 {
+	uint64_t iv = e->o.interval_ns ? e->o.interval_ns : 1;
+	if (d->setup.bytes_per_sample && e->o.buffer_bytes)
+		return (uint64_t)(e->o.buffer_bytes / d->setup.bytes_per_sample) * iv;
 	uint64_t slots = e->o.max_samples ? e->o.max_samples : 4096;
-	return slots * (e->o.interval_ns ? e->o.interval_ns : 1);
+	return slots * iv;
 }
 
 /* Decodes d while the source says records remain (its stop reason), at
@@ -470,18 +475,18 @@ static int decode_dev(cs_engine *e, dev *d, unsigned max_passes)
 {
 	char err[512];
 	uint64_t now = mono_ns();
-	if (d->last_decode && now - d->last_decode > image_span_ns(e)) {
-		/* The image holds max_samples: samples recorded since the last
-		 * pass beyond that may be lost (or zero-stamped). */
+	if (d->last_decode && now - d->last_decode > held_span_ns(e, d)) {
+		/* Samples recorded since the last pass beyond what the buffer
+		 * holds may be lost (or zero-stamped). */
 		pthread_mutex_lock(&e->mu);
 		uint64_t nth = ++e->st.overruns;
 		pthread_mutex_unlock(&e->mu);
 		if (nth == 1 || nth % 1000 == 0)
 			cs_log(CS_LOG_WARN, "collector: device %u: decode pass %.1f ms after the "
-			       "last, longer than the %.1f ms the counter data holds (%llu so "
+			       "last, longer than the %.1f ms the sampler's buffer holds (%llu so "
 			       "far); samples may be lost",
 			       d->device, (double)(now - d->last_decode) / 1e6,
-			       (double)image_span_ns(e) / 1e6, (unsigned long long)nth);
+			       (double)held_span_ns(e, d) / 1e6, (unsigned long long)nth);
 	}
 	d->last_decode = now;
 	for (unsigned pass = 0; pass < max_passes && !gone(e); pass++) {

@@ -823,7 +823,7 @@ static void test_decode_overrun_warned(void **state)
 	fclose(logf);
 	cs_engine_free(e);
 	assert_true(st.overruns >= 2);
-	assert_non_null(strstr(logbuf, "longer than the 2.6 ms the counter data holds"));
+	assert_non_null(strstr(logbuf, "longer than the 2.6 ms the sampler's buffer holds"));
 }
 
 int main(void)
