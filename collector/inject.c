@@ -65,10 +65,10 @@
 #define STOP_WAIT_MS 5000  /* and a context teardown for the drain */
 #define SEND_TIMEOUT_MS 10000
 #define DECODE_MS 10
-#define STALL_MS 10        /* control-thread delay one image covers; longer
-			      stalls are held by the hardware buffer and
-			      decoded in more passes (a large image cost its
-			      restore on every pass: 2.5 ms at 33 MB) */
+#define STALL_MS 100       /* control-thread stall one image covers (the
+			      hardware buffer holds longer ones); an image
+			      is restored only when full, so a bigger one
+			      cuts a sample in two less often */
 
 __attribute__((visibility("default"))) int InitializeInjection(void);
 

@@ -8,6 +8,7 @@
 # BUILD_DIR/gpu-bundle/
 #   run.sh, README.md, MANIFEST       the check, how to run it, what is in here
 #   oracles.sh, workloads/gemm.py     ncu, clocks and torch beside the collector
+#   workloads/btrace.so               a fatal signal's stack, for crashed runs
 #   bin/cyclescope                    rpath $ORIGIN/../lib
 #   lib/cyclescope/libcyclescope_collector.so     rpath $ORIGIN/.. (found by
 #                                     cyclescope in ../lib/cyclescope/)
@@ -160,6 +161,7 @@ done
 patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$TMP/bin/cyclescope"
 patchelf --force-rpath --set-rpath '$ORIGIN/..' "$TMP/lib/cyclescope/libcyclescope_collector.so"
 
+cc -O2 -shared -fPIC -o "$TMP/workloads/btrace.so" "$SRC/btrace.c" || die "cc failed on btrace.c"
 cp "$SRC/run.sh" "$TMP/run.sh"
 cp "$SRC/oracles.sh" "$TMP/oracles.sh"
 cp "$SRC/gemm.py" "$TMP/workloads/gemm.py"
