@@ -741,10 +741,14 @@ static int cs_decode(cs_pm_source *s, cs_pm_batch *out, char *err, size_t errlen
 			c->save_left--;
 	}
 	c->next_sample = done > c->next_sample ? done : c->next_sample;
-	/* A pristine image again only when it is full (a restore of a large
-	 * image costs milliseconds). */
-	if (dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL ||
-	    c->next_sample >= c->max_samples) {
+	/* A pristine image again when it is half used and no sample is in
+	 * progress (nothing is cut), or when it is full (a sample in
+	 * progress is cut and its tail counted lost). A restore of a large
+	 * image costs milliseconds. */
+	int full = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL ||
+		   c->next_sample >= c->max_samples;
+	int clean = c->next_sample >= c->max_samples / 2 && di.numPopulatedSamples <= done;
+	if (full || clean) {
 		c->straddled = di.numPopulatedSamples > done;
 		memcpy(c->image, c->pristine, c->image_size);
 		c->next_sample = 0;
