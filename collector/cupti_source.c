@@ -527,6 +527,25 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	c->sysclk = !strncmp(c->chip, "TU", 2) || !strcmp(c->chip, "GA100");
 	c->sysclk_hz = setup->clock_hz > 0 ? setup->clock_hz : FALLBACK_SYSCLK_HZ;
 	c->buffer_bytes = cfg->buffer_bytes;
+	/* The hardware buffer holds at least what one decode period and a
+	 * control-thread stall record (the engine's slots). On an H200 an
+	 * 8 MiB buffer at 1 us (5 ms of samples) overflowed between decodes
+	 * and CUPTI's decoder failed (CUPTI_ERROR_UNKNOWN) or raised SIGFPE
+	 * inside libnvperf_host, killing the application, in 4 of 4 runs;
+	 * 256 MiB at the same interval never did. */
+	if (setup->bytes_per_sample && cfg->max_samples &&
+	    setup->bytes_per_sample * cfg->max_samples > c->buffer_bytes) {
+		size_t need = (size_t)setup->bytes_per_sample * cfg->max_samples;
+		need = (need + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+		cs_log(CS_LOG_WARN, "collector: device %u: a %zu MiB hardware buffer holds %.1f ms "
+		       "at %llu ns; using %zu MiB, what %u samples take (a buffer that overflows "
+		       "between decodes can crash CUPTI's decoder)", s->device,
+		       c->buffer_bytes >> 20,
+		       (double)(c->buffer_bytes / setup->bytes_per_sample) * cfg->interval_ns / 1e6,
+		       (unsigned long long)cfg->interval_ns, need >> 20, cfg->max_samples);
+		c->buffer_bytes = need;
+	}
+	setup->buffer_bytes = c->buffer_bytes;
 	CUpti_PmSampling_SetConfig_Params sc;
 	set_config_params(c, cfg->interval_ns, &sc);
 	if (c->sysclk)

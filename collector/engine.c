@@ -460,8 +460,9 @@ static void queue_window(cs_engine *e, const char *name, uint64_t t0, uint64_t t
 static uint64_t held_span_ns(const cs_engine *e, const dev *d)
 {
 	uint64_t iv = e->o.interval_ns ? e->o.interval_ns : 1;
-	if (d->setup.bytes_per_sample && e->o.buffer_bytes)
-		return (uint64_t)(e->o.buffer_bytes / d->setup.bytes_per_sample) * iv;
+	size_t buf = d->setup.buffer_bytes ? d->setup.buffer_bytes : e->o.buffer_bytes;
+	if (d->setup.bytes_per_sample && buf)
+		return (uint64_t)(buf / d->setup.bytes_per_sample) * iv;
 	uint64_t slots = e->o.max_samples ? e->o.max_samples : 4096;
 	return slots * iv;
 }
@@ -1209,6 +1210,10 @@ static char *build_meta(cs_engine *e)
 			}
 			if (d->setup.sysclk_hz > 0) {
 				snprintf(num, sizeof num, ",\"sysclk_hz\":%.0f", d->setup.sysclk_hz);
+				cs_json_raw(&b, num);
+			}
+			if (d->setup.buffer_bytes) {
+				snprintf(num, sizeof num, ",\"buffer_bytes\":%zu", d->setup.buffer_bytes);
 				cs_json_raw(&b, num);
 			}
 		}

@@ -62,6 +62,9 @@ typedef struct cs_pm_setup {
 				     NULL = not applicable */
 	double sysclk_hz;         /* the SYS clock the interval was converted
 				     with (sysclk trigger), 0 = n/a */
+	size_t buffer_bytes;      /* the hardware buffer used (the config's,
+				     or more when that held too little);
+				     0 = the config's */
 } cs_pm_setup;
 
 typedef struct cs_pm_source cs_pm_source;
