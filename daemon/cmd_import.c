@@ -1,6 +1,7 @@
 /*
  * cmd_import.c - `cyclescope import FORMAT FILE`: turns a file into a run.
- * The formats themselves live in sim-bridge/.
+ * The formats, their detection and gzip policies live in sim-bridge/
+ * (importers.h); this file parses the options and reports.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,22 +12,15 @@
 
 #include "simrun.h"
 
-#include "cmds.h"
-#include "log.h"
-#include "accelsim_tables.h"
-#include "ncu_csv.h"
-#include "nsys_sqlite.h"
-#include "ranges_csv.h"
 #include "buf.h"
-#include "accelsim_log.h"
-#include "aerialvision.h"
-#include "metric_map.h"
-#include "simcsv.h"
-#include "textin.h"
-#include "import_csv.h"
-#include "json.h"
-#include "producer.h"
+#include "cmds.h"
 #include "collector_lib.h"
+#include "importers.h"
+#include "json.h"
+#include "log.h"
+#include "metric_map.h"
+#include "producer.h"
+#include "ranges_csv.h"
 
 static int run_import(int argc, char **argv);
 
@@ -83,99 +77,6 @@ const cs_cmd cs_cmd_import = {
 	"A file with an error is not imported at all: the message names the file,\n"
 	"line and column.\n",
 };
-
-typedef int (*import_fn)(cs_producer *p, const char *buf, size_t len,
-			 const cs_import_opts *opts, char *err, size_t errlen);
-
-/* csv is the wide form unless its header names the long one. */
-static int import_csv_any(cs_producer *p, const char *buf, size_t len,
-			  const cs_import_opts *opts, char *err, size_t errlen)
-{
-	char head[4096];
-	cs_textin_peek(buf, len, head, sizeof head);
-	const char *f = cs_simcsv_sniff(head);
-	if (f && !strcmp(f, "csv-long"))
-		return cs_import_csv_long(p, buf, len, opts, err, errlen);
-	if (cs_textin_is_gzip(buf, len)) {
-		snprintf(err, errlen, "%s: a gzip file; the wide csv form is read uncompressed "
-			 "(zcat it first)", opts->label);
-		return -EINVAL;
-	}
-	return cs_import_csv(p, buf, len, opts, err, errlen);
-}
-
-/* The tabular formats read the bytes as CSV: a gzip file is refused. */
-static int plain_csv(const char *buf, size_t len, const cs_import_opts *o, char *err,
-		     size_t errlen)
-{
-	if (!cs_textin_is_gzip(buf, len))
-		return 0;
-	snprintf(err, errlen, "%s: a gzip file; this format is read uncompressed (zcat it first)",
-		 o->label);
-	return -EINVAL;
-}
-
-static int import_ncu(cs_producer *p, const char *buf, size_t len, const cs_import_opts *opts,
-		      char *err, size_t errlen)
-{
-	int rc = plain_csv(buf, len, opts, err, errlen);
-	return rc ? rc : cs_import_ncu_csv(p, buf, len, opts, err, errlen);
-}
-
-static int import_stats(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
-			char *err, size_t errlen)
-{
-	int rc = plain_csv(buf, len, o, err, errlen);
-	return rc ? rc : cs_import_accelsim_stats(p, buf, len, o, err, errlen);
-}
-
-static int import_awhw(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
-		       char *err, size_t errlen)
-{
-	int rc = plain_csv(buf, len, o, err, errlen);
-	return rc ? rc : cs_import_accelwattch_hw(p, buf, len, o, err, errlen);
-}
-
-static const struct {
-	const char *name;
-	import_fn fn;
-} formats[] = {
-	{"csv", import_csv_any},
-	{"aerialvision", cs_import_aerialvision},
-	{"accelsim-log", cs_import_accelsim_log},
-	{"accelsim-perf", cs_import_accelsim_perf},
-	{"accelwattch", cs_import_accelwattch},
-	{"pm-cupti-csv", cs_import_pm_cupti_csv},
-	{"kernbench", cs_import_kernbench},
-	{"ncu-csv", import_ncu},
-	{"accelsim-stats", import_stats},
-	{"accelwattch-hw", import_awhw},
-	{"nsys-sqlite", NULL}, /* read from the file by SQLite: see run_import */
-};
-
-/* The format the content looks like, or NULL. */
-static const char *detect(const char *buf, size_t len)
-{
-	static char head[65536];
-	cs_textin_peek(buf, len, head, sizeof head);
-	if (cs_ncu_csv_sniff(head))
-		return "ncu-csv";
-	const char *t = cs_accelsim_tables_sniff(head);
-	if (t)
-		return t;
-	const char *f = cs_simcsv_sniff(head);
-	if (f)
-		return !strcmp(f, "csv-long") ? "csv" : f;
-	if (cs_av_sniff(head))
-		return "aerialvision";
-	if (cs_accelsim_log_sniff(head))
-		return "accelsim-log";
-	/* a simulator's stdout starts with its option dump: only without the
-	 * simulator's own lines is it a config file */
-	if (cs_gpgpusim_config_sniff(head))
-		return "gpgpusim-config";
-	return NULL;
-}
 
 /* A progress bar on a terminal: bytes, percent, rate. */
 typedef struct progress {
@@ -234,16 +135,10 @@ static int run_import(int argc, char **argv)
 	if (npos < 1)
 		return cs_cli_usage_error(cmd, "expected [FORMAT] FILE");
 	const char *format = npos == 2 ? pos[0] : NULL, *file = pos[npos - 1];
-	import_fn fn = NULL;
-	char known[256] = "";
-	for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
-		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
-			 formats[i].name);
-		if (format && !strcmp(formats[i].name, format))
-			fn = formats[i].fn;
-	}
-	int nsys = format && !strcmp(format, "nsys-sqlite");
-	if (format && !fn && !nsys)
+	char known[512];
+	cs_importer_names(known, sizeof known);
+	const cs_importer *im = cs_importer_find(format);
+	if (format && !im)
 		return cs_cli_usage_error(cmd, "unknown format '%s' (known: %s)", format, known);
 	uint64_t sample_cycles = 0;
 	if (cycles && (cs_cli_u64(cmd, "sample-cycles", cycles, &sample_cycles) < 0 || !sample_cycles))
@@ -298,15 +193,14 @@ static int run_import(int argc, char **argv)
 	/* A SQLite file given as text (a cyclescope database, an nsys export)
 	 * would fail deep in a parser with a line that means nothing. */
 	int is_sqlite = in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16);
-	if (is_sqlite && !format && strcmp(file, "-") && cs_nsys_sqlite_sniff(file) == 1) {
-		nsys = 1;
-		fprintf(stderr, "cyclescope import: %s looks like nsys-sqlite\n", file);
-	}
-	if ((is_sqlite && !nsys) || (nsys && !strcmp(file, "-"))) {
+	if (is_sqlite && !im && strcmp(file, "-") && (im = cs_importer_detect_file(file)))
+		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
+	int by_path = im && !im->read;
+	if ((is_sqlite && !by_path) || (by_path && !strcmp(file, "-"))) {
 		cs_cli_free_file(&in);
 		cs_mmap_free(map);
 		cs_ranges_csv_free(ranges, nranges);
-		if (nsys)
+		if (by_path)
 			return cs_cli_fail(cmd, "an nsys export is read from a file, not standard input");
 		return cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
 				   "database is read with --db %s; an Nsight Systems export "
@@ -315,12 +209,10 @@ static int run_import(int argc, char **argv)
 				   format ? "a file of format " : "one of the import formats",
 				   format ? format : "", file);
 	}
-	if (!fn && !nsys) {
-		const char *d = detect(in.data ? in.data : "", in.len);
-		for (size_t i = 0; d && i < sizeof formats / sizeof *formats; i++)
-			if (!strcmp(formats[i].name, d))
-				fn = formats[i].fn;
-		if (d && !strcmp(d, "gpgpusim-config")) {
+	if (!im) {
+		int config;
+		im = cs_importer_detect(in.data ? in.data : "", in.len, &config);
+		if (config) {
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);
 			cs_ranges_csv_free(ranges, nranges);
@@ -328,14 +220,14 @@ static int run_import(int argc, char **argv)
 					   "-gpgpu_...), not statistics: import what the simulator printed "
 					   "(stdout, the visualizer log) instead", file);
 		}
-		if (!fn) {
+		if (!im) {
 			cs_cli_free_file(&in);
 			cs_mmap_free(map);
 			cs_ranges_csv_free(ranges, nranges);
 			return cs_cli_fail(cmd, "%s: cannot tell the format from the content; name it "
 					   "(known: %s)", file, known);
 		}
-		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, d);
+		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
 	}
 	/* A daemon that is running owns the database: send it the run. With
 	 * --db, or when no daemon listens, write the file directly. */
@@ -389,8 +281,7 @@ static int run_import(int argc, char **argv)
 	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
 		cs_log_set_level(CS_LOG_INFO);
 	cs_producer_extra_ranges(p, ranges, nranges);
-	rc = nsys ? cs_import_nsys_sqlite(p, file, &io, err, sizeof err)
-		  : fn(p, in.data, in.len, &io, err, sizeof err);
+	rc = cs_importer_run(im, p, in.data, in.len, file, &io, err, sizeof err);
 	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
 	if (rc) {

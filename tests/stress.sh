@@ -1,5 +1,5 @@
 #!/bin/sh
-# The standing reliability test (issue 19): a daemon under N producers of
+# The standing reliability test: a daemon under N producers of
 # deterministic runs, SIGKILLed K times and restarted, with 70 slow
 # clients and query bombs at the same time; every run checked against what
 # was sent (tests/tools/stress.py), then the disk-full phase of
