@@ -218,22 +218,27 @@ static void explain_set(const char *chip, const cs_pm_config *cfg, char *err, si
 		snprintf(err, errlen, "metric set invalid: %s", chk.reason);
 }
 
+/* Whether names[0..n) make one pass against avail (NULL = none). */
+static int set_fits(const char *chip, const uint8_t *avail, const char *const *names, size_t n)
+{
+	void *host = NULL;
+	uint8_t *img = NULL;
+	size_t size = 0, passes = 0;
+	char err[256];
+	int rc = cs_catalog_config(chip, avail, names, n, &host, &img, &size, &passes, err,
+				   sizeof err);
+	free(img);
+	cs_catalog_host_free(host);
+	return rc == 0 && passes == 1;
+}
+
 /* The first metric of cfg that makes the set fail or need more than one
  * pass against avail (NULL = none), or -1. */
 static long first_breaking(const char *chip, const uint8_t *avail, const cs_pm_config *cfg)
 {
-	for (size_t k = 1; k <= cfg->nmetrics; k++) {
-		void *host = NULL;
-		uint8_t *img = NULL;
-		size_t size = 0, passes = 0;
-		char err[256];
-		int rc = cs_catalog_config(chip, avail, cfg->metrics, k, &host, &img, &size, &passes,
-					   err, sizeof err);
-		free(img);
-		cs_catalog_host_free(host);
-		if (rc < 0 || passes != 1)
+	for (size_t k = 1; k <= cfg->nmetrics; k++)
+		if (!set_fits(chip, avail, cfg->metrics, k))
 			return (long)k - 1;
-	}
 	return -1;
 }
 
@@ -252,21 +257,6 @@ static int build_config(cupti_src *c, const uint8_t *avail, const cs_pm_config *
 				 &c->config_size, passes, err, errlen);
 }
 
-/* Whether the one metric name fits one pass against avail. */
-static int metric_available(const char *chip, const uint8_t *avail, const char *name)
-{
-	void *host = NULL;
-	uint8_t *img = NULL;
-	size_t size = 0, passes = 0;
-	char err[256];
-	const char *one[1] = {name};
-	int rc = cs_catalog_config(chip, avail, one, 1, &host, &img, &size, &passes, err,
-				   sizeof err);
-	free(img);
-	cs_catalog_host_free(host);
-	return rc == 0 && passes == 1;
-}
-
 /* The set less the metrics the device's availability image refuses one
  * by one: c->metrics/col keep the others. 0 when something was dropped
  * and the rest fits one pass against the device's image. */
@@ -276,7 +266,7 @@ static int drop_unavailable(cupti_src *c, uint32_t device, const cs_pm_config *c
 	char dropped[512] = "";
 	size_t off = 0, kept = 0;
 	for (size_t i = 0; i < cfg->nmetrics; i++) {
-		if (metric_available(c->chip, c->avail, cfg->metrics[i])) {
+		if (set_fits(c->chip, c->avail, &cfg->metrics[i], 1)) {
 			c->metrics[kept] = c->metrics[i];
 			c->col[kept++] = i;
 			continue;
