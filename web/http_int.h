@@ -1,0 +1,150 @@
+/*
+ * http_int.h - what the HTTP server's files share (web/http*.c): the
+ * server's state, per-request state, streamed responses, the reply and
+ * argument helpers, and each endpoint family's handler. Not for use
+ * outside web/http*.c; the API is http.h.
+ */
+#ifndef CS_HTTP_INT_H
+#define CS_HTTP_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "buf.h"
+#include "follow.h"
+#include "http.h"
+#include "series_csv.h"
+#include "sqlout.h"
+#include "store.h"
+
+/* libmicrohttpd's connection limit, as a multiple of the guard's. */
+#define MHD_HEADROOM 2u
+#define MAX_BODY (1u << 20)
+#define STREAM_BLOCK (64u << 10)
+#define READER_NICE 10
+
+/* One open connection, for the guard against slow clients: how long it
+ * has been waiting for a request's headers, and from where. */
+typedef struct conn_info {
+	struct conn_info *next, *prev;
+	int fd;
+	uint64_t since_ms;   /* accepted, or the last request ended */
+	int waiting;         /* 1 while the next request's headers are awaited */
+	struct sockaddr_storage addr;
+} conn_info;
+
+struct cs_http {
+	struct MHD_Daemon *mhd;
+	char db[512];
+	char token[256];
+	cs_http_opts o;
+	unsigned port;
+	sem_t busy; /* data work at once: more requests wait their turn */
+	atomic_uint_fast64_t requests, errors, bytes, streams_open, slow_closed;
+	/* the slow-client guard (guard_*) */
+	pthread_mutex_t gmu;
+	pthread_cond_t gcv;
+	conn_info *conns;
+	unsigned nconns;
+	int gstop;
+	pthread_t guard;
+};
+
+/* Per-request state (POST bodies). */
+typedef struct req {
+	cs_buf body;
+	int too_big;
+	char *owned[4]; /* decoded form fields (cs_http_post_arg) */
+	unsigned nowned;
+} req;
+
+#define MAX_NAME_GLOB 4096
+#define CORR_MAX_BINS 10000000u      /* per side: 80 MB of doubles */
+#define CORR_MAX_WORK 200000000u     /* lag steps x bins */
+
+/* A streamed response: a producer that appends pieces to pending. */
+typedef struct sandbox sandbox;
+
+typedef struct stream {
+	cs_http *h;
+	cs_store *s;
+	cs_series_csv *series; /* series.csv */
+	cs_follow *follow;     /* follow: events as the run is committed */
+	int followed;          /* counted by opts.follow */
+	unsigned poll_ms, heartbeat_ms;
+	sqlite3_stmt *st;      /* ranges.csv, or the query's statement */
+	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
+	sandbox *sb;           /* its limits (progress handler, authorizer) */
+	char why[300];         /* what failed, for the error line */
+	int header_done;
+	cs_buf pending;
+	size_t sent;
+	int done;
+	int failed; /* the error line is in pending: end with an error after it */
+} stream;
+
+
+/* cs_http_error() for handlers that own s: closes it first. */
+#define owned_error(c, h, s, ...) (cs_store_close(s), cs_http_error(c, h, __VA_ARGS__))
+
+enum MHD_Result cs_http_error(struct MHD_Connection *c, cs_http *h, unsigned status,
+			      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* http_reply.c */
+cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen);
+enum MHD_Result cs_http_reply(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *type, cs_buf *body);
+enum MHD_Result cs_http_json_text(struct MHD_Connection *c, cs_http *h, const char *text);
+const char *cs_http_arg(struct MHD_Connection *c, const char *name);
+int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int *have);
+enum MHD_Result cs_http_json_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *sql, int nbind, const char *const *binds,
+				  int not_found_if_null);
+void cs_http_stream_free(stream *s);
+enum MHD_Result cs_http_stream_as(struct MHD_Connection *c, cs_http *h, stream *s,
+				       const char *filename, const char *ctype);
+enum MHD_Result cs_http_stream(struct MHD_Connection *c, cs_http *h, stream *s,
+				    const char *filename);
+
+/* http_runs.c */
+enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s);
+enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
+			       int metrics_only);
+enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run);
+
+/* http_series.c */
+enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run);
+enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run);
+enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run);
+enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run);
+enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *run);
+
+/* http_query.c */
+int cs_http_client_gone(void *ctx);
+uint64_t cs_http_mono_ms(void);
+const char *cs_http_form_field(char *body, const char *name);
+int cs_http_query_fill(stream *s);
+enum MHD_Result cs_http_do_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				const char *sql, const char *format);
+
+/* http_corr.c */
+enum MHD_Result cs_http_do_correlate(struct MHD_Connection *c, cs_http *h, int report);
+
+/* http_collectors.c */
+const char *cs_http_post_arg(struct MHD_Connection *c, req *rq, const char *name);
+enum MHD_Result cs_http_do_collectors(struct MHD_Connection *c, cs_http *h, const char *path,
+				     const char *method, req *rq);
+
+/* http_guard.c */
+void cs_http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+			 enum MHD_ConnectionNotificationCode code);
+void cs_http_guard_waiting(cs_http *h, struct MHD_Connection *c, int waiting);
+void *cs_http_guard_main(void *arg);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * http_reply.c - what every handler answers with: JSON and error replies,
+ * request arguments, one-cell JSON queries, and streamed responses (a
+ * producer refilled a piece at a time, in bounded memory).
+ */
+#define _GNU_SOURCE
+#include "http_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csv.h"
+#include "corr_out.h"
+#include "wire.h"
+#include "report.h"
+#include "json.h"
+#include "log.h"
+#include "corr_job.h"
+#include "phases.h"
+#include "series_csv.h"
+#include "trace.h"
+#include "sqlout.h"
+#include "prom.h"
+#include "reader.h"
+#include "follow.h"
+#include "plot.h"
+#include "runs_json.h"
+#include "store.h"
+#include "ui.h"
+
+/* ---- responses ---- */
+
+enum MHD_Result cs_http_reply(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *type, cs_buf *body)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(body->len, body->data,
+								 MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	atomic_fetch_add(&h->bytes, body->len);
+	if (status >= 400)
+		atomic_fetch_add(&h->errors, 1);
+	return ret;
+}
+
+enum MHD_Result cs_http_error(struct MHD_Connection *c, cs_http *h, unsigned status,
+			     const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	cs_buf b = CS_BUF_INIT;
+	cs_json_raw(&b, "{\"error\":");
+	cs_json_str(&b, msg);
+	cs_json_raw(&b, "}\n");
+	enum MHD_Result r = cs_http_reply(c, h, status, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+enum MHD_Result cs_http_json_text(struct MHD_Connection *c, cs_http *h, const char *text)
+{
+	cs_buf b = CS_BUF_INIT;
+	cs_json_sql(&b, text);
+	cs_json_raw(&b, "\n");
+	enum MHD_Result r = cs_http_reply(c, h, 200, "application/json", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+const char *cs_http_arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* Parses an optional non-negative integer argument; 0 ok, -1 bad. */
+int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int *have)
+{
+	const char *s = cs_http_arg(c, name);
+	*have = s && *s;
+	if (!*have)
+		return 0;
+	char *end;
+	errno = 0;
+	if (*s == '-' || *s == '+')
+		return -1;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen)
+{
+	return cs_store_open(h->db, CS_OPEN_READONLY, err, errlen);
+}
+
+/* Runs a query returning one JSON text cell. */
+enum MHD_Result cs_http_json_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const char *sql, int nbind, const char *const *binds,
+				  int not_found_if_null)
+{
+	sqlite3_stmt *st = NULL;
+	sqlite3 *db = cs_store_db(s);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return cs_http_error(c, h, 500, "%s", sqlite3_errmsg(db));
+	for (int i = 0; i < nbind; i++)
+		if (binds[i])
+			sqlite3_bind_text(st, i + 1, binds[i], -1, SQLITE_TRANSIENT);
+	enum MHD_Result r;
+	if (sqlite3_step(st) != SQLITE_ROW)
+		r = cs_http_error(c, h, 500, "%s", sqlite3_errmsg(db));
+	else if (sqlite3_column_type(st, 0) == SQLITE_NULL && not_found_if_null)
+		r = cs_http_error(c, h, 404, "no such run");
+	else
+		r = cs_http_json_text(c, h, (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Refills s->pending; returns 0 or a negative errno. */
+static int stream_fill(stream *s)
+{
+	if (s->q)
+		return cs_http_query_fill(s);
+	if (s->series) {
+		int rc = cs_series_csv_next(s->series, &s->pending);
+		if (rc == 0)
+			s->done = 1;
+		return rc < 0 ? rc : 0;
+	}
+	cs_csv w;
+	cs_csv_init(&w, cs_csv_buf_sink, &s->pending);
+	int ncol = sqlite3_column_count(s->st);
+	if (!s->header_done) {
+		for (int i = 0; i < ncol; i++)
+			cs_csv_str(&w, sqlite3_column_name(s->st, i));
+		cs_csv_end_row(&w);
+		s->header_done = 1;
+	}
+	int rc = SQLITE_ROW;
+	for (int rows = 0; rows < 4096 && (rc = sqlite3_step(s->st)) == SQLITE_ROW; rows++) {
+		for (int i = 0; i < ncol; i++) {
+			if (sqlite3_column_type(s->st, i) == SQLITE_NULL)
+				cs_csv_empty(&w);
+			else if (sqlite3_column_type(s->st, i) == SQLITE_INTEGER)
+				cs_csv_i64(&w, sqlite3_column_int64(s->st, i));
+			else
+				cs_csv_str(&w, (const char *)sqlite3_column_text(s->st, i));
+		}
+		cs_csv_end_row(&w);
+	}
+	if (rc == SQLITE_DONE)
+		s->done = 1;
+	int out = cs_csv_finish(&w);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? out : -EIO;
+}
+
+/* follow: one look at the store at a time (it takes a busy slot only for
+ * the look), waiting between looks without one; a heartbeat comment when
+ * nothing came for heartbeat_ms, so that proxies and clients see the
+ * stream alive and a gone client is noticed. */
+static void follow_fill(stream *s)
+{
+	unsigned waited = 0;
+	for (;;) {
+		char err[600] = "";
+		sem_wait(&s->h->busy);
+		int rc = cs_follow_next(s->follow, &s->pending, err, sizeof err);
+		sem_post(&s->h->busy);
+		if (rc < 0) {
+			cs_buf_printf(&s->pending, "event: error\ndata: %s\n\n", err);
+			s->done = 1;
+			return;
+		}
+		if (rc == 0)
+			s->done = 1;
+		if (rc != 2)
+			return;
+		if (waited >= s->heartbeat_ms) {
+			cs_buf_printf(&s->pending, ": heartbeat\n\n");
+			return;
+		}
+		struct timespec ts = {0, (long)s->poll_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		waited += s->poll_ms;
+	}
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	stream *s = cls;
+	(void)pos;
+	while (s->follow && s->sent == s->pending.len) {
+		s->pending.len = 0;
+		s->sent = 0;
+		if (s->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		follow_fill(s);
+	}
+	while (s->sent == s->pending.len) {
+		s->pending.len = 0;
+		s->sent = 0;
+		if (s->done)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (s->failed)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		sem_wait(&s->h->busy);
+		size_t before = s->pending.len;
+		int rc = stream_fill(s);
+		if (rc) {
+			/* The 200 is out: what went wrong goes in a last line
+			 * (docs/http-api.md), then the transfer ends unfinished so
+			 * that clients see an error too (curl: exit 18). */
+			const char *why = s->why[0] ? s->why
+					  : s->series ? cs_store_errmsg(s->s)
+						      : sqlite3_errmsg(cs_store_db(s->s));
+			char line[600];
+			int n = snprintf(line, sizeof line, "%s# error: %s\r\n",
+					 s->q && s->pending.len && s->pending.data[s->pending.len - 1] != '\n'
+						 ? "\r\n" : "",
+					 why && *why ? why : strerror(-rc));
+			if (!s->q) /* a query's pieces are whole rows: keep them */
+				s->pending.len = before;
+			cs_buf_append(&s->pending, line, n > 0 && (size_t)n < sizeof line
+								? (size_t)n : sizeof line - 1);
+			s->failed = 1;
+		}
+		sem_post(&s->h->busy);
+	}
+	size_t n = s->pending.len - s->sent;
+	if (n > max)
+		n = max;
+	memcpy(buf, s->pending.data + s->sent, n);
+	s->sent += n;
+	atomic_fetch_add(&s->h->bytes, n);
+	return (ssize_t)n;
+}
+
+void cs_http_stream_free(stream *s)
+{
+	if (s->followed && s->h->o.follow)
+		s->h->o.follow(s->h->o.metrics_ctx, -1);
+	cs_series_csv_close(s->series);
+	cs_follow_close(s->follow);
+	cs_sqlout_close(s->q);
+	sqlite3_finalize(s->st);
+	cs_store_close(s->s);
+	free(s->sb); /* after the connection that used it as a callback's context */
+	cs_buf_free(&s->pending);
+	free(s);
+}
+
+/* libmicrohttpd is done with a streamed response. */
+static void stream_done(void *cls)
+{
+	stream *s = cls;
+	atomic_fetch_sub(&s->h->streams_open, 1);
+	cs_http_stream_free(s);
+}
+
+/* Hands s (and its store) to MHD as a streamed response: text/csv unless
+ * ctype says otherwise. */
+enum MHD_Result cs_http_stream_as(struct MHD_Connection *c, cs_http *h, stream *s,
+				       const char *filename, const char *ctype)
+{
+	s->h = h;
+	atomic_fetch_add(&h->streams_open, 1);
+	struct MHD_Response *r =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_read, s,
+						  stream_done);
+	if (!r) {
+		stream_done(s);
+		return MHD_NO;
+	}
+	char disp[256];
+	snprintf(disp, sizeof disp, "inline; filename=\"%s\"", filename);
+	MHD_add_response_header(r, "Content-Type",
+				ctype ? ctype : "text/csv; charset=utf-8; header=present");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+enum MHD_Result cs_http_stream(struct MHD_Connection *c, cs_http *h, stream *s,
+				    const char *filename)
+{
+	return cs_http_stream_as(c, h, s, filename, NULL);
+}

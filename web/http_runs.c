@@ -1,0 +1,176 @@
+/*
+ * http_runs.c - GET /api/v1/runs, /runs/{run}, /runs/{run}/metrics and
+ * /runs/{run}/ranges.csv.
+ */
+#define _GNU_SOURCE
+#include "http_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csv.h"
+#include "corr_out.h"
+#include "wire.h"
+#include "report.h"
+#include "json.h"
+#include "log.h"
+#include "corr_job.h"
+#include "phases.h"
+#include "series_csv.h"
+#include "trace.h"
+#include "sqlout.h"
+#include "prom.h"
+#include "reader.h"
+#include "follow.h"
+#include "plot.h"
+#include "runs_json.h"
+#include "store.h"
+#include "ui.h"
+
+/* ---- handlers ---- */
+
+enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
+{
+	const char *kind = cs_http_arg(c, "kind"), *name = cs_http_arg(c, "name");
+	uint64_t since = 0;
+	int have_since;
+	if (cs_http_arg_u64(c, "since", &since, &have_since))
+		return cs_http_error(c, h, 400, "since: expected a non-negative integer (ns since the epoch)");
+	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
+		return cs_http_error(c, h, 400, "kind: expected hw or sim");
+	/* SQLite refuses GLOB patterns over 50000 bytes as an error (a 500);
+	 * no run name is anywhere near that long. */
+	if (name && strlen(name) > MAX_NAME_GLOB)
+		return cs_http_error(c, h, 400, "name: a name or glob of at most %d bytes", MAX_NAME_GLOB);
+	char since_s[32];
+	snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
+	const char *binds[3] = {kind, name, have_since ? since_s : NULL};
+	return cs_http_json_query(c, h, s,
+			  "SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
+			  " FROM (SELECT * FROM runs WHERE (?1 IS NULL OR kind = ?1)"
+			  " AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"
+			  " AND (?3 IS NULL OR start_ns >= CAST(?3 AS INTEGER)) ORDER BY id) r",
+			  3, binds, 0);
+}
+
+static const char metrics_sql[] =
+	"SELECT json_group_array(json_object('id', id, 'name', name, 'unit', unit,"
+	" 'kind', kind, 'cumulative', json(CASE cumulative WHEN 1 THEN 'true' ELSE 'false' END)))"
+	" FROM (SELECT * FROM metrics WHERE run = ?1 ORDER BY id)";
+
+enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
+			       int metrics_only)
+{
+	char id[32];
+	snprintf(id, sizeof id, "%lld", (long long)run);
+	const char *binds[1] = {id};
+	if (metrics_only)
+		return cs_http_json_query(c, h, s, metrics_sql, 1, binds, 0);
+	/* the metrics its page opens on (plot.h), a JSON array */
+	char defaults[1024];
+	cs_buf dj = CS_BUF_INIT;
+	cs_plot_defaults(s, run, defaults, sizeof defaults);
+	cs_json_raw(&dj, "[");
+	char *save = NULL;
+	int first = 1;
+	for (char *tok = strtok_r(defaults, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		cs_json_raw(&dj, first ? "" : ",");
+		cs_json_str(&dj, tok);
+		first = 0;
+	}
+	cs_json_raw(&dj, "]");
+	cs_buf_put_u8(&dj, 0);
+	char *dtext = (char *)dj.data;
+	const char *binds2[2] = {id, dtext ? dtext : "[]"};
+	enum MHD_Result res = cs_http_json_query(
+		c, h, s,
+		"SELECT json_object(" CS_RUN_JSON_FIELDS ","
+		" 'default_metrics', json(?2),"
+		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
+		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
+		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
+		" 'metric_list', (SELECT json_group_array(json_object('id', id, 'name', name,"
+		"   'unit', unit, 'kind', kind)) FROM (SELECT * FROM metrics WHERE run = r.id"
+		"   ORDER BY id)),"
+		" 'range_summary', (SELECT json_group_array(json_object('kind', kind, 'count', n,"
+		"   't0', t0, 't1', t1, 'names', names)) FROM (SELECT kind, count(*) AS n,"
+		"   min(t0) AS t0, max(t1) AS t1, count(DISTINCT name) AS names FROM ranges"
+		"   WHERE run = r.id GROUP BY kind)))"
+		" FROM runs r WHERE r.id = CAST(?1 AS INTEGER)",
+		2, binds2, 1);
+	cs_buf_free(&dj);
+	return res;
+}
+/* ranges.csv: from/to keep the ranges that overlap [from, to) (instants
+ * inside it included); kind a
+ * comma-separated list of kinds; limit caps the rows (the longest first
+ * when capped, so a zoomed-out view keeps what is visible). */
+/* SQL demangle(name): a kernel name demangled (as it is when it is not
+ * mangled), for ranges.csv's last column. */
+static void sql_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const char *name = (const char *)sqlite3_value_text(argv[0]);
+	if (!name) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	char out[1024];
+	sqlite3_result_text(ctx, cs_cjob_demangle(name, out, sizeof out), -1, SQLITE_TRANSIENT);
+}
+
+enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
+{
+	uint64_t from = 0, to = INT64_MAX, limit = 0;
+	int have_from, have_to, have_limit;
+	if (cs_http_arg_u64(c, "from", &from, &have_from) || from > INT64_MAX)
+		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
+	if (cs_http_arg_u64(c, "to", &to, &have_to) || to > INT64_MAX)
+		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
+	if (cs_http_arg_u64(c, "limit", &limit, &have_limit) || (have_limit && (limit < 1 || limit > 10000000)))
+		return owned_error(c, h, s, 400, "limit: expected an integer 1..10000000");
+	if (have_from && have_to && to <= from)
+		return owned_error(c, h, s, 400, "to: must be greater than from");
+	const char *kind = cs_http_arg(c, "kind");
+	stream *st = calloc(1, sizeof *st);
+	if (!st)
+		return owned_error(c, h, s, 500, "out of memory");
+	sqlite3_create_function(cs_store_db(s), "demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				sql_demangle, NULL, NULL);
+	if (sqlite3_prepare_v2(cs_store_db(s),
+			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes,"
+			       " demangle(name) AS demangled"
+			       " FROM (SELECT * FROM ranges WHERE run = ?1 AND t0 < ?3"
+			       " AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))"
+			       " AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"
+			       " ORDER BY CASE WHEN ?5 IS NULL THEN 0 ELSE t0 - t1 END LIMIT coalesce(?5, -1))"
+			       " ORDER BY t0, id",
+			       -1, &st->st, NULL) != SQLITE_OK) {
+		free(st);
+		return owned_error(c, h, s, 500, "%s", sqlite3_errmsg(cs_store_db(s)));
+	}
+	sqlite3_bind_int64(st->st, 1, run);
+	sqlite3_bind_int64(st->st, 2, (sqlite3_int64)from);
+	sqlite3_bind_int64(st->st, 3, (sqlite3_int64)to);
+	if (kind && *kind)
+		sqlite3_bind_text(st->st, 4, kind, -1, SQLITE_TRANSIENT);
+	if (have_limit)
+		sqlite3_bind_int64(st->st, 5, (sqlite3_int64)limit);
+	st->s = s;
+	return cs_http_stream(c, h, st, "ranges.csv");
+}
