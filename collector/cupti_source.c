@@ -9,15 +9,18 @@
  *  - KEEP_LATEST where supported (not Turing): an overflow then costs
  *    the oldest records instead of ending the session (a KEEP_OLDEST
  *    overflow was measured to be permanent). Overflows are counted.
- *  - The counter-data image is sized for a whole decode pass and
- *    restored from a pristine copy after each pass (never re-sized:
- *    another maxSamples breaks later initialisations).
+ *  - The counter-data image holds a decode period and a stall (at most
+ *    IMAGE_MAX_BYTES); decode passes append to it and its samples are
+ *    evaluated as they complete; it is restored from a pristine copy at
+ *    half use when no sample is in progress, or when full (never
+ *    re-sized: another maxSamples breaks later initialisations).
  *  - Only completed samples are evaluated, and handed up as stamped: the
  *    engine sorts out zero-length, inverted and zero-stamped ones.
  *  - The set is configured against the device's counter-availability
- *    image, and when that refuses it, against none (device-level
- *    counters such as pcie__* and nvl* can need that path); the run's
- *    metadata says which.
+ *    image; when that refuses it, the metrics it refuses are dropped
+ *    (their columns empty), or with drop_unavailable off the whole set
+ *    goes against the empty image (on an H200 that sampler delivered
+ *    nothing); the run's metadata says which.
  *  - The config image stays alive until Disable (CUPTI keeps the
  *    pointer).
  */
@@ -55,6 +58,9 @@
  * more passes (the hardware buffer holds the samples meanwhile). */
 #define IMAGE_MAX_BYTES (32u << 20)
 #define IMAGE_MIN_SLOTS 64u
+/* A hardware buffer too small for the engine's slots is raised, at most
+ * to this (GPU memory). */
+#define BUFFER_RAISE_MAX ((size_t)1 << 30)
 
 typedef struct cupti_src {
 	char chip[64];
@@ -282,8 +288,18 @@ static int drop_unavailable(cupti_src *c, uint32_t device, const cs_pm_config *c
 	c->nmetrics = kept;
 	size_t passes = 0;
 	if (kept == 0 || kept == cfg->nmetrics ||
-	    build_config(c, c->avail, cfg, &passes, err, errlen) < 0 || passes != 1)
+	    build_config(c, c->avail, cfg, &passes, err, errlen) < 0 || passes != 1) {
+		/* not this way: the whole set again, for the caller's next try */
+		for (size_t k = 0; k < cfg->nmetrics; k++) {
+			free((char *)c->metrics[k]);
+			c->metrics[k] = strdup(cfg->metrics[k]);
+			c->col[k] = k;
+			if (!c->metrics[k])
+				return -ENOMEM;
+		}
+		c->nmetrics = cfg->nmetrics;
 		return -EINVAL;
+	}
 	cs_log(CS_LOG_WARN, "collector: device %u: not available on this device: %s; sampling "
 	       "the other %zu of %zu metrics (their columns stay empty)", device, dropped, kept,
 	       cfg->nmetrics);
@@ -302,9 +318,12 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 		*used = "device";
 		return 0;
 	}
-	if (c->drop_unavailable && drop_unavailable(c, device, cfg, err, errlen) == 0) {
-		*used = "device";
-		return 0;
+	if (c->drop_unavailable) {
+		int d = drop_unavailable(c, device, cfg, err, errlen);
+		if (d == 0)
+			*used = "device";
+		if (d == 0 || d == -ENOMEM)
+			return d;
 	}
 	rc = build_config(c, NULL, cfg, &passes, err, errlen);
 	if (rc == 0 && passes == 1) {
@@ -412,7 +431,18 @@ static void save_index(cupti_src *c, uint32_t device, const char *fmt, ...)
 /* After configure: the config image and the index's header. */
 static void save_setup(cupti_src *c, uint32_t device, const cs_pm_setup *setup)
 {
-	char name[64];
+	/* one process's recording per directory: the index is created
+	 * exclusively, and a process that finds one saves nothing */
+	char name[64], path[4096];
+	snprintf(path, sizeof path, "%s/index-dev%u.txt", c->save_dir, device);
+	FILE *f = fopen(path, "wx");
+	if (!f) {
+		cs_log(CS_LOG_WARN, "collector: %s: %s; this process saves no recording "
+		       "(one process's per directory)", path, strerror(errno));
+		c->save_left = 0;
+		return;
+	}
+	fclose(f);
 	snprintf(name, sizeof name, "config-dev%u.bin", device);
 	if (save_file(c, name, c->config, c->config_size) < 0)
 		return;
@@ -524,9 +554,12 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 	 * inside libnvperf_host, killing the application, in 4 of 4 runs;
 	 * 256 MiB at the same interval never did. */
 	if (setup->bytes_per_sample && cfg->max_samples &&
-	    setup->bytes_per_sample * cfg->max_samples > c->buffer_bytes) {
+	    setup->bytes_per_sample * cfg->max_samples > c->buffer_bytes &&
+	    c->buffer_bytes < BUFFER_RAISE_MAX) {
 		size_t need = (size_t)setup->bytes_per_sample * cfg->max_samples;
 		need = (need + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+		if (need > BUFFER_RAISE_MAX)
+			need = BUFFER_RAISE_MAX;
 		cs_log(CS_LOG_WARN, "collector: device %u: a %zu MiB hardware buffer holds %.1f ms "
 		       "at %llu ns; using %zu MiB, what %u samples take (a buffer that overflows "
 		       "between decodes can crash CUPTI's decoder)", s->device,
@@ -560,6 +593,9 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		snprintf(err, errlen, "PM sampling refused the configuration (%s, CUPTI code %d)%s",
 			 cs_cupti_error(rc), (int)rc,
 			 rc == CUPTI_ERROR_NOT_SUPPORTED ? ": the set needs more than one pass"
+			 : rc == CUPTI_ERROR_OUT_OF_MEMORY && c->buffer_bytes > cfg->buffer_bytes
+			 ? ": no GPU memory for the hardware buffer, raised for this interval; "
+			   "sample less often"
 			 : rc == CUPTI_ERROR_OUT_OF_MEMORY ? ": no GPU memory for the hardware "
 							     "buffer; lower --buffer-mb"
 			 : "");
@@ -623,6 +659,12 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 static int cs_start(cs_pm_source *s, char *err, size_t errlen)
 {
 	cupti_src *c = s->impl;
+	/* a new start: no sample of before it continues in the image */
+	if (c->next_sample || c->straddled) {
+		memcpy(c->image, c->pristine, c->image_size);
+		c->next_sample = 0;
+		c->straddled = 0;
+	}
 	CUpti_PmSampling_Start_Params p = {CUpti_PmSampling_Start_Params_STRUCT_SIZE};
 	p.pPmSamplingObject = c->obj;
 	CUptiResult rc = cuptiPmSamplingStart(&p);

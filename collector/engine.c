@@ -1441,10 +1441,11 @@ static void *sender_main(void *arg)
 	c.overflows = e->st.overflows;
 	c.bad_records = e->st.bad_records;
 	c.empty_samples = e->st.empty;
+	const char *status = e->status;
 	pthread_mutex_unlock(&e->mu);
 	int rc = 0;
 	if (begun && !e->sink_failed)
-		rc = e->sink->end(e->sink_ctx, e->status, &c);
+		rc = e->sink->end(e->sink_ctx, status, &c);
 	if (rc < 0)
 		sink_failed(e, "run end", rc);
 	free(ids);
@@ -1610,6 +1611,10 @@ int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 	/* A sampler that hangs in stop or decode must not hold the
 	 * application's exit: the control thread gets close_ms. */
 	int ctl_ok = wait_flag_locked(e, &e->ctl_done, &ts);
+	if (!ctl_ok) {
+		e->ctl_left = 1;
+		e->status = "incomplete";
+	}
 	pthread_mutex_unlock(&e->mu);
 	if (ctl_ok) {
 		pthread_join(e->ctl, NULL);
@@ -1625,10 +1630,6 @@ int cs_engine_close(cs_engine *e, const char *status, cs_engine_stats *st)
 
 	deadline_in(&ts, e->o.close_ms);
 	pthread_mutex_lock(&e->mu);
-	if (!ctl_ok) {
-		e->ctl_left = 1;
-		e->status = "incomplete";
-	}
 	pthread_cond_broadcast(&e->send_cv);
 	int done = wait_flag_locked(e, &e->sender_done, &ts);
 	cs_engine_stats s = e->st;

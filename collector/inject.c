@@ -702,7 +702,9 @@ static void init_once(void)
 	g.test = !strcmp(env_or("CYCLESCOPE_SOURCE", "cupti"), "test");
 	g.nvtx = env_u64("CYCLESCOPE_NVTX", 0) != 0;
 	g.start_wait_ms = (unsigned)env_u64("CYCLESCOPE_START_WAIT_MS", START_WAIT_MS);
-	g.save_dir = getenv("CYCLESCOPE_SAVE_IMAGES");
+	/* a copy: the program may change its environment */
+	if (getenv("CYCLESCOPE_SAVE_IMAGES") && *getenv("CYCLESCOPE_SAVE_IMAGES"))
+		g.save_dir = strdup(getenv("CYCLESCOPE_SAVE_IMAGES"));
 	g.save_passes = (unsigned)env_u64("CYCLESCOPE_SAVE_PASSES", 4);
 	g.drop_unavailable = strcmp(env_or("CYCLESCOPE_UNAVAILABLE", "drop"), "none") != 0;
 	if (parse_devices(getenv("CYCLESCOPE_DEVICES")) < 0) {

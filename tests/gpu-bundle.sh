@@ -170,4 +170,17 @@ grep -v '^==' "$T/table" | grep -v ' ok$' | grep -v ' info$' | grep -v ' skipped
 k=$(grep -c ' ok$' "$T/table")
 [ $rc -eq 0 ] && [ ! -s "$T/other" ] && [ "$k" -ge 21 ] &&
 	ok "run.sh passes every check on the H200 recording ($k ok)" || no "run.sh on the H200 recording (exit $rc)" "$T/table"
+# the same recording without its kernel ranges: every row is still
+# written (no abort on an empty column) and the range checks fail
+if command -v sqlite3 >/dev/null 2>&1; then
+	cp -R "$REPO/tests/fixtures/gpu-h200" "$T/nok"
+	chmod -R u+w "$T/nok"
+	sqlite3 "$T/nok/truth.db" "DELETE FROM ranges WHERE kind = 'kernel'"
+	$E GPU_CHECK_REPLAY="$T/nok" sh "$T/b/run.sh" "$T/nok-out" >"$T/table" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] && grep -q '^kernel ranges vs cudaEvent times .* FAIL$' "$T/table" &&
+		grep -q '^a kernel range per launch.* FAIL$' "$T/table" && grep -q '^== .* check(s) failed' "$T/table" &&
+		ok "without kernel ranges the table is written to the end and their checks fail" ||
+		no "run.sh on a recording without kernel ranges (exit $rc)" "$T/table"
+fi
 exit $fails

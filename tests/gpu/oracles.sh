@@ -42,7 +42,14 @@ bounded() { # SECONDS CMD...
 	[ "$l" -lt "$t" ] && t=$l
 	[ "$t" -ge 5 ] || return 124
 	echo "+ [${t}s] $*" >>"$O/run.log"
-	timeout -k 5 "$t" "$@"
+	# in the background and waited for: a signal to this shell then runs
+	# its trap at once (a foreground child would hold it until it ends)
+	timeout -k 5 "$t" "$@" &
+	BPID=$!
+	wait $BPID
+	brc=$?
+	BPID=
+	return $brc
 }
 val() { sed -n "s/^$1=//p" "$2" 2>/dev/null | tail -n 1; }
 PY=$(command -v python3 2>/dev/null)
@@ -59,7 +66,8 @@ pack() {
 	fi
 }
 trap pack EXIT
-trap 'pack; trap - EXIT; exit 124' TERM INT HUP
+BPID=
+trap '[ -n "$BPID" ] && kill -TERM "$BPID" 2>/dev/null; pack; trap - EXIT; exit 124' TERM INT HUP
 
 echo "== oracles ($(date -u '+%H:%M:%SZ'))" | tee -a "$O/table.txt"
 
