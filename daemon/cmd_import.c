@@ -21,6 +21,7 @@
 #include "metric_map.h"
 #include "producer.h"
 #include "ranges_csv.h"
+#include "reader.h"
 
 static int run_import(int argc, char **argv);
 
@@ -308,40 +309,32 @@ static int run_import(int argc, char **argv)
 		}
 		rc = CS_EXIT_OK;
 	} else {
-		sqlite3_stmt *st = NULL;
-		sqlite3_prepare_v2(cs_store_db(s),
-				   "SELECT name, samples, (SELECT count(*) FROM metrics"
-				   " WHERE run = ?1), (SELECT count(*) FROM devices"
-				   " WHERE run = ?1) FROM runs WHERE id = ?1",
-				   -1, &st, NULL);
-		sqlite3_bind_int64(st, 1, run);
-		if (sqlite3_step(st) == SQLITE_ROW && json) {
+		cs_run_summary sum;
+		int srs = cs_read_run_summary(s, run, &sum);
+		if (srs == 0 && json) {
 			cs_buf b = CS_BUF_INIT;
 			int first = 1;
 			cs_json_raw(&b, "{");
 			cs_json_key(&b, &first, "run");
 			cs_json_i64(&b, run);
 			cs_json_key(&b, &first, "name");
-			cs_json_str(&b, (const char *)sqlite3_column_text(st, 0));
-			const char *keys[] = {"samples", "metrics", "devices"};
-			for (int k = 0; k < 3; k++) {
-				cs_json_key(&b, &first, keys[k]);
-				cs_json_i64(&b, sqlite3_column_int64(st, k + 1));
-			}
+			cs_json_str(&b, sum.name);
+			cs_json_key(&b, &first, "samples");
+			cs_json_i64(&b, sum.samples);
+			cs_json_key(&b, &first, "metrics");
+			cs_json_i64(&b, sum.metrics);
+			cs_json_key(&b, &first, "devices");
+			cs_json_i64(&b, sum.devices);
 			cs_json_key(&b, &first, "db");
 			cs_json_str(&b, path);
 			cs_json_raw(&b, "}\n");
 			fwrite(b.data, 1, b.len, stdout);
 			cs_buf_free(&b);
-		} else if (sqlite3_data_count(st)) {
+		} else if (srs == 0) {
 			cs_cli_say("imported run %lld '%s': %lld samples x %lld metrics on %lld "
-				   "device(s) into %s",
-			       (long long)run, (const char *)sqlite3_column_text(st, 0),
-			       (long long)sqlite3_column_int64(st, 1),
-			       (long long)sqlite3_column_int64(st, 2),
-			       (long long)sqlite3_column_int64(st, 3), path);
+				   "device(s) into %s", (long long)run, sum.name, (long long)sum.samples,
+				   (long long)sum.metrics, (long long)sum.devices, path);
 		}
-		sqlite3_finalize(st);
 		rc = CS_EXIT_OK;
 	}
 	cs_producer_free(p);

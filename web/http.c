@@ -229,16 +229,8 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 		if (!*sub && !strcmp(method, "DELETE")) {
 			/* by uuid: ids are reused, and another request may delete
 			 * and an import reuse this one meanwhile */
-			char uuid[128] = "";
-			sqlite3_stmt *us = NULL;
-			if (sqlite3_prepare_v2(cs_store_db(s), "SELECT uuid FROM runs WHERE id = ?1",
-					       -1, &us, NULL) == SQLITE_OK) {
-				sqlite3_bind_int64(us, 1, run);
-				if (sqlite3_step(us) == SQLITE_ROW)
-					snprintf(uuid, sizeof uuid, "%s",
-						 (const char *)sqlite3_column_text(us, 0));
-			}
-			sqlite3_finalize(us);
+			cs_run_summary sum;
+			const char *uuid = cs_read_run_summary(s, run, &sum) == 0 ? sum.uuid : "";
 			cs_store_close(s);
 			if (h->o.read_only)
 				return cs_http_error(c, h, 403, "this daemon is read-only (read_only = 1): "
