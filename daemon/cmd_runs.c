@@ -3,12 +3,13 @@
  * JSON.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
 #include "json.h"
 #include "reader.h"
-#include "runs_json.h"
+#include "runs.h"
 #include "store.h"
 
 static int run_runs(int argc, char **argv);
@@ -29,22 +30,6 @@ const cs_cmd cs_cmd_runs = {
 	"live producer is still writing is refused; stop the producer first.\n"
 
 };
-
-/* ?1 kind, ?2 name glob, ?3 since: NULL = any */
-#define RUNS_WHERE \
-	" WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR name GLOB ?2)" \
-	" AND (?3 IS NULL OR start_ns >= ?3)"
-
-static const char runs_sql[] =
-	"SELECT r.id, r.kind, r.status, r.source, r.time_unit,"
-	" (SELECT count(*) FROM devices d WHERE d.run = r.id),"
-	" (SELECT count(*) FROM metrics m WHERE m.run = r.id),"
-	" r.samples, r.t_min, r.t_max, r.name"
-	" FROM runs r" RUNS_WHERE " ORDER BY r.id";
-
-static const char runs_json_sql[] =
-	"SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
-	" FROM (SELECT * FROM runs" RUNS_WHERE " ORDER BY id) r";
 
 /* "12.5 ms" for ns spans, "1234567 cyc" for cycles. */
 static void format_span(char *out, size_t len, const char *unit, int have,
@@ -135,62 +120,45 @@ static int run_runs(int argc, char **argv)
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
-	sqlite3 *dbh = cs_store_db(s);
-	sqlite3_stmt *st = NULL;
+	cs_runs_filter f = {.kind = kind, .name = name, .since_ns = since_ns, .have_since = !!since};
 	rc = CS_EXIT_OK;
-	if (sqlite3_prepare_v2(dbh, json ? runs_json_sql : runs_sql, -1, &st, NULL) !=
-	    SQLITE_OK) {
-		rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
-		goto out;
-	}
-	if (kind)
-		sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
-	if (name)
-		sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
-	if (since)
-		sqlite3_bind_int64(st, 3, since_ns > INT64_MAX ? INT64_MAX : (int64_t)since_ns);
 	if (json) {
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			cs_buf b = CS_BUF_INIT;
-			cs_json_sql(&b, (const char *)sqlite3_column_text(st, 0));
+		cs_buf b = CS_BUF_INIT;
+		if (cs_runs_json(s, &f, &b) == 0) {
 			cs_json_raw(&b, "\n");
 			fwrite(b.data, 1, b.len, stdout);
-			cs_buf_free(&b);
-		} else
-			rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
-		goto out;
+		} else {
+			rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
+		}
+		cs_buf_free(&b);
+		cs_store_close(s);
+		return rc;
+	}
+	cs_run_row *rows;
+	size_t n;
+	if (cs_runs_list(s, &f, &rows, &n)) {
+		rc = cs_cli_fail(cmd, "%s", cs_store_errmsg(s));
+		cs_store_close(s);
+		return rc;
 	}
 	/* The SOURCE column as wide as its longest value (accelsim-perf is
 	 * 13 characters and pushed the rest out of line). */
 	int sw = 12;
-	sqlite3_stmt *wst = NULL;
-	if (sqlite3_prepare_v2(dbh, "SELECT max(length(source)) FROM runs", -1, &wst, NULL) ==
-		    SQLITE_OK &&
-	    sqlite3_step(wst) == SQLITE_ROW && sqlite3_column_int(wst, 0) > sw)
-		sw = sqlite3_column_int(wst, 0) < 64 ? sqlite3_column_int(wst, 0) : 64;
-	sqlite3_finalize(wst);
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(rows[i].source) > sw)
+			sw = (int)strlen(rows[i].source);
 	printf("%4s  %-4s  %-10s  %-*s  %-5s  %3s  %7s  %10s  %-12s  %s\n", "ID", "KIND",
 	       "STATUS", sw, "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN", "NAME");
-	int src;
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+	for (size_t i = 0; i < n; i++) {
+		const cs_run_row *r = &rows[i];
 		char span[32];
-		const char *unit = (const char *)sqlite3_column_text(st, 4);
-		format_span(span, sizeof span, unit, sqlite3_column_type(st, 8) != SQLITE_NULL,
-			    sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9));
+		format_span(span, sizeof span, r->time_unit, r->have_span, r->t_min, r->t_max);
 		printf("%4lld  %-4s  %-10s  %-*s  %-5s  %3lld  %7lld  %10lld  %-12s  %s\n",
-		       (long long)sqlite3_column_int64(st, 0),
-		       (const char *)sqlite3_column_text(st, 1),
-		       (const char *)sqlite3_column_text(st, 2), sw,
-		       (const char *)sqlite3_column_text(st, 3), unit,
-		       (long long)sqlite3_column_int64(st, 5),
-		       (long long)sqlite3_column_int64(st, 6),
-		       (long long)sqlite3_column_int64(st, 7), span,
-		       (const char *)sqlite3_column_text(st, 10));
+		       (long long)r->id, r->kind, r->status, sw, r->source, r->time_unit,
+		       (long long)r->devices, (long long)r->metrics, (long long)r->samples, span,
+		       r->name);
 	}
-	if (src != SQLITE_DONE)
-		rc = cs_cli_fail(cmd, "%s", sqlite3_errmsg(dbh));
-out:
-	sqlite3_finalize(st);
+	free(rows);
 	cs_store_close(s);
 	return rc;
 }

@@ -39,7 +39,6 @@
 #include "reader.h"
 #include "follow.h"
 #include "plot.h"
-#include "runs_json.h"
 #include "store.h"
 #include "ui.h"
 

@@ -38,49 +38,52 @@
 #include "reader.h"
 #include "follow.h"
 #include "plot.h"
-#include "runs_json.h"
+#include "runs.h"
 #include "store.h"
 #include "ui.h"
 
 /* ---- handlers ---- */
 
+/* The JSON the store appended to b (rc 0) as the answer, or its error:
+ * 404 for no such run, else 500 with the store's message. */
+static enum MHD_Result json_answer(struct MHD_Connection *c, cs_http *h, cs_store *s, int rc,
+				   cs_buf *b)
+{
+	enum MHD_Result r;
+	if (rc == -ENOENT) {
+		r = cs_http_error(c, h, 404, "no such run");
+	} else if (rc) {
+		r = cs_http_error(c, h, 500, "%s", cs_store_errmsg(s));
+	} else {
+		cs_json_raw(b, "\n");
+		r = cs_http_reply(c, h, 200, "application/json", b);
+	}
+	cs_buf_free(b);
+	return r;
+}
+
 enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
 {
-	const char *kind = cs_http_arg(c, "kind"), *name = cs_http_arg(c, "name");
-	uint64_t since = 0;
-	int have_since;
-	if (cs_http_arg_u64(c, "since", &since, &have_since))
+	cs_runs_filter f = {.kind = cs_http_arg(c, "kind"), .name = cs_http_arg(c, "name")};
+	if (cs_http_arg_u64(c, "since", &f.since_ns, &f.have_since))
 		return cs_http_error(c, h, 400, "since: expected a non-negative integer (ns since the epoch)");
-	if (kind && strcmp(kind, "hw") && strcmp(kind, "sim"))
+	if (f.kind && strcmp(f.kind, "hw") && strcmp(f.kind, "sim"))
 		return cs_http_error(c, h, 400, "kind: expected hw or sim");
 	/* SQLite refuses GLOB patterns over 50000 bytes as an error (a 500);
 	 * no run name is anywhere near that long. */
-	if (name && strlen(name) > MAX_NAME_GLOB)
+	if (f.name && strlen(f.name) > MAX_NAME_GLOB)
 		return cs_http_error(c, h, 400, "name: a name or glob of at most %d bytes", MAX_NAME_GLOB);
-	char since_s[32];
-	snprintf(since_s, sizeof since_s, "%llu", (unsigned long long)since);
-	const char *binds[3] = {kind, name, have_since ? since_s : NULL};
-	return cs_http_json_query(c, h, s,
-			  "SELECT json_group_array(json_object(" CS_RUN_JSON_FIELDS "))"
-			  " FROM (SELECT * FROM runs WHERE (?1 IS NULL OR kind = ?1)"
-			  " AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"
-			  " AND (?3 IS NULL OR start_ns >= CAST(?3 AS INTEGER)) ORDER BY id) r",
-			  3, binds, 0);
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_runs_json(s, &f, &b);
+	return json_answer(c, h, s, rc, &b);
 }
 
-static const char metrics_sql[] =
-	"SELECT json_group_array(json_object('id', id, 'name', name, 'unit', unit,"
-	" 'kind', kind, 'cumulative', json(CASE cumulative WHEN 1 THEN 'true' ELSE 'false' END)))"
-	" FROM (SELECT * FROM metrics WHERE run = ?1 ORDER BY id)";
-
 enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
-			       int metrics_only)
+				int metrics_only)
 {
-	char id[32];
-	snprintf(id, sizeof id, "%lld", (long long)run);
-	const char *binds[1] = {id};
+	cs_buf b = CS_BUF_INIT;
 	if (metrics_only)
-		return cs_http_json_query(c, h, s, metrics_sql, 1, binds, 0);
+		return json_answer(c, h, s, cs_runs_metrics_json(s, run, &b), &b);
 	/* the metrics its page opens on (plot.h), a JSON array */
 	char defaults[1024];
 	cs_buf dj = CS_BUF_INIT;
@@ -95,27 +98,11 @@ enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *
 	}
 	cs_json_raw(&dj, "]");
 	cs_buf_put_u8(&dj, 0);
-	char *dtext = (char *)dj.data;
-	const char *binds2[2] = {id, dtext ? dtext : "[]"};
-	enum MHD_Result res = cs_http_json_query(
-		c, h, s,
-		"SELECT json_object(" CS_RUN_JSON_FIELDS ","
-		" 'default_metrics', json(?2),"
-		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
-		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
-		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
-		" 'metric_list', (SELECT json_group_array(json_object('id', id, 'name', name,"
-		"   'unit', unit, 'kind', kind)) FROM (SELECT * FROM metrics WHERE run = r.id"
-		"   ORDER BY id)),"
-		" 'range_summary', (SELECT json_group_array(json_object('kind', kind, 'count', n,"
-		"   't0', t0, 't1', t1, 'names', names)) FROM (SELECT kind, count(*) AS n,"
-		"   min(t0) AS t0, max(t1) AS t1, count(DISTINCT name) AS names FROM ranges"
-		"   WHERE run = r.id GROUP BY kind)))"
-		" FROM runs r WHERE r.id = CAST(?1 AS INTEGER)",
-		2, binds2, 1);
+	int rc = cs_runs_run_json(s, run, dj.data ? (const char *)dj.data : "[]", &b);
 	cs_buf_free(&dj);
-	return res;
+	return json_answer(c, h, s, rc, &b);
 }
+
 /* ranges.csv: from/to keep the ranges that overlap [from, to) (instants
  * inside it included); kind a
  * comma-separated list of kinds; limit caps the rows (the longest first

@@ -1,0 +1,184 @@
+/*
+ * runs.c - the runs table read for listings and JSON (runs.h).
+ */
+#include "runs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "store_int.h"
+
+#define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
+
+/* The JSON object of a run, over the runs table aliased r. */
+#define RUN_JSON_FIELDS                                                                        \
+	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
+	" 'status', r.status, 'time_unit', r.time_unit, 'clock_hz', r.clock_hz,"                \
+	" 'host', r.host, 'pid', r.pid, 'cmdline', r.cmdline, 'start_ns', r.start_ns,"          \
+	" 'end_ns', r.end_ns, 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
+	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
+	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
+	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
+	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id), 'meta', json(r.meta)"
+
+/* ?1 kind, ?2 name or glob, ?3 since: NULL = any. (SQLite refuses GLOB
+ * patterns over 50000 bytes; callers bound names well below that.) */
+#define RUNS_WHERE                                                                             \
+	" WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"       \
+	" AND (?3 IS NULL OR start_ns >= ?3)"
+
+static int prepare(cs_store *s, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : fail_sql(s, rc, "preparing a runs query");
+}
+
+static void bind_filter(sqlite3_stmt *st, const cs_runs_filter *f)
+{
+	if (f && f->kind)
+		sqlite3_bind_text(st, 1, f->kind, -1, SQLITE_STATIC);
+	if (f && f->name)
+		sqlite3_bind_text(st, 2, f->name, -1, SQLITE_STATIC);
+	if (f && f->have_since)
+		sqlite3_bind_int64(st, 3, f->since_ns > INT64_MAX ? INT64_MAX : (int64_t)f->since_ns);
+}
+
+static void text(char *out, size_t len, sqlite3_stmt *st, int col)
+{
+	const char *v = (const char *)sqlite3_column_text(st, col);
+	snprintf(out, len, "%s", v ? v : "");
+}
+
+int cs_runs_list(cs_store *s, const cs_runs_filter *f, cs_run_row **rows, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	*rows = NULL;
+	*n = 0;
+	int rc = prepare(s,
+			 "SELECT r.id, r.kind, r.status, r.source, r.time_unit,"
+			 " (SELECT count(*) FROM devices d WHERE d.run = r.id),"
+			 " (SELECT count(*) FROM metrics m WHERE m.run = r.id),"
+			 " r.samples, r.t_min, r.t_max, r.name"
+			 " FROM runs r" RUNS_WHERE " ORDER BY r.id",
+			 &st);
+	if (rc)
+		return rc;
+	bind_filter(st, f);
+	size_t cap = 0;
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			cs_run_row *r = realloc(*rows, nc * sizeof *r);
+			if (!r) {
+				rc = cs_store_fail_(s, -ENOMEM, "out of memory listing runs");
+				goto out;
+			}
+			*rows = r;
+			cap = nc;
+		}
+		cs_run_row *r = &(*rows)[(*n)++];
+		memset(r, 0, sizeof *r);
+		r->id = sqlite3_column_int64(st, 0);
+		text(r->kind, sizeof r->kind, st, 1);
+		text(r->status, sizeof r->status, st, 2);
+		text(r->source, sizeof r->source, st, 3);
+		text(r->time_unit, sizeof r->time_unit, st, 4);
+		r->devices = sqlite3_column_int64(st, 5);
+		r->metrics = sqlite3_column_int64(st, 6);
+		r->samples = sqlite3_column_int64(st, 7);
+		r->have_span = sqlite3_column_type(st, 8) != SQLITE_NULL;
+		r->t_min = sqlite3_column_int64(st, 8);
+		r->t_max = sqlite3_column_int64(st, 9);
+		text(r->name, sizeof r->name, st, 10);
+	}
+	if (src != SQLITE_DONE)
+		rc = fail_sql(s, src, "listing runs");
+out:
+	sqlite3_finalize(st);
+	if (rc) {
+		free(*rows);
+		*rows = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/* Steps st once and appends its one JSON text cell (an aggregate: always
+ * one row). */
+static int one_json(cs_store *s, sqlite3_stmt *st, cs_buf *out)
+{
+	int src = sqlite3_step(st);
+	if (src != SQLITE_ROW)
+		return fail_sql(s, src, "reading runs as JSON");
+	cs_json_sql(out, (const char *)sqlite3_column_text(st, 0));
+	return 0;
+}
+
+int cs_runs_json(cs_store *s, const cs_runs_filter *f, cs_buf *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s,
+			 "SELECT json_group_array(json_object(" RUN_JSON_FIELDS "))"
+			 " FROM (SELECT * FROM runs" RUNS_WHERE " ORDER BY id) r",
+			 &st);
+	if (rc)
+		return rc;
+	bind_filter(st, f);
+	rc = one_json(s, st, out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_buf *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(
+		s,
+		"SELECT json_object(" RUN_JSON_FIELDS ","
+		" 'default_metrics', json(?2),"
+		" 'device_list', (SELECT json_group_array(json_object('index', idx, 'name', name,"
+		"   'chip', chip, 'uuid', uuid, 'sm_count', sm_count, 'clock_hz', clock_hz,"
+		"   'mem_clock_hz', mem_clock_hz)) FROM devices WHERE run = r.id),"
+		" 'metric_list', (SELECT json_group_array(json_object('id', id, 'name', name,"
+		"   'unit', unit, 'kind', kind)) FROM (SELECT * FROM metrics WHERE run = r.id"
+		"   ORDER BY id)),"
+		" 'range_summary', (SELECT json_group_array(json_object('kind', kind, 'count', n,"
+		"   't0', t0, 't1', t1, 'names', names)) FROM (SELECT kind, count(*) AS n,"
+		"   min(t0) AS t0, max(t1) AS t1, count(DISTINCT name) AS names FROM ranges"
+		"   WHERE run = r.id GROUP BY kind)))"
+		" FROM runs r WHERE r.id = ?1",
+		&st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, default_metrics ? default_metrics : "[]", -1, SQLITE_STATIC);
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		cs_json_sql(out, (const char *)sqlite3_column_text(st, 0));
+	else if (src == SQLITE_DONE)
+		rc = cs_store_fail_(s, -ENOENT, "no such run");
+	else
+		rc = fail_sql(s, src, "reading a run as JSON");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s,
+			 "SELECT json_group_array(json_object('id', id, 'name', name, 'unit', unit,"
+			 " 'kind', kind, 'cumulative', json(CASE cumulative WHEN 1 THEN 'true'"
+			 " ELSE 'false' END))) FROM (SELECT * FROM metrics WHERE run = ?1 ORDER BY id)",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	rc = one_json(s, st, out);
+	sqlite3_finalize(st);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * runs.h - the runs table as the upper floors read it (cs_runs_*): the
+ * listing `cyclescope runs` prints, and the JSON GET /api/v1/runs,
+ * /runs/{run} and /runs/{run}/metrics answer (docs/http-api.md), so the
+ * CLI and the HTTP API give the same fields from the same statements.
+ */
+#ifndef CS_RUNS_H
+#define CS_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "store.h"
+
+/* Which runs: kind "hw" or "sim" (NULL = any), name exact or a GLOB
+ * (NULL = any), and with have_since those that started at since_ns or
+ * later. Strings borrowed for the call. */
+typedef struct cs_runs_filter {
+	const char *kind;
+	const char *name;
+	uint64_t since_ns;
+	int have_since;
+} cs_runs_filter;
+
+/* One run of the listing. */
+typedef struct cs_run_row {
+	int64_t id;
+	char kind[8], status[16], source[64], time_unit[8];
+	char name[1024];       /* cut at 1023 bytes */
+	int64_t devices, metrics, samples;
+	int have_span;         /* t_min and t_max are set */
+	int64_t t_min, t_max;
+} cs_run_row;
+
+/* The runs f selects, by id, into *rows (caller frees with free()), their
+ * number in *n. 0 or an error (the store's message). */
+int cs_runs_list(cs_store *s, const cs_runs_filter *f, cs_run_row **rows, size_t *n);
+
+/* The same runs as a JSON array of run objects, appended to out. */
+int cs_runs_json(cs_store *s, const cs_runs_filter *f, cs_buf *out);
+
+/* One run's object with its device and metric lists and a summary of its
+ * ranges per kind; default_metrics (a JSON array's text, borrowed) goes
+ * in as "default_metrics". -ENOENT when there is no such run. */
+int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_buf *out);
+
+/* The run's metrics as a JSON array (id, name, unit, kind, cumulative). */
+int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out);
+
+#endif
