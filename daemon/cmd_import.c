@@ -21,7 +21,7 @@
 #include "metric_map.h"
 #include "producer.h"
 #include "ranges_csv.h"
-#include "reader.h"
+#include "runs.h"
 
 static int run_import(int argc, char **argv);
 
@@ -310,7 +310,7 @@ static int run_import(int argc, char **argv)
 		rc = CS_EXIT_OK;
 	} else {
 		cs_run_summary sum;
-		int srs = cs_read_run_summary(s, run, &sum);
+		int srs = cs_runs_summary(s, run, &sum);
 		if (srs == 0 && json) {
 			cs_buf b = CS_BUF_INIT;
 			int first = 1;

@@ -949,34 +949,3 @@ int cs_read_find_run(cs_store *s, const char *spec, int64_t *run)
 	sqlite3_finalize(st);
 	return rc;
 }
-
-int cs_read_run_summary(cs_store *s, int64_t run, cs_run_summary *out)
-{
-	sqlite3_stmt *st = NULL;
-	memset(out, 0, sizeof *out);
-	int rc = prepare1(s,
-			  "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
-			  " (SELECT count(*) FROM devices WHERE run = ?1) FROM runs WHERE id = ?1",
-			  &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run);
-	int src = sqlite3_step(st);
-	if (src == SQLITE_ROW) {
-		const char *u = (const char *)sqlite3_column_text(st, 0);
-		const char *n = (const char *)sqlite3_column_text(st, 1);
-		snprintf(out->uuid, sizeof out->uuid, "%s", u ? u : "");
-		snprintf(out->name, sizeof out->name, "%s", n ? n : "");
-		out->samples = sqlite3_column_int64(st, 2);
-		out->metrics = sqlite3_column_int64(st, 3);
-		out->devices = sqlite3_column_int64(st, 4);
-	} else if (src == SQLITE_DONE) {
-		char spec[32];
-		snprintf(spec, sizeof spec, "%lld", (long long)run);
-		rc = no_run(s, spec);
-	} else {
-		rc = fail_sql(s, src, "reading a run's summary");
-	}
-	sqlite3_finalize(st);
-	return rc;
-}

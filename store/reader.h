@@ -113,16 +113,5 @@ int cs_read_run_extent(cs_store *s, int64_t run, uint64_t *start, uint64_t *end)
  * Returns 0 or -ENOENT. */
 int cs_read_find_run(cs_store *s, const char *spec, int64_t *run);
 
-/* What a run's row and its children count: the summary `import` prints
- * and what DELETE needs to name the run to the writer. */
-typedef struct cs_run_summary {
-	char uuid[64];
-	char name[256];        /* cut at 255 bytes */
-	int64_t samples;
-	int64_t metrics, devices;
-} cs_run_summary;
-
-/* Fills *out for run. 0, -ENOENT for no such run, or an error. */
-int cs_read_run_summary(cs_store *s, int64_t run, cs_run_summary *out);
 
 #endif

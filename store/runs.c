@@ -133,6 +133,40 @@ int cs_runs_json(cs_store *s, const cs_runs_filter *f, cs_buf *out)
 	return rc;
 }
 
+/* Steps a statement that selects one run's row: 0 with the row, -ENOENT
+ * without one, or the error. */
+static int one_run(cs_store *s, sqlite3_stmt *st, const char *what)
+{
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW)
+		return 0;
+	if (src == SQLITE_DONE)
+		return cs_store_fail_(s, -ENOENT, "no such run");
+	return fail_sql(s, src, what);
+}
+
+int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
+{
+	sqlite3_stmt *st = NULL;
+	memset(out, 0, sizeof *out);
+	int rc = prepare(s,
+			 "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
+			 " (SELECT count(*) FROM devices WHERE run = ?1) FROM runs WHERE id = ?1",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	if ((rc = one_run(s, st, "reading a run's summary")) == 0) {
+		text(out->uuid, sizeof out->uuid, st, 0);
+		text(out->name, sizeof out->name, st, 1);
+		out->samples = sqlite3_column_int64(st, 2);
+		out->metrics = sqlite3_column_int64(st, 3);
+		out->devices = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_buf *out)
 {
 	sqlite3_stmt *st = NULL;
@@ -156,13 +190,8 @@ int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_b
 		return rc;
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_text(st, 2, default_metrics ? default_metrics : "[]", -1, SQLITE_STATIC);
-	int src = sqlite3_step(st);
-	if (src == SQLITE_ROW)
+	if ((rc = one_run(s, st, "reading a run as JSON")) == 0)
 		cs_json_sql(out, (const char *)sqlite3_column_text(st, 0));
-	else if (src == SQLITE_DONE)
-		rc = cs_store_fail_(s, -ENOENT, "no such run");
-	else
-		rc = fail_sql(s, src, "reading a run as JSON");
 	sqlite3_finalize(st);
 	return rc;
 }

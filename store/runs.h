@@ -45,6 +45,18 @@ int cs_runs_json(cs_store *s, const cs_runs_filter *f, cs_buf *out);
  * in as "default_metrics". -ENOENT when there is no such run. */
 int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_buf *out);
 
+/* What a run's row and its children count: the summary `import` prints
+ * and the uuid DELETE names the run by to the writer. */
+typedef struct cs_run_summary {
+	char uuid[64];
+	char name[1024];       /* cut at 1023 bytes */
+	int64_t samples;
+	int64_t metrics, devices;
+} cs_run_summary;
+
+/* Fills *out for run. 0, -ENOENT for no such run, or an error. */
+int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out);
+
 /* The run's metrics as a JSON array (id, name, unit, kind, cumulative). */
 int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out);
 

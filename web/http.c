@@ -37,6 +37,7 @@
 #include "sqlout.h"
 #include "prom.h"
 #include "reader.h"
+#include "runs.h"
 #include "follow.h"
 #include "plot.h"
 #include "store.h"
@@ -229,7 +230,7 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *u
 			/* by uuid: ids are reused, and another request may delete
 			 * and an import reuse this one meanwhile */
 			cs_run_summary sum;
-			const char *uuid = cs_read_run_summary(s, run, &sum) == 0 ? sum.uuid : "";
+			const char *uuid = cs_runs_summary(s, run, &sum) == 0 ? sum.uuid : "";
 			cs_store_close(s);
 			if (h->o.read_only)
 				return cs_http_error(c, h, 403, "this daemon is read-only (read_only = 1): "
