@@ -298,7 +298,7 @@ static void try_resume(cs_ingest *in)
 	if (!atomic_load(&in->degraded) || now < in->retry_at)
 		return;
 	in->retry_at = now + RESUME_RETRY_MS;
-	const char *path = sqlite3_db_filename(cs_store_db(in->s), "main");
+	const char *path = cs_store_path(in->s);
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s", path && *path ? path : ".");
 	char *slash = strrchr(dir, '/');
@@ -1100,9 +1100,8 @@ int cs_ingest_stop(cs_ingest *in)
 	push(in, stop);
 	pthread_join(in->writer_tid, NULL);
 	int rc = in->writer_rc;
-	if (sqlite3_exec(cs_store_db(in->s), "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) !=
-	    SQLITE_OK)
-		cs_log(CS_LOG_WARN, "ingest: WAL checkpoint: %s", sqlite3_errmsg(cs_store_db(in->s)));
+	if (cs_store_checkpoint(in->s))
+		cs_log(CS_LOG_WARN, "ingest: %s", cs_store_errmsg(in->s));
 	cs_store_close(in->s);
 	close(in->wake[0]);
 	close(in->wake[1]);

@@ -1411,3 +1411,15 @@ void cs_writer_discard(cs_writer *w)
 		cs_log(CS_LOG_ERROR, "run %lld: could not delete: %s",
 		       (long long)run, s->errmsg);
 }
+
+const char *cs_store_path(cs_store *s)
+{
+	const char *p = sqlite3_db_filename(s->db, "main");
+	return p ? p : "";
+}
+
+int cs_store_checkpoint(cs_store *s)
+{
+	int rc = sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : cs_nonzero_(cs_store_fail_sql_(s, rc, "WAL checkpoint"));
+}

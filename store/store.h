@@ -79,6 +79,13 @@ void cs_store_set_commit_values(cs_store *s, uint64_t values);
 /* Writes a random (v4) UUID, 36 characters and a NUL, into out. */
 void cs_store_uuid(char out[37]);
 
+/* The database file's path ("" for an in-memory store); owned by s. */
+const char *cs_store_path(cs_store *s);
+
+/* Folds the write-ahead log into the database file and truncates it (at
+ * a writer's clean stop). 0 or an error (cs_store_errmsg). */
+int cs_store_checkpoint(cs_store *s);
+
 /* After a failure that may have lost written data (SQLITE_FULL, an I/O
  * error): rolls back what is uncommitted and frees every open writer
  * without writing (their runs stay 'running' in the file until marked).

@@ -100,9 +100,6 @@ enum MHD_Result cs_http_reply(struct MHD_Connection *c, cs_http *h, unsigned sta
 enum MHD_Result cs_http_json_text(struct MHD_Connection *c, cs_http *h, const char *text);
 const char *cs_http_arg(struct MHD_Connection *c, const char *name);
 int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int *have);
-enum MHD_Result cs_http_json_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *sql, int nbind, const char *const *binds,
-				  int not_found_if_null);
 void cs_http_stream_free(stream *s);
 enum MHD_Result cs_http_stream_as(struct MHD_Connection *c, cs_http *h, stream *s,
 				       const char *filename, const char *ctype);

@@ -116,28 +116,6 @@ cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen)
 	return cs_store_open(h->db, CS_OPEN_READONLY, err, errlen);
 }
 
-/* Runs a query returning one JSON text cell. */
-enum MHD_Result cs_http_json_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *sql, int nbind, const char *const *binds,
-				  int not_found_if_null)
-{
-	sqlite3_stmt *st = NULL;
-	sqlite3 *db = cs_store_db(s);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return cs_http_error(c, h, 500, "%s", sqlite3_errmsg(db));
-	for (int i = 0; i < nbind; i++)
-		if (binds[i])
-			sqlite3_bind_text(st, i + 1, binds[i], -1, SQLITE_TRANSIENT);
-	enum MHD_Result r;
-	if (sqlite3_step(st) != SQLITE_ROW)
-		r = cs_http_error(c, h, 500, "%s", sqlite3_errmsg(db));
-	else if (sqlite3_column_type(st, 0) == SQLITE_NULL && not_found_if_null)
-		r = cs_http_error(c, h, 404, "no such run");
-	else
-		r = cs_http_json_text(c, h, (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return r;
-}
 
 /* Refills s->pending; returns 0 or a negative errno. */
 static int stream_fill(stream *s)
