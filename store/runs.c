@@ -151,7 +151,8 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 	memset(out, 0, sizeof *out);
 	int rc = prepare(s,
 			 "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
-			 " (SELECT count(*) FROM devices WHERE run = ?1) FROM runs WHERE id = ?1",
+			 " (SELECT count(*) FROM devices WHERE run = ?1), time_unit,"
+			 " coalesce(t_max, 0) FROM runs WHERE id = ?1",
 			 &st);
 	if (rc)
 		return rc;
@@ -162,6 +163,8 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 		out->samples = sqlite3_column_int64(st, 2);
 		out->metrics = sqlite3_column_int64(st, 3);
 		out->devices = sqlite3_column_int64(st, 4);
+		text(out->time_unit, sizeof out->time_unit, st, 5);
+		out->t_max = sqlite3_column_int64(st, 6);
 	}
 	sqlite3_finalize(st);
 	return rc;

@@ -50,6 +50,8 @@ int cs_runs_run_json(cs_store *s, int64_t run, const char *default_metrics, cs_b
 typedef struct cs_run_summary {
 	char uuid[64];
 	char name[1024];       /* cut at 1023 bytes */
+	char time_unit[8];     /* "ns" or "cycle" */
+	int64_t t_max;         /* the last sample's end; 0 when none */
 	int64_t samples;
 	int64_t metrics, devices;
 } cs_run_summary;

@@ -75,7 +75,8 @@ typedef struct stream {
 	cs_follow *follow;     /* follow: events as the run is committed */
 	int followed;          /* counted by opts.follow */
 	unsigned poll_ms, heartbeat_ms;
-	sqlite3_stmt *st;      /* ranges.csv, or the query's statement */
+	struct cs_ranges_cursor *ranges; /* ranges.csv */
+	sqlite3_stmt *st;      /* the query's statement */
 	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
 	sandbox *sb;           /* its limits (progress handler, authorizer) */
 	char why[300];         /* what failed, for the error line */
@@ -107,6 +108,7 @@ enum MHD_Result cs_http_stream(struct MHD_Connection *c, cs_http *h, stream *s,
 				    const char *filename);
 
 /* http_runs.c */
+int cs_http_ranges_fill(stream *s);
 enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s);
 enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
 			       int metrics_only);

@@ -36,6 +36,7 @@
 #include "trace.h"
 #include "sqlout.h"
 #include "prom.h"
+#include "ranges.h"
 #include "reader.h"
 #include "follow.h"
 #include "plot.h"
@@ -122,6 +123,8 @@ static int stream_fill(stream *s)
 {
 	if (s->q)
 		return cs_http_query_fill(s);
+	if (s->ranges)
+		return cs_http_ranges_fill(s);
 	if (s->series) {
 		int rc = cs_series_csv_next(s->series, &s->pending);
 		if (rc == 0)
@@ -212,7 +215,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			 * (docs/http-api.md), then the transfer ends unfinished so
 			 * that clients see an error too (curl: exit 18). */
 			const char *why = s->why[0] ? s->why
-					  : s->series ? cs_store_errmsg(s->s)
+					  : s->series || s->ranges ? cs_store_errmsg(s->s)
 						      : sqlite3_errmsg(cs_store_db(s->s));
 			char line[600];
 			int n = snprintf(line, sizeof line, "%s# error: %s\r\n",
@@ -243,6 +246,7 @@ void cs_http_stream_free(stream *s)
 	cs_series_csv_close(s->series);
 	cs_follow_close(s->follow);
 	cs_sqlout_close(s->q);
+	cs_ranges_close(s->ranges);
 	sqlite3_finalize(s->st);
 	cs_store_close(s->s);
 	free(s->sb); /* after the connection that used it as a callback's context */

@@ -38,6 +38,7 @@
 #include "reader.h"
 #include "follow.h"
 #include "plot.h"
+#include "ranges.h"
 #include "runs.h"
 #include "store.h"
 #include "ui.h"
@@ -107,18 +108,42 @@ enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *
  * inside it included); kind a
  * comma-separated list of kinds; limit caps the rows (the longest first
  * when capped, so a zoomed-out view keeps what is visible). */
-/* SQL demangle(name): a kernel name demangled (as it is when it is not
- * mangled), for ranges.csv's last column. */
-static void sql_demangle(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* Refills s->pending with ranges.csv: the header, then rows of the cursor
+ * with the demangled name last. */
+int cs_http_ranges_fill(stream *s)
 {
-	(void)argc;
-	const char *name = (const char *)sqlite3_value_text(argv[0]);
-	if (!name) {
-		sqlite3_result_null(ctx);
-		return;
+	static const char *const cols[] = {"kind", "name", "t0", "t1", "device", "stream",
+					   "correlation_id", "pid", "tid", "bytes", "demangled"};
+	cs_csv w;
+	cs_csv_init(&w, cs_csv_buf_sink, &s->pending);
+	if (!s->header_done) {
+		for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+			cs_csv_str(&w, cols[i]);
+		cs_csv_end_row(&w);
+		s->header_done = 1;
 	}
-	char out[1024];
-	sqlite3_result_text(ctx, cs_cjob_demangle(name, out, sizeof out), -1, SQLITE_TRANSIENT);
+	cs_range_row r;
+	int rc = 1;
+	for (int rows = 0; rows < 4096 && (rc = cs_ranges_next(s->ranges, &r)) == 1; rows++) {
+		char dm[1024];
+		cs_csv_str(&w, r.kind);
+		cs_csv_str(&w, r.name);
+		cs_csv_i64(&w, r.t0);
+		cs_csv_i64(&w, r.t1);
+		const int64_t opt[6] = {r.device, r.stream, r.correlation_id, r.pid, r.tid, r.bytes};
+		for (int k = 0; k < 6; k++) {
+			if (r.has & (1u << k))
+				cs_csv_i64(&w, opt[k]);
+			else
+				cs_csv_empty(&w);
+		}
+		cs_csv_str(&w, cs_cjob_demangle(r.name ? r.name : "", dm, sizeof dm));
+		cs_csv_end_row(&w);
+	}
+	if (rc == 0)
+		s->done = 1;
+	int out = cs_csv_finish(&w);
+	return rc >= 0 ? out : rc;
 }
 
 enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
@@ -133,31 +158,16 @@ enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_stor
 		return owned_error(c, h, s, 400, "limit: expected an integer 1..10000000");
 	if (have_from && have_to && to <= from)
 		return owned_error(c, h, s, 400, "to: must be greater than from");
-	const char *kind = cs_http_arg(c, "kind");
 	stream *st = calloc(1, sizeof *st);
 	if (!st)
 		return owned_error(c, h, s, 500, "out of memory");
-	sqlite3_create_function(cs_store_db(s), "demangle", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				sql_demangle, NULL, NULL);
-	if (sqlite3_prepare_v2(cs_store_db(s),
-			       "SELECT kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes,"
-			       " demangle(name) AS demangled"
-			       " FROM (SELECT * FROM ranges WHERE run = ?1 AND t0 < ?3"
-			       " AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))"
-			       " AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"
-			       " ORDER BY CASE WHEN ?5 IS NULL THEN 0 ELSE t0 - t1 END LIMIT coalesce(?5, -1))"
-			       " ORDER BY t0, id",
-			       -1, &st->st, NULL) != SQLITE_OK) {
+	cs_ranges_query q = {.run = run, .from = from, .to = to, .kinds = cs_http_arg(c, "kind"),
+			     .limit = have_limit ? limit : 0};
+	st->ranges = cs_ranges_open(s, &q);
+	if (!st->ranges) {
 		free(st);
-		return owned_error(c, h, s, 500, "%s", sqlite3_errmsg(cs_store_db(s)));
+		return owned_error(c, h, s, 500, "%s", cs_store_errmsg(s));
 	}
-	sqlite3_bind_int64(st->st, 1, run);
-	sqlite3_bind_int64(st->st, 2, (sqlite3_int64)from);
-	sqlite3_bind_int64(st->st, 3, (sqlite3_int64)to);
-	if (kind && *kind)
-		sqlite3_bind_text(st->st, 4, kind, -1, SQLITE_TRANSIENT);
-	if (have_limit)
-		sqlite3_bind_int64(st->st, 5, (sqlite3_int64)limit);
 	st->s = s;
 	return cs_http_stream(c, h, st, "ranges.csv");
 }

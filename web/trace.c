@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "json.h"
+#include "ranges.h"
 #include "reader.h"
+#include "runs.h"
 #include "totals.h"
 
 #define TRACE_MAX_BYTES (512u << 20) /* a trace bigger than this is refused */
@@ -95,28 +97,24 @@ static int track_of(tw *w, int pid, const char *label)
  * NVTX on the host, per thread; other kinds one track each. */
 static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 {
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(cs_store_db(s),
-			       "SELECT kind, name, t0, t1, device, stream, correlation_id, tid, bytes "
-			       "FROM ranges WHERE run = ?1 AND t1 >= ?2 AND t0 < ?3 ORDER BY t0, id",
-			       -1, &st, NULL) != SQLITE_OK)
+	cs_ranges_query q = {.run = run, .from = from, .to = to, .touching = 1};
+	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
+	if (!cur)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, run);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)from);
-	sqlite3_bind_int64(st, 3, to > INT64_MAX ? INT64_MAX : (sqlite3_int64)to);
+	cs_range_row rr;
 	int rc = 0, src;
-	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((src = cs_ranges_next(cur, &rr)) == 1) {
 		if (w->b->len > TRACE_MAX_BYTES) {
 			rc = -E2BIG;
 			break;
 		}
-		const char *kind = (const char *)sqlite3_column_text(st, 0);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
-		double t0 = (double)sqlite3_column_int64(st, 2), t1 = (double)sqlite3_column_int64(st, 3);
-		int has_dev = sqlite3_column_type(st, 4) != SQLITE_NULL && sqlite3_column_int64(st, 4) >= 0;
-		int64_t dev = has_dev ? sqlite3_column_int64(st, 4) : -1;
-		int has_stream = sqlite3_column_type(st, 5) != SQLITE_NULL;
-		int has_tid = sqlite3_column_type(st, 7) != SQLITE_NULL;
+		const char *kind = rr.kind;
+		const char *name = rr.name;
+		double t0 = (double)rr.t0, t1 = (double)rr.t1;
+		int has_dev = (rr.has & CS_RANGE_HAS_DEVICE) && rr.device >= 0;
+		int64_t dev = has_dev ? rr.device : -1;
+		int has_stream = (rr.has & CS_RANGE_HAS_STREAM) != 0;
+		int has_tid = (rr.has & CS_RANGE_HAS_TID) != 0;
 		kind = kind ? kind : "range";
 		int device_kind = !strcmp(kind, "kernel") || !strcmp(kind, "memcpy") ||
 				  !strcmp(kind, "memset") || !strcmp(kind, "graph") ||
@@ -135,10 +133,10 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 				    : !strcmp(kind, "api") ? "API calls" : kind;
 		if (device_kind && has_stream)
 			snprintf(label, sizeof label, "%s (stream %lld)", group,
-				 (long long)sqlite3_column_int64(st, 5));
+				 (long long)rr.stream);
 		else if (!device_kind && has_tid)
 			snprintf(label, sizeof label, "%s (thread %lld)", group,
-				 (long long)sqlite3_column_int64(st, 7));
+				 (long long)rr.tid);
 		else
 			snprintf(label, sizeof label, "%s", group);
 		int tid = track_of(w, pid, label);
@@ -161,18 +159,17 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 		}
 		cs_buf_printf(w->b, ",\"pid\":%d,\"tid\":%d,\"args\":{", pid, tid);
 		int f = 1;
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-			cs_buf_printf(w->b, "\"correlation_id\":%lld", (long long)sqlite3_column_int64(st, 6));
+		if (rr.has & CS_RANGE_HAS_CORRELATION) {
+			cs_buf_printf(w->b, "\"correlation_id\":%lld", (long long)rr.correlation_id);
 			f = 0;
 		}
-		if (sqlite3_column_type(st, 8) != SQLITE_NULL)
-			cs_buf_printf(w->b, "%s\"bytes\":%lld", f ? "" : ",",
-				      (long long)sqlite3_column_int64(st, 8));
+		if (rr.has & CS_RANGE_HAS_BYTES)
+			cs_buf_printf(w->b, "%s\"bytes\":%lld", f ? "" : ",", (long long)rr.bytes);
 		cs_json_raw(w->b, "}}");
 	}
-	if (rc == 0 && src != SQLITE_DONE)
+	if (rc == 0 && src < 0)
 		rc = -EIO;
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
 	return rc;
 }
 
@@ -221,18 +218,14 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		snprintf(err, errlen, "no run '%s' in the database", rq->run);
 		return -ENOENT;
 	}
-	char name[256] = "", unit[16] = "ns";
-	uint64_t tmax = 0;
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT name, time_unit, coalesce(t_max, 0) FROM runs "
-			   "WHERE id = ?1", -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, run);
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 0));
-		snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 1));
-		tmax = (uint64_t)sqlite3_column_int64(st, 2);
+	cs_run_summary sum;
+	if (cs_runs_summary(s, run, &sum) < 0) {
+		snprintf(err, errlen, "reading run %lld: %s", (long long)run, cs_store_errmsg(s));
+		return -EIO;
 	}
-	sqlite3_finalize(st);
+	const char *name = sum.name;
+	uint64_t tmax = sum.t_max > 0 ? (uint64_t)sum.t_max : 0;
+	const char *unit = sum.time_unit;
 	int ns = !strcmp(unit, "ns");
 	tw w = {.b = out, .first = 1, .per_us = ns ? 1000.0 : 1.0};
 	/* the metrics */
@@ -258,14 +251,10 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	int have_samples = rc == 0 && cs_read_run_span(s, run, &lo, &hi) == 0;
 	/* the default window: the samples' and the ranges' */
 	uint64_t rlo = UINT64_MAX, rhi = 0;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT min(t0), max(t1) FROM ranges WHERE run = ?1", -1, &st,
-			   NULL);
-	sqlite3_bind_int64(st, 1, run);
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		rlo = (uint64_t)sqlite3_column_int64(st, 0);
-		rhi = (uint64_t)sqlite3_column_int64(st, 1);
+	if (cs_ranges_extent(s, run, &rlo, &rhi) < 0) {
+		rlo = UINT64_MAX;
+		rhi = 0;
 	}
-	sqlite3_finalize(st);
 	uint64_t end = tmax > hi ? tmax : hi;
 	if (rhi > end)
 		end = rhi;
@@ -288,7 +277,7 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		cs_json_raw(out, "},\"traceEvents\":[");
 		rc = ranges(s, &w, run, from, to);
 		if (rc == -EIO)
-			snprintf(err, errlen, "reading ranges: %s", sqlite3_errmsg(cs_store_db(s)));
+			snprintf(err, errlen, "reading ranges: %s", cs_store_errmsg(s));
 	}
 	/* counters, device by device */
 	uint32_t *devs = NULL, ndev = 0;

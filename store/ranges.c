@@ -1,0 +1,111 @@
+/*
+ * ranges.c - the ranges cursor (ranges.h).
+ */
+#include "ranges.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "store_int.h"
+
+#define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
+
+struct cs_ranges_cursor {
+	cs_store *s;
+	sqlite3_stmt *st;
+};
+
+/* ?1 run, ?2 from, ?3 to, ?4 kinds, ?5 limit (NULL = all) */
+#define RANGE_COLUMNS "kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
+#define RANGES_SQL(window)                                                                      \
+	"SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND " window          \
+	" AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"                   \
+	" ORDER BY CASE WHEN ?5 IS NULL THEN 0 ELSE t0 - t1 END LIMIT coalesce(?5, -1))"         \
+	" ORDER BY t0, id"
+
+static const char overlap_sql[] =
+	RANGES_SQL("t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))");
+static const char touching_sql[] = RANGES_SQL("t1 >= ?2 AND t0 < ?3");
+
+static sqlite3_int64 clamp(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
+{
+	cs_ranges_cursor *c = calloc(1, sizeof *c);
+	if (!c) {
+		cs_store_fail_(s, -ENOMEM, "out of memory reading ranges");
+		return NULL;
+	}
+	c->s = s;
+	int rc = sqlite3_prepare_v2(cs_store_db(s), q->touching ? touching_sql : overlap_sql, -1,
+				    &c->st, NULL);
+	if (rc != SQLITE_OK) {
+		fail_sql(s, rc, "preparing a ranges query");
+		cs_ranges_close(c);
+		return NULL;
+	}
+	sqlite3_bind_int64(c->st, 1, q->run);
+	sqlite3_bind_int64(c->st, 2, clamp(q->from));
+	sqlite3_bind_int64(c->st, 3, clamp(q->to));
+	if (q->kinds && *q->kinds)
+		sqlite3_bind_text(c->st, 4, q->kinds, -1, SQLITE_STATIC);
+	if (q->limit)
+		sqlite3_bind_int64(c->st, 5, clamp(q->limit));
+	return c;
+}
+
+int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
+{
+	int src = sqlite3_step(c->st);
+	if (src == SQLITE_DONE)
+		return 0;
+	if (src != SQLITE_ROW)
+		return fail_sql(c->s, src, "reading ranges");
+	sqlite3_stmt *st = c->st;
+	r->kind = (const char *)sqlite3_column_text(st, 0);
+	r->name = (const char *)sqlite3_column_text(st, 1);
+	r->t0 = sqlite3_column_int64(st, 2);
+	r->t1 = sqlite3_column_int64(st, 3);
+	int64_t *opt[6] = {&r->device, &r->stream, &r->correlation_id, &r->pid, &r->tid, &r->bytes};
+	r->has = 0;
+	for (int k = 0; k < 6; k++) {
+		*opt[k] = sqlite3_column_int64(st, 4 + k);
+		if (sqlite3_column_type(st, 4 + k) != SQLITE_NULL)
+			r->has |= 1u << k;
+	}
+	return 1;
+}
+
+void cs_ranges_close(cs_ranges_cursor *c)
+{
+	if (!c)
+		return;
+	sqlite3_finalize(c->st);
+	free(c);
+}
+
+int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(cs_store_db(s),
+				    "SELECT min(t0), max(t1) FROM ranges WHERE run = ?1", -1, &st,
+				    NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(s, rc, "preparing a ranges query");
+	sqlite3_bind_int64(st, 1, run);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		rc = fail_sql(s, rc, "reading the ranges' extent");
+	} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+		rc = -ENODATA;
+	} else {
+		*t0 = (uint64_t)sqlite3_column_int64(st, 0);
+		*t1 = (uint64_t)sqlite3_column_int64(st, 1);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

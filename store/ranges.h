@@ -1,0 +1,59 @@
+/*
+ * ranges.h - a run's ranges read in time order (cs_ranges_*): the cursor
+ * ranges.csv and the Perfetto export read through, so the ranges table's
+ * SQL stays in the store.
+ */
+#ifndef CS_RANGES_H
+#define CS_RANGES_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+typedef struct cs_ranges_query {
+	int64_t run;
+	uint64_t from, to;  /* the window; to = UINT64_MAX: open */
+	/* which ranges the window keeps: 0, those that overlap [from, to)
+	 * and instants inside it (ranges.csv); 1, those that end at from or
+	 * later and start before to (touching its start counts) */
+	int touching;
+	const char *kinds;  /* comma-separated kinds; NULL or "" = any */
+	uint64_t limit;     /* 0 = all; else the longest limit of them */
+} cs_ranges_query;
+
+/* The optional columns a row has (CS_RANGE_HAS_*). */
+enum {
+	CS_RANGE_HAS_DEVICE = 1,
+	CS_RANGE_HAS_STREAM = 2,
+	CS_RANGE_HAS_CORRELATION = 4,
+	CS_RANGE_HAS_PID = 8,
+	CS_RANGE_HAS_TID = 16,
+	CS_RANGE_HAS_BYTES = 32,
+};
+
+/* One range; kind and name borrowed until the next cs_ranges_next. */
+typedef struct cs_range_row {
+	const char *kind, *name;
+	int64_t t0, t1;
+	int64_t device, stream, correlation_id, pid, tid, bytes;
+	unsigned has; /* CS_RANGE_HAS_* */
+} cs_range_row;
+
+typedef struct cs_ranges_cursor cs_ranges_cursor;
+
+/* The ranges q selects, by t0 then id. Strings in q are borrowed until
+ * the cursor is closed; s must outlive it. NULL on failure
+ * (cs_store_errmsg(s) says why). */
+cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q);
+
+/* The next range into *r: 1, 0 at the end, or a negative errno. */
+int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r);
+
+/* Accepts NULL. */
+void cs_ranges_close(cs_ranges_cursor *c);
+
+/* The first start and last end of run's ranges: 0, or -ENODATA when it
+ * has none, or an error. */
+int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1);
+
+#endif
