@@ -4,6 +4,7 @@
 #include "ranges.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "store_int.h"
@@ -15,17 +16,22 @@ struct cs_ranges_cursor {
 	sqlite3_stmt *st;
 };
 
-/* ?1 run, ?2 from, ?3 to, ?4 kinds, ?5 limit (NULL = all) */
+/* The statement is put together from the conditions the query has, so
+ * that SQLite can use the (run, t0) and (run, name) indexes. ?1 run, ?2
+ * from, ?3 to, ?4 kinds, ?5 limit, ?6 name, ?7 device. */
 #define RANGE_COLUMNS "kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
-#define RANGES_SQL(window)                                                                      \
-	"SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND " window          \
-	" AND (?4 IS NULL OR instr(',' || ?4 || ',', ',' || kind || ',') > 0)"                   \
-	" ORDER BY CASE WHEN ?5 IS NULL THEN 0 ELSE t0 - t1 END LIMIT coalesce(?5, -1))"         \
-	" ORDER BY t0, id"
 
-static const char overlap_sql[] =
-	RANGES_SQL("t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))");
-static const char touching_sql[] = RANGES_SQL("t1 >= ?2 AND t0 < ?3");
+static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
+{
+	snprintf(sql, len,
+		 "SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
+		 " ORDER BY %s LIMIT %s) ORDER BY t0, id",
+		 q->touching ? "t1 >= ?2 AND t0 < ?3" : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
+		 q->kinds && *q->kinds ? " AND instr(',' || ?4 || ',', ',' || kind || ',') > 0" : "",
+		 !q->name ? "" : q->name_glob ? " AND name GLOB ?6" : " AND name = ?6",
+		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "",
+		 q->limit ? "t0 - t1" : "t0, id", q->limit ? "?5" : "-1");
+}
 
 static sqlite3_int64 clamp(uint64_t v)
 {
@@ -40,8 +46,9 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 		return NULL;
 	}
 	c->s = s;
-	int rc = sqlite3_prepare_v2(cs_store_db(s), q->touching ? touching_sql : overlap_sql, -1,
-				    &c->st, NULL);
+	char sql[768];
+	build_sql(q, sql, sizeof sql);
+	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, &c->st, NULL);
 	if (rc != SQLITE_OK) {
 		fail_sql(s, rc, "preparing a ranges query");
 		cs_ranges_close(c);
@@ -54,6 +61,10 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 		sqlite3_bind_text(c->st, 4, q->kinds, -1, SQLITE_STATIC);
 	if (q->limit)
 		sqlite3_bind_int64(c->st, 5, clamp(q->limit));
+	if (q->name)
+		sqlite3_bind_text(c->st, 6, q->name, -1, SQLITE_STATIC);
+	if (q->have_device)
+		sqlite3_bind_int64(c->st, 7, q->device);
 	return c;
 }
 

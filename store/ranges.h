@@ -10,6 +10,7 @@
 
 #include "store.h"
 
+/* A zeroed query with run set and to = UINT64_MAX reads every range. */
 typedef struct cs_ranges_query {
 	int64_t run;
 	uint64_t from, to;  /* the window; to = UINT64_MAX: open */
@@ -18,6 +19,10 @@ typedef struct cs_ranges_query {
 	 * later and start before to (touching its start counts) */
 	int touching;
 	const char *kinds;  /* comma-separated kinds; NULL or "" = any */
+	const char *name;   /* NULL = any; else the name, or a GLOB with name_glob */
+	int name_glob;
+	int have_device;    /* keep ranges of device and those of none (host) */
+	int64_t device;
 	uint64_t limit;     /* 0 = all; else the longest limit of them */
 } cs_ranges_query;
 

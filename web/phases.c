@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "ranges.h"
 #include "reader.h"
 
 enum { P_NEITHER, P_A, P_AB, P_B, NPHASE, P_TAIL = NPHASE, P_BREST, NBUCKET };
@@ -76,20 +77,18 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 		snprintf(kind, sizeof kind, "%.*s", (int)(colon - spec), spec);
 		glob = colon + 1;
 	}
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2 "
-			   "AND (?3 = '' OR kind = ?3) AND (device IS NULL OR device < 0 OR device = ?4) "
-			   "ORDER BY t0",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, run);
-	sqlite3_bind_text(st, 2, glob, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, device);
+	cs_ranges_query q = {.run = run, .to = UINT64_MAX, .touching = 1, .kinds = kind,
+			     .name = glob, .name_glob = 1, .have_device = 1, .device = device};
+	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	ival *v = NULL;
 	size_t cnt = 0, cap = 0;
-	int rc = 0;
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	int rc = cur ? 0 : -EIO, more;
+	cs_range_row r;
+	while (cur && (more = cs_ranges_next(cur, &r)) != 0) {
+		if (more < 0) {
+			rc = more;
+			break;
+		}
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 64;
 			ival *g = realloc(v, cap * sizeof *g);
@@ -99,11 +98,11 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 			}
 			v = g;
 		}
-		v[cnt].t0 = (double)sqlite3_column_int64(st, 0);
-		v[cnt].t1 = (double)sqlite3_column_int64(st, 1);
+		v[cnt].t0 = (double)r.t0;
+		v[cnt].t1 = (double)r.t1;
 		cnt++;
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
 	*nranges = cnt;
 	if (cnt)
 		qsort(v, cnt, sizeof *v, cmp_ival);

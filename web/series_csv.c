@@ -11,6 +11,7 @@
 
 #include "csv.h"
 #include "expr.h"
+#include "ranges.h"
 #include "reader.h"
 
 typedef struct window {
@@ -96,28 +97,26 @@ static int cmp_window(const void *a, const void *b)
 static int load_windows(cs_series_csv *x, const char *name, const cs_series_req *r,
 			int *status, char *err, size_t errlen)
 {
-	sqlite3_stmt *st;
-	int glob = strpbrk(name, "*?[") != NULL;
-	if (sqlite3_prepare_v2(cs_store_db(x->s),
-			       glob ? "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name GLOB ?2"
-				    : "SELECT t0, t1 FROM ranges WHERE run = ?1 AND name = ?2",
-			       -1, &st, NULL) != SQLITE_OK)
-		return cs_series_fail(err, errlen, status, 500, "%s", sqlite3_errmsg(cs_store_db(x->s)));
-	sqlite3_bind_int64(st, 1, x->run);
-	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	cs_ranges_query q = {.run = x->run, .to = UINT64_MAX, .touching = 1, .name = name,
+			     .name_glob = strpbrk(name, "*?[") != NULL};
+	cs_ranges_cursor *cur = cs_ranges_open(x->s, &q);
+	if (!cur)
+		return cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(x->s));
 	uint32_t cap = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	cs_range_row rr;
+	int more;
+	while ((more = cs_ranges_next(cur, &rr)) == 1) {
 		if (x->nwin == cap) {
 			cap = cap ? cap * 2 : 64;
 			window *nw = realloc(x->win, cap * sizeof *nw);
 			if (!nw) {
-				sqlite3_finalize(st);
+				cs_ranges_close(cur);
 				return cs_series_fail(err, errlen, status, 500, "out of memory");
 			}
 			x->win = nw;
 		}
-		uint64_t a = (uint64_t)sqlite3_column_int64(st, 0);
-		uint64_t b = (uint64_t)sqlite3_column_int64(st, 1) + 1;
+		uint64_t a = (uint64_t)rr.t0;
+		uint64_t b = (uint64_t)rr.t1 + 1;
 		if (r->have_from && a < r->from)
 			a = r->from;
 		if (b > r->to)
@@ -125,7 +124,9 @@ static int load_windows(cs_series_csv *x, const char *name, const cs_series_req 
 		if (a < b)
 			x->win[x->nwin++] = (window){a, b};
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
+	if (more < 0)
+		return cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(x->s));
 	if (x->nwin) /* a range that matched nothing: win is NULL */
 		qsort(x->win, x->nwin, sizeof *x->win, cmp_window);
 	uint32_t k = 0;
