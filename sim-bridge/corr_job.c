@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "expr.h"
+#include "ranges.h"
+#include "runs.h"
 #include "reader.h"
 
 typedef struct acc {
@@ -171,30 +173,32 @@ static int window(cs_store *s, cs_cjob_side *side, const char *spec, char *err, 
 			 spec);
 		return -EINVAL;
 	}
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT name, t0, t1 FROM ranges WHERE run = ?1 AND kind = ?2 AND name GLOB ?3 "
-			   "ORDER BY t0, id LIMIT 1 OFFSET ?4",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, side->run);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, glob, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 4, occ);
-	rc = -ENOENT;
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		side->w0 = (uint64_t)sqlite3_column_int64(st, 1);
-		side->w1 = (uint64_t)sqlite3_column_int64(st, 2);
+	/* the occ-th (from 0) of the kind's ranges the glob matches, by start */
+	cs_ranges_query q = {.run = side->run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING,
+			     .kinds = kind, .name = glob, .name_glob = 1};
+	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
+	cs_range_row r;
+	int more = cur ? 1 : -EIO;
+	for (long i = 0; i <= occ && more == 1; i++)
+		more = cs_ranges_next(cur, &r);
+	if (more == 1) {
+		side->w0 = (uint64_t)r.t0;
+		side->w1 = (uint64_t)r.t1;
 		if (side->w1 <= side->w0)
 			side->w1 = side->w0 + 1;
 		snprintf(side->window, sizeof side->window, "%s '%.200s' #%ld [%llu, %llu)", kind,
-			 (const char *)sqlite3_column_text(st, 0), occ, (unsigned long long)side->w0,
+			 r.name ? r.name : "", occ, (unsigned long long)side->w0,
 			 (unsigned long long)side->w1);
 		rc = 0;
-	} else {
+	} else if (more == 0) {
 		snprintf(err, errlen, "window '%s': run %s has no %s range #%ld matching '%s'", spec,
 			 side->run_name, kind, occ, glob);
+		rc = -ENOENT;
+	} else {
+		snprintf(err, errlen, "window '%s': reading ranges: %s", spec, cs_store_errmsg(s));
+		rc = -EIO;
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
 	return rc;
 }
 
@@ -203,21 +207,7 @@ static int window(cs_store *s, cs_cjob_side *side, const char *spec, char *err, 
  * meta.clock_domains_hz (core falls back to the run's clock). */
 static double run_clock(cs_store *s, int64_t run, const char *domain)
 {
-	sqlite3_stmt *st = NULL;
-	double hz = 0;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT coalesce(NULLIF(json_extract(r.meta, '$.clock_domains_hz.' || ?2), 0),"
-			   " CASE WHEN ?2 IS NULL OR ?2 = 'core' THEN coalesce(NULLIF(r.clock_hz, 0),"
-			   " (SELECT clock_hz FROM devices d WHERE d.run = r.id AND d.idx = 0)) END)"
-			   " FROM runs r WHERE r.id = ?1",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, run);
-	if (domain)
-		sqlite3_bind_text(st, 2, domain, -1, SQLITE_TRANSIENT);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		hz = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
-	return hz;
+	return cs_runs_clock(s, run, domain);
 }
 
 int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, char *err,
@@ -258,17 +248,7 @@ int cs_cjob_clock(cs_store *s, const char *run, const char *what, double *hz, ch
 /* Whether json_extract(meta, path) of the run is value. */
 static int run_meta_is(cs_store *s, int64_t run, const char *path, const char *value)
 {
-	sqlite3_stmt *st = NULL;
-	int yes = 0;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT json_extract(meta, ?2) = ?3 FROM runs WHERE id = ?1",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, run);
-	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		yes = sqlite3_column_int(st, 0) == 1;
-	sqlite3_finalize(st);
-	return yes;
+	return cs_runs_meta_is(s, run, path, value);
 }
 
 /* Per-sample cycle counters, the preferred first: the SM clock domain's
@@ -294,13 +274,8 @@ static int choose_axis(cs_store *s, cs_cjob_side *out, char (*names)[256], const
 			snprintf(out->axis, sizeof out->axis, "cycles from %s", names[i]);
 			return 0;
 		}
-	double run_hz = 0;
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT clock_hz FROM runs WHERE id = ?1", -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, out->run);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		run_hz = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
+	cs_run_summary sum;
+	double run_hz = cs_runs_summary(s, out->run, &sum) == 0 ? sum.clock_hz : 0;
 	out->clock_hz = run_clock(s, out->run, NULL);
 	if (!(out->clock_hz > 0)) {
 		snprintf(err, errlen, "run %s is in ns and has no clock and no per-sample cycle counter "
@@ -344,15 +319,11 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 		return rc;
 	}
 	snprintf(out->run_name, sizeof out->run_name, "%s", spec->run);
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT time_unit, name FROM runs WHERE id = ?1", -1, &st,
-			   NULL);
-	sqlite3_bind_int64(st, 1, out->run);
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(out->unit, sizeof out->unit, "%s", (const char *)sqlite3_column_text(st, 0));
-		snprintf(out->run_name, sizeof out->run_name, "%s", (const char *)sqlite3_column_text(st, 1));
+	cs_run_summary sum;
+	if (cs_runs_summary(s, out->run, &sum) == 0) {
+		snprintf(out->unit, sizeof out->unit, "%s", sum.time_unit);
+		snprintf(out->run_name, sizeof out->run_name, "%.*s", (int)sizeof out->run_name - 1, sum.name);
 	}
-	sqlite3_finalize(st);
 	out->cycle_scale = spec->cycle_scale > 0 ? spec->cycle_scale : 1;
 	int ns = !strcmp(out->unit, "ns");
 	if (!ns) {
@@ -503,36 +474,37 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 {
 	memset(k, 0, sizeof *k);
 	const char *kind = !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel";
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT name, t0, t1, coalesce(correlation_id, -1), coalesce(stream, -1) "
-			   "FROM ranges WHERE run = ?1 AND kind = ?2 AND t1 > ?3 AND t0 < ?4 "
-			   "ORDER BY t0, id",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, side->run);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)side->w0);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)side->w1);
+	cs_ranges_query q = {.run = side->run, .from = side->w0, .to = side->w1,
+			     .window = CS_RANGES_STRICT, .kinds = kind};
+	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
+	if (!cur) {
+		snprintf(err, errlen, "reading kernel ranges: %s", cs_store_errmsg(s));
+		return -EIO;
+	}
 	size_t cap = 0;
-	int rc = 0;
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	int rc = 0, more;
+	cs_range_row r;
+	while ((more = cs_ranges_next(cur, &r)) == 1) {
 		if (k->n == cap && (rc = kernels_grow(k, cap = cap ? cap * 2 : 64)) < 0)
 			break;
-		const char *name = (const char *)sqlite3_column_text(st, 0);
-		if (!(k->names[k->n] = strdup(name ? name : ""))) {
+		if (!(k->names[k->n] = strdup(r.name ? r.name : ""))) {
 			rc = -ENOMEM;
 			break;
 		}
-		k->t0[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 1)) + shift;
-		k->t1[k->n] = cs_cjob_cycles(side, (double)sqlite3_column_int64(st, 2)) + shift;
-		k->uid[k->n] = sqlite3_column_int64(st, 3);
+		k->t0[k->n] = cs_cjob_cycles(side, (double)r.t0) + shift;
+		k->t1[k->n] = cs_cjob_cycles(side, (double)r.t1) + shift;
+		k->uid[k->n] = r.has & CS_RANGE_HAS_CORRELATION ? r.correlation_id : -1;
 		k->sim = !strcmp(kind, "sim-kernel");
-		k->stream[k->n] = sqlite3_column_int64(st, 4);
+		k->stream[k->n] = r.has & CS_RANGE_HAS_STREAM ? r.stream : -1;
 		k->n++;
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
+	else if (more < 0 && !rc) {
+		snprintf(err, errlen, "reading kernel ranges: %s", cs_store_errmsg(s));
+		rc = -EIO;
+	}
 	return rc;
 }
 

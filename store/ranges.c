@@ -26,7 +26,9 @@ static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
 	snprintf(sql, len,
 		 "SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
 		 " ORDER BY %s LIMIT %s) ORDER BY t0, id",
-		 q->touching ? "t1 >= ?2 AND t0 < ?3" : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
+		 q->window == CS_RANGES_TOUCHING ? "t1 >= ?2 AND t0 < ?3"
+		 : q->window == CS_RANGES_STRICT ? "t1 > ?2 AND t0 < ?3"
+						 : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
 		 q->kinds && *q->kinds ? " AND instr(',' || ?4 || ',', ',' || kind || ',') > 0" : "",
 		 !q->name ? "" : q->name_glob ? " AND name GLOB ?6" : " AND name = ?6",
 		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "",

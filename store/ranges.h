@@ -10,14 +10,19 @@
 
 #include "store.h"
 
+/* Which ranges a window [from, to) keeps. */
+enum {
+	CS_RANGES_OVERLAP = 0,  /* those that overlap it, and instants inside it */
+	CS_RANGES_TOUCHING = 1, /* those that end at from or later and start before to */
+	CS_RANGES_STRICT = 2,   /* those that overlap it by more than a point */
+};
+
 /* A zeroed query with run set and to = UINT64_MAX reads every range. */
 typedef struct cs_ranges_query {
 	int64_t run;
 	uint64_t from, to;  /* the window; to = UINT64_MAX: open */
-	/* which ranges the window keeps: 0, those that overlap [from, to)
-	 * and instants inside it (ranges.csv); 1, those that end at from or
-	 * later and start before to (touching its start counts) */
-	int touching;
+	/* which ranges the window keeps (CS_RANGES_*) */
+	int window;
 	const char *kinds;  /* comma-separated kinds; NULL or "" = any */
 	const char *name;   /* NULL = any; else the name, or a GLOB with name_glob */
 	int name_glob;

@@ -152,7 +152,7 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 	int rc = prepare(s,
 			 "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
 			 " (SELECT count(*) FROM devices WHERE run = ?1), time_unit,"
-			 " coalesce(t_max, 0) FROM runs WHERE id = ?1",
+			 " coalesce(t_max, 0), coalesce(clock_hz, 0) FROM runs WHERE id = ?1",
 			 &st);
 	if (rc)
 		return rc;
@@ -165,6 +165,7 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 		out->devices = sqlite3_column_int64(st, 4);
 		text(out->time_unit, sizeof out->time_unit, st, 5);
 		out->t_max = sqlite3_column_int64(st, 6);
+		out->clock_hz = sqlite3_column_double(st, 7);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -213,4 +214,39 @@ int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out)
 	rc = one_json(s, st, out);
 	sqlite3_finalize(st);
 	return rc;
+}
+
+double cs_runs_clock(cs_store *s, int64_t run, const char *domain)
+{
+	sqlite3_stmt *st = NULL;
+	double hz = 0;
+	if (prepare(s,
+		    "SELECT coalesce(NULLIF(json_extract(r.meta, '$.clock_domains_hz.' || ?2), 0),"
+		    " CASE WHEN ?2 IS NULL OR ?2 = 'core' THEN coalesce(NULLIF(r.clock_hz, 0),"
+		    " (SELECT clock_hz FROM devices d WHERE d.run = r.id AND d.idx = 0)) END)"
+		    " FROM runs r WHERE r.id = ?1",
+		    &st))
+		return 0;
+	sqlite3_bind_int64(st, 1, run);
+	if (domain)
+		sqlite3_bind_text(st, 2, domain, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		hz = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return hz;
+}
+
+int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *value)
+{
+	sqlite3_stmt *st = NULL;
+	int yes = 0;
+	if (prepare(s, "SELECT json_extract(meta, ?2) = ?3 FROM runs WHERE id = ?1", &st))
+		return 0;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, value, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		yes = sqlite3_column_int(st, 0) == 1;
+	sqlite3_finalize(st);
+	return yes;
 }

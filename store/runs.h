@@ -51,6 +51,7 @@ typedef struct cs_run_summary {
 	char uuid[64];
 	char name[1024];       /* cut at 1023 bytes */
 	char time_unit[8];     /* "ns" or "cycle" */
+	double clock_hz;       /* the run's own clock; 0 = none recorded */
 	int64_t t_max;         /* the last sample's end; 0 when none */
 	int64_t samples;
 	int64_t metrics, devices;
@@ -58,6 +59,14 @@ typedef struct cs_run_summary {
 
 /* Fills *out for run. 0, -ENOENT for no such run, or an error. */
 int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out);
+
+/* The run's clock in Hz for a clock domain of its metadata
+ * (meta.clock_domains_hz.DOMAIN), or for the core (domain NULL or
+ * "core"): the run's clock, else device 0's. 0 when none is known. */
+double cs_runs_clock(cs_store *s, int64_t run, const char *domain);
+
+/* Whether the run's metadata holds value at the JSON path ("$.a.b"). */
+int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *value);
 
 /* The run's metrics as a JSON array (id, name, unit, kind, cumulative). */
 int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out);

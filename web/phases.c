@@ -77,7 +77,7 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 		snprintf(kind, sizeof kind, "%.*s", (int)(colon - spec), spec);
 		glob = colon + 1;
 	}
-	cs_ranges_query q = {.run = run, .to = UINT64_MAX, .touching = 1, .kinds = kind,
+	cs_ranges_query q = {.run = run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING, .kinds = kind,
 			     .name = glob, .name_glob = 1, .have_device = 1, .device = device};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	ival *v = NULL;

@@ -97,7 +97,7 @@ static int cmp_window(const void *a, const void *b)
 static int load_windows(cs_series_csv *x, const char *name, const cs_series_req *r,
 			int *status, char *err, size_t errlen)
 {
-	cs_ranges_query q = {.run = x->run, .to = UINT64_MAX, .touching = 1, .name = name,
+	cs_ranges_query q = {.run = x->run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING, .name = name,
 			     .name_glob = strpbrk(name, "*?[") != NULL};
 	cs_ranges_cursor *cur = cs_ranges_open(x->s, &q);
 	if (!cur)

@@ -97,7 +97,7 @@ static int track_of(tw *w, int pid, const char *label)
  * NVTX on the host, per thread; other kinds one track each. */
 static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 {
-	cs_ranges_query q = {.run = run, .from = from, .to = to, .touching = 1};
+	cs_ranges_query q = {.run = run, .from = from, .to = to, .window = CS_RANGES_TOUCHING};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	if (!cur)
 		return -EIO;
