@@ -122,3 +122,46 @@ int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1)
 	sqlite3_finalize(st);
 	return rc;
 }
+
+int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	*out = NULL;
+	*n = 0;
+	int rc = sqlite3_prepare_v2(cs_store_db(s),
+				    "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM"
+				    " (SELECT DISTINCT name FROM ranges r2 WHERE r2.run = ?1 AND"
+				    " r2.kind = r.kind LIMIT 3)) FROM ranges r WHERE run = ?1"
+				    " GROUP BY kind ORDER BY kind",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(s, rc, "preparing a ranges query");
+	sqlite3_bind_int64(st, 1, run);
+	size_t cap = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			cs_ranges_kind *k = realloc(*out, nc * sizeof *k);
+			if (!k) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*out = k;
+			cap = nc;
+		}
+		cs_ranges_kind *k = &(*out)[(*n)++];
+		const char *kind = (const char *)sqlite3_column_text(st, 0);
+		const char *names = (const char *)sqlite3_column_text(st, 2);
+		snprintf(k->kind, sizeof k->kind, "%s", kind ? kind : "");
+		k->count = sqlite3_column_int64(st, 1);
+		snprintf(k->names, sizeof k->names, "%s", names ? names : "");
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	*n = 0;
+	return rc == SQLITE_NOMEM ? cs_store_fail_(s, -ENOMEM, "out of memory listing range kinds")
+				  : fail_sql(s, rc, "listing range kinds");
+}

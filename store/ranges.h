@@ -62,6 +62,18 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r);
 /* Accepts NULL. */
 void cs_ranges_close(cs_ranges_cursor *c);
 
+/* One kind of a run's ranges: how many, and up to three of their
+ * distinct names, ", "-separated (cut at 255 bytes). */
+typedef struct cs_ranges_kind {
+	char kind[64];
+	int64_t count;
+	char names[256];
+} cs_ranges_kind;
+
+/* The run's range kinds, by kind, into *out (caller frees with free()),
+ * their number in *n. 0 or an error. */
+int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n);
+
 /* The first start and last end of run's ranges: 0, or -ENODATA when it
  * has none, or an error. */
 int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1);

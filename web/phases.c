@@ -20,6 +20,7 @@
 
 #include "json.h"
 #include "ranges.h"
+#include "runs.h"
 #include "reader.h"
 
 enum { P_NEITHER, P_A, P_AB, P_B, NPHASE, P_TAIL = NPHASE, P_BREST, NBUCKET };
@@ -133,22 +134,17 @@ static void no_match(cs_store *s, int64_t run, uint32_t device, const char *whic
 			   : (size_t)snprintf(err, errlen, "--%s '%s' matches no range of run %lld "
 					      "on device %u (KIND:GLOB or GLOB over range names); its "
 					      "ranges:", which, spec, (long long)run, device);
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s),
-			   "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM (SELECT DISTINCT "
-			   "name FROM ranges r2 WHERE r2.run = ?1 AND r2.kind = r.kind LIMIT 3)) "
-			   "FROM ranges r WHERE run = ?1 GROUP BY kind ORDER BY kind",
-			   -1, &st, NULL);
-	sqlite3_bind_int64(st, 1, run);
+	cs_ranges_kind *kinds = NULL;
+	size_t nk = 0;
 	int any = 0;
-	while (st && sqlite3_step(st) == SQLITE_ROW && n < errlen) {
-		n += (size_t)snprintf(err + n, errlen - n, "%s %s x%lld (%.120s...)", any ? ";" : "",
-				      (const char *)sqlite3_column_text(st, 0),
-				      (long long)sqlite3_column_int64(st, 1),
-				      (const char *)sqlite3_column_text(st, 2));
-		any = 1;
-	}
-	sqlite3_finalize(st);
+	if (cs_ranges_kinds(s, run, &kinds, &nk) == 0)
+		for (size_t i = 0; i < nk && n < errlen; i++) {
+			n += (size_t)snprintf(err + n, errlen - n, "%s %s x%lld (%.120s...)",
+					      any ? ";" : "", kinds[i].kind,
+					      (long long)kinds[i].count, kinds[i].names);
+			any = 1;
+		}
+	free(kinds);
 	if (!any && n < errlen)
 		snprintf(err + n, errlen - n, " none");
 }
@@ -483,15 +479,11 @@ int cs_phases_out(cs_store *s, const cs_phases_request *rq, cs_buf *out, char *e
 		return -ENOENT;
 	}
 	char run_name[256] = "", unit[16] = "ns";
-	sqlite3_stmt *st = NULL;
-	sqlite3_prepare_v2(cs_store_db(s), "SELECT name, time_unit FROM runs WHERE id = ?1", -1, &st,
-			   NULL);
-	sqlite3_bind_int64(st, 1, run);
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(run_name, sizeof run_name, "%s", (const char *)sqlite3_column_text(st, 0));
-		snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 1));
+	cs_run_summary sum;
+	if (cs_runs_summary(s, run, &sum) == 0) {
+		snprintf(run_name, sizeof run_name, "%.255s", sum.name);
+		snprintf(unit, sizeof unit, "%.15s", sum.time_unit);
 	}
-	sqlite3_finalize(st);
 	ival *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0, ra = 0, rb = 0;
 	uint32_t *ids = NULL;

@@ -12,6 +12,7 @@
 #include "csv.h"
 #include "expr.h"
 #include "ranges.h"
+#include "runs.h"
 #include "reader.h"
 
 typedef struct window {
@@ -203,16 +204,9 @@ static int open_exprs(cs_series_csv *x, const char *text, int *status, char *err
 		x->neids = (uint32_t)nscan;
 	else
 		x->nscan = (uint32_t)nscan;
-	sqlite3_stmt *st = NULL;
-	x->per_unit = 1;
-	if (sqlite3_prepare_v2(cs_store_db(x->s), "SELECT time_unit FROM runs WHERE id = ?1", -1,
-			       &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, x->run);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
-		    !strcmp((const char *)sqlite3_column_text(st, 0), "ns"))
-			x->per_unit = 1e-9;
-	}
-	sqlite3_finalize(st);
+	cs_run_summary sum;
+	x->per_unit = cs_runs_summary(x->s, x->run, &sum) == 0 && !strcmp(sum.time_unit, "ns")
+			      ? 1e-9 : 1;
 	rc = 0;
 out:
 	free(copy);
