@@ -19,10 +19,15 @@ struct cs_ranges_cursor {
 /* The statement is put together from the conditions the query has, so
  * that SQLite can use the (run, t0) and (run, name) indexes. ?1 run, ?2
  * from, ?3 to, ?4 kinds, ?5 limit, ?6 name, ?7 device. */
-#define RANGE_COLUMNS "kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
+#define RANGE_COLUMNS "id, kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
 
 static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
 {
+	if (q->by_id) {
+		snprintf(sql, len, "SELECT " RANGE_COLUMNS " FROM ranges WHERE run = ?1 AND id >= ?8"
+			 " ORDER BY id LIMIT %s", q->limit ? "?5" : "-1");
+		return;
+	}
 	snprintf(sql, len,
 		 "SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
 		 " ORDER BY %s LIMIT %s) ORDER BY t0, id",
@@ -57,6 +62,8 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 		return NULL;
 	}
 	sqlite3_bind_int64(c->st, 1, q->run);
+	if (q->by_id)
+		sqlite3_bind_int64(c->st, 8, q->since_id);
 	sqlite3_bind_int64(c->st, 2, clamp(q->from));
 	sqlite3_bind_int64(c->st, 3, clamp(q->to));
 	if (q->kinds && *q->kinds)
@@ -78,15 +85,16 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
 	if (src != SQLITE_ROW)
 		return fail_sql(c->s, src, "reading ranges");
 	sqlite3_stmt *st = c->st;
-	r->kind = (const char *)sqlite3_column_text(st, 0);
-	r->name = (const char *)sqlite3_column_text(st, 1);
-	r->t0 = sqlite3_column_int64(st, 2);
-	r->t1 = sqlite3_column_int64(st, 3);
+	r->id = sqlite3_column_int64(st, 0);
+	r->kind = (const char *)sqlite3_column_text(st, 1);
+	r->name = (const char *)sqlite3_column_text(st, 2);
+	r->t0 = sqlite3_column_int64(st, 3);
+	r->t1 = sqlite3_column_int64(st, 4);
 	int64_t *opt[6] = {&r->device, &r->stream, &r->correlation_id, &r->pid, &r->tid, &r->bytes};
 	r->has = 0;
 	for (int k = 0; k < 6; k++) {
-		*opt[k] = sqlite3_column_int64(st, 4 + k);
-		if (sqlite3_column_type(st, 4 + k) != SQLITE_NULL)
+		*opt[k] = sqlite3_column_int64(st, 5 + k);
+		if (sqlite3_column_type(st, 5 + k) != SQLITE_NULL)
 			r->has |= 1u << k;
 	}
 	return 1;
@@ -164,4 +172,27 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 	*n = 0;
 	return rc == SQLITE_NOMEM ? cs_store_fail_(s, -ENOMEM, "out of memory listing range kinds")
 				  : fail_sql(s, rc, "listing range kinds");
+}
+
+int cs_ranges_first_id(cs_store *s, int64_t run, uint64_t t, int64_t *id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(cs_store_db(s),
+				    "SELECT coalesce((SELECT min(id) FROM ranges WHERE run = ?1 AND"
+				    " t1 >= ?2), (SELECT coalesce(max(id), 0) + 1 FROM ranges WHERE"
+				    " run = ?1))",
+				    -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return fail_sql(s, rc, "preparing a ranges query");
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_int64(st, 2, clamp(t));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(st, 0);
+		rc = 0;
+	} else {
+		rc = fail_sql(s, rc, "finding where a follower starts");
+	}
+	sqlite3_finalize(st);
+	return rc;
 }

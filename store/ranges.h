@@ -29,6 +29,11 @@ typedef struct cs_ranges_query {
 	int have_device;    /* keep ranges of device and those of none (host) */
 	int64_t device;
 	uint64_t limit;     /* 0 = all; else the longest limit of them */
+	/* by_id: instead of all the above but run and limit, the ranges from
+	 * id since_id on, in the order they were stored, limit the first
+	 * ones (a follower's next look) */
+	int by_id;
+	int64_t since_id;
 } cs_ranges_query;
 
 /* The optional columns a row has (CS_RANGE_HAS_*). */
@@ -43,6 +48,7 @@ enum {
 
 /* One range; kind and name borrowed until the next cs_ranges_next. */
 typedef struct cs_range_row {
+	int64_t id;
 	const char *kind, *name;
 	int64_t t0, t1;
 	int64_t device, stream, correlation_id, pid, tid, bytes;
@@ -51,7 +57,7 @@ typedef struct cs_range_row {
 
 typedef struct cs_ranges_cursor cs_ranges_cursor;
 
-/* The ranges q selects, by t0 then id. Strings in q are borrowed until
+/* The ranges q selects, by t0 then id (by id with by_id). Strings in q are borrowed until
  * the cursor is closed; s must outlive it. NULL on failure
  * (cs_store_errmsg(s) says why). */
 cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q);
@@ -73,6 +79,11 @@ typedef struct cs_ranges_kind {
 /* The run's range kinds, by kind, into *out (caller frees with free()),
  * their number in *n. 0 or an error. */
 int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n);
+
+/* The id of run's first range that ends at or after t, else the id the
+ * next range stored will have (or above): where a follower starts. 0 or
+ * an error. */
+int cs_ranges_first_id(cs_store *s, int64_t run, uint64_t t, int64_t *id);
 
 /* The first start and last end of run's ranges: 0, or -ENODATA when it
  * has none, or an error. */

@@ -152,7 +152,7 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 	int rc = prepare(s,
 			 "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
 			 " (SELECT count(*) FROM devices WHERE run = ?1), time_unit,"
-			 " coalesce(t_max, 0), coalesce(clock_hz, 0) FROM runs WHERE id = ?1",
+			 " coalesce(t_max, 0), coalesce(clock_hz, 0), status FROM runs WHERE id = ?1",
 			 &st);
 	if (rc)
 		return rc;
@@ -166,6 +166,7 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 		text(out->time_unit, sizeof out->time_unit, st, 5);
 		out->t_max = sqlite3_column_int64(st, 6);
 		out->clock_hz = sqlite3_column_double(st, 7);
+		text(out->status, sizeof out->status, st, 8);
 	}
 	sqlite3_finalize(st);
 	return rc;

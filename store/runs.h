@@ -51,6 +51,7 @@ typedef struct cs_run_summary {
 	char uuid[64];
 	char name[1024];       /* cut at 1023 bytes */
 	char time_unit[8];     /* "ns" or "cycle" */
+	char status[16];       /* "running", "complete", "incomplete" */
 	double clock_hz;       /* the run's own clock; 0 = none recorded */
 	int64_t t_max;         /* the last sample's end; 0 when none */
 	int64_t samples;

@@ -12,6 +12,8 @@
 #include "csv.h"
 #include "json.h"
 #include "reader.h"
+#include "ranges.h"
+#include "runs.h"
 #include "series_csv.h"
 
 struct cs_follow {
@@ -55,17 +57,9 @@ cs_follow *cs_follow_open(cs_store *s, const cs_follow_req *r, int *status, char
 		/* ranges from the first that ends at or after from, else from
 		 * the next one to come: a reconnection does not get the run's
 		 * ranges again */
-		sqlite3_stmt *st = NULL;
-		if (sqlite3_prepare_v2(cs_store_db(s),
-				       "SELECT coalesce((SELECT min(id) FROM ranges WHERE run = ?1 AND "
-				       "t1 >= ?2), (SELECT coalesce(max(id), 0) + 1 FROM ranges WHERE "
-				       "run = ?1))", -1, &st, NULL) == SQLITE_OK) {
-			sqlite3_bind_int64(st, 1, f->run);
-			sqlite3_bind_int64(st, 2, (int64_t)(r->from > INT64_MAX ? INT64_MAX : r->from));
-			if (sqlite3_step(st) == SQLITE_ROW)
-				f->next_range = sqlite3_column_int64(st, 0);
-		}
-		sqlite3_finalize(st);
+		int64_t id;
+		if (cs_ranges_first_id(s, f->run, r->from, &id) == 0)
+			f->next_range = id;
 	}
 	/* the names checked now, with series.csv's messages */
 	cs_series_req q = {.run = f->run_spec, .metrics = f->metrics, .have_device = ndev > 0,
@@ -208,40 +202,32 @@ static int samples(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errle
 /* New ranges (by id), at most CS_FOLLOW_ROWS, as ranges.csv rows. */
 static int ranges(cs_follow *f, cs_buf *out, int *sent, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(cs_store_db(f->s),
-			       "SELECT id, kind, name, t0, t1, device, stream, correlation_id, pid, tid,"
-			       " bytes FROM ranges WHERE run = ?1 AND id >= ?2 ORDER BY id LIMIT ?3",
-			       -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s", sqlite3_errmsg(cs_store_db(f->s)));
+	cs_ranges_query q = {.run = f->run, .by_id = 1, .since_id = f->next_range,
+			     .limit = CS_FOLLOW_ROWS};
+	cs_ranges_cursor *cur = cs_ranges_open(f->s, &q);
+	if (!cur) {
+		snprintf(err, errlen, "%s", cs_store_errmsg(f->s));
 		return -EIO;
 	}
-	sqlite3_bind_int64(st, 1, f->run);
-	sqlite3_bind_int64(st, 2, f->next_range);
-	sqlite3_bind_int(st, 3, CS_FOLLOW_ROWS);
 	cs_buf csv = CS_BUF_INIT;
 	cs_csv w;
 	cs_csv_init(&w, cs_csv_buf_sink, &csv);
 	int n = 0;
-	if (!f->ranges_header_sent) {
-		static const char *const head[] = {"kind", "name", "t0", "t1", "device",
-						   "stream", "correlation_id", "pid", "tid",
-						   "bytes", "demangled"};
-		for (size_t c = 0; c < sizeof head / sizeof *head; c++)
-			cs_csv_str(&w, head[c]);
-		cs_csv_end_row(&w);
-	}
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		f->next_range = sqlite3_column_int64(st, 0) + 1;
-		for (int c = 1; c <= 10; c++)
-			cs_csv_str(&w, (const char *)sqlite3_column_text(st, c)); /* NULL: empty */
-		char demangled[1024]; /* as ranges.csv's demangled column */
-		const char *name = (const char *)sqlite3_column_text(st, 2);
-		cs_csv_str(&w, cs_cjob_demangle(name ? name : "", demangled, sizeof demangled));
-		cs_csv_end_row(&w);
+	if (!f->ranges_header_sent)
+		cs_ranges_csv_header(&w);
+	cs_range_row rr;
+	int more;
+	while ((more = cs_ranges_next(cur, &rr)) == 1) {
+		f->next_range = rr.id + 1;
+		cs_ranges_csv_row(&w, &rr);
 		n++;
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
+	if (more < 0) {
+		cs_buf_free(&csv);
+		snprintf(err, errlen, "%s", cs_store_errmsg(f->s));
+		return -EIO;
+	}
 	if (cs_csv_finish(&w) < 0) {
 		cs_buf_free(&csv);
 		snprintf(err, errlen, "out of memory");
@@ -264,17 +250,11 @@ int cs_follow_next(cs_follow *f, cs_buf *out, char *err, size_t errlen)
 	 * committed before the run ended */
 	char status[32] = "";
 	uint64_t nsamples = 0;
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(cs_store_db(f->s), "SELECT status, samples FROM runs WHERE id = ?1",
-			       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, f->run);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			snprintf(status, sizeof status, "%s",
-				 sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-			nsamples = (uint64_t)sqlite3_column_int64(st, 1);
-		}
+	cs_run_summary sum;
+	if (cs_runs_summary(f->s, f->run, &sum) == 0) {
+		snprintf(status, sizeof status, "%s", sum.status);
+		nsamples = (uint64_t)sum.samples;
 	}
-	sqlite3_finalize(st);
 	if (!status[0]) {
 		snprintf(err, errlen, "the run was deleted");
 		return -ENOENT;

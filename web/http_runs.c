@@ -112,34 +112,16 @@ enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *
  * with the demangled name last. */
 int cs_http_ranges_fill(stream *s)
 {
-	static const char *const cols[] = {"kind", "name", "t0", "t1", "device", "stream",
-					   "correlation_id", "pid", "tid", "bytes", "demangled"};
 	cs_csv w;
 	cs_csv_init(&w, cs_csv_buf_sink, &s->pending);
 	if (!s->header_done) {
-		for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
-			cs_csv_str(&w, cols[i]);
-		cs_csv_end_row(&w);
+		cs_ranges_csv_header(&w);
 		s->header_done = 1;
 	}
 	cs_range_row r;
 	int rc = 1;
-	for (int rows = 0; rows < 4096 && (rc = cs_ranges_next(s->ranges, &r)) == 1; rows++) {
-		char dm[1024];
-		cs_csv_str(&w, r.kind);
-		cs_csv_str(&w, r.name);
-		cs_csv_i64(&w, r.t0);
-		cs_csv_i64(&w, r.t1);
-		const int64_t opt[6] = {r.device, r.stream, r.correlation_id, r.pid, r.tid, r.bytes};
-		for (int k = 0; k < 6; k++) {
-			if (r.has & (1u << k))
-				cs_csv_i64(&w, opt[k]);
-			else
-				cs_csv_empty(&w);
-		}
-		cs_csv_str(&w, cs_cjob_demangle(r.name ? r.name : "", dm, sizeof dm));
-		cs_csv_end_row(&w);
-	}
+	for (int rows = 0; rows < 4096 && (rc = cs_ranges_next(s->ranges, &r)) == 1; rows++)
+		cs_ranges_csv_row(&w, &r);
 	if (rc == 0)
 		s->done = 1;
 	int out = cs_csv_finish(&w);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "corr_job.h"
 #include "csv.h"
 #include "expr.h"
 #include "ranges.h"
@@ -650,4 +651,31 @@ void cs_series_csv_close(cs_series_csv *x)
 		cs_expr_free(x->ex[k]);
 	free(x->ex);
 	free(x);
+}
+
+void cs_ranges_csv_header(cs_csv *w)
+{
+	static const char *const cols[] = {"kind", "name", "t0", "t1", "device", "stream",
+					   "correlation_id", "pid", "tid", "bytes", "demangled"};
+	for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+		cs_csv_str(w, cols[i]);
+	cs_csv_end_row(w);
+}
+
+void cs_ranges_csv_row(cs_csv *w, const cs_range_row *r)
+{
+	char dm[1024];
+	cs_csv_str(w, r->kind);
+	cs_csv_str(w, r->name);
+	cs_csv_i64(w, r->t0);
+	cs_csv_i64(w, r->t1);
+	const int64_t opt[6] = {r->device, r->stream, r->correlation_id, r->pid, r->tid, r->bytes};
+	for (int k = 0; k < 6; k++) {
+		if (r->has & (1u << k))
+			cs_csv_i64(w, opt[k]);
+		else
+			cs_csv_empty(w);
+	}
+	cs_csv_str(w, cs_cjob_demangle(r->name ? r->name : "", dm, sizeof dm));
+	cs_csv_end_row(w);
 }

@@ -22,6 +22,8 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "csv.h"
+#include "ranges.h"
 #include "store.h"
 
 /* The most bucket x metric aggregates one bucketed request holds (about
@@ -68,5 +70,11 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 int cs_series_csv_next(cs_series_csv *x, cs_buf *out);
 
 void cs_series_csv_close(cs_series_csv *x);
+
+/* ranges.csv's header and one row (the HTTP answer and the follow
+ * stream's ranges events): kind, name, t0, t1, device, stream,
+ * correlation_id, pid, tid, bytes (empty when absent), demangled. */
+void cs_ranges_csv_header(cs_csv *w);
+void cs_ranges_csv_row(cs_csv *w, const cs_range_row *r);
 
 #endif
