@@ -40,6 +40,12 @@ static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
 		 q->limit ? "t0 - t1" : "t0, id", q->limit ? "?5" : "-1");
 }
 
+static int prepare(cs_store *s, const char *sql, sqlite3_stmt **st)
+{
+	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, st, NULL);
+	return rc == SQLITE_OK ? 0 : fail_sql(s, rc, "preparing a ranges query");
+}
+
 static sqlite3_int64 clamp(uint64_t v)
 {
 	return v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
@@ -111,11 +117,9 @@ void cs_ranges_close(cs_ranges_cursor *c)
 int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(cs_store_db(s),
-				    "SELECT min(t0), max(t1) FROM ranges WHERE run = ?1", -1, &st,
-				    NULL);
-	if (rc != SQLITE_OK)
-		return fail_sql(s, rc, "preparing a ranges query");
+	int rc = prepare(s, "SELECT min(t0), max(t1) FROM ranges WHERE run = ?1", &st);
+	if (rc)
+		return rc;
 	sqlite3_bind_int64(st, 1, run);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
@@ -136,14 +140,12 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 	sqlite3_stmt *st = NULL;
 	*out = NULL;
 	*n = 0;
-	int rc = sqlite3_prepare_v2(cs_store_db(s),
-				    "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM"
+	int rc = prepare(s, "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM"
 				    " (SELECT DISTINCT name FROM ranges r2 WHERE r2.run = ?1 AND"
 				    " r2.kind = r.kind LIMIT 3)) FROM ranges r WHERE run = ?1"
-				    " GROUP BY kind ORDER BY kind",
-				    -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return fail_sql(s, rc, "preparing a ranges query");
+				    " GROUP BY kind ORDER BY kind", &st);
+	if (rc)
+		return rc;
 	sqlite3_bind_int64(st, 1, run);
 	size_t cap = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -177,13 +179,11 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 int cs_ranges_first_id(cs_store *s, int64_t run, uint64_t t, int64_t *id)
 {
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(cs_store_db(s),
-				    "SELECT coalesce((SELECT min(id) FROM ranges WHERE run = ?1 AND"
+	int rc = prepare(s, "SELECT coalesce((SELECT min(id) FROM ranges WHERE run = ?1 AND"
 				    " t1 >= ?2), (SELECT coalesce(max(id), 0) + 1 FROM ranges WHERE"
-				    " run = ?1))",
-				    -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return fail_sql(s, rc, "preparing a ranges query");
+				    " run = ?1))", &st);
+	if (rc)
+		return rc;
 	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_int64(st, 2, clamp(t));
 	rc = sqlite3_step(st);
