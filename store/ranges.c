@@ -30,14 +30,15 @@ static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
 	}
 	snprintf(sql, len,
 		 "SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
-		 " ORDER BY %s LIMIT %s) ORDER BY t0, id",
+		 " ORDER BY %s LIMIT %s) ORDER BY %s",
 		 q->window == CS_RANGES_TOUCHING ? "t1 >= ?2 AND t0 < ?3"
 		 : q->window == CS_RANGES_STRICT ? "t1 > ?2 AND t0 < ?3"
 						 : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
 		 q->kinds && *q->kinds ? " AND instr(',' || ?4 || ',', ',' || kind || ',') > 0" : "",
 		 !q->name ? "" : q->name_glob ? " AND name GLOB ?6" : " AND name = ?6",
 		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "",
-		 q->limit ? "t0 - t1" : "t0, id", q->limit ? "?5" : "-1");
+		 q->limit ? "t0 - t1" : "t0, id", q->limit ? "?5" : "-1",
+		 q->longest_first ? "t0 - t1, id" : "t0, id");
 }
 
 static int prepare(cs_store *s, const char *sql, sqlite3_stmt **st)
@@ -140,7 +141,7 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 	sqlite3_stmt *st = NULL;
 	*out = NULL;
 	*n = 0;
-	int rc = prepare(s, "SELECT kind, count(*), (SELECT group_concat(name, ', ') FROM"
+	int rc = prepare(s, "SELECT kind, count(*), count(DISTINCT stream), (SELECT group_concat(name, ', ') FROM"
 				    " (SELECT DISTINCT name FROM ranges r2 WHERE r2.run = ?1 AND"
 				    " r2.kind = r.kind LIMIT 3)) FROM ranges r WHERE run = ?1"
 				    " GROUP BY kind ORDER BY kind", &st);
@@ -161,9 +162,10 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 		}
 		cs_ranges_kind *k = &(*out)[(*n)++];
 		const char *kind = (const char *)sqlite3_column_text(st, 0);
-		const char *names = (const char *)sqlite3_column_text(st, 2);
+		const char *names = (const char *)sqlite3_column_text(st, 3);
 		snprintf(k->kind, sizeof k->kind, "%s", kind ? kind : "");
 		k->count = sqlite3_column_int64(st, 1);
+		k->streams = sqlite3_column_int64(st, 2);
 		snprintf(k->names, sizeof k->names, "%s", names ? names : "");
 	}
 	sqlite3_finalize(st);

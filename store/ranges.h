@@ -29,6 +29,7 @@ typedef struct cs_ranges_query {
 	int have_device;    /* keep ranges of device and those of none (host) */
 	int64_t device;
 	uint64_t limit;     /* 0 = all; else the longest limit of them */
+	int longest_first;  /* the rows longest first, not by t0 */
 	/* by_id: instead of all the above but run and limit, the ranges from
 	 * id since_id on, in the order they were stored, limit the first
 	 * ones (a follower's next look) */
@@ -68,11 +69,12 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r);
 /* Accepts NULL. */
 void cs_ranges_close(cs_ranges_cursor *c);
 
-/* One kind of a run's ranges: how many, and up to three of their
- * distinct names, ", "-separated (cut at 255 bytes). */
+/* One kind of a run's ranges: how many, on how many streams, and up to
+ * three of their distinct names, ", "-separated (cut at 255 bytes). */
 typedef struct cs_ranges_kind {
 	char kind[64];
 	int64_t count;
+	int64_t streams; /* distinct streams among them */
 	char names[256];
 } cs_ranges_kind;
 

@@ -152,7 +152,8 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 	int rc = prepare(s,
 			 "SELECT uuid, name, samples, (SELECT count(*) FROM metrics WHERE run = ?1),"
 			 " (SELECT count(*) FROM devices WHERE run = ?1), time_unit,"
-			 " coalesce(t_max, 0), coalesce(clock_hz, 0), status FROM runs WHERE id = ?1",
+			 " coalesce(t_max, 0), coalesce(clock_hz, 0), status, kind, source"
+			 " FROM runs WHERE id = ?1",
 			 &st);
 	if (rc)
 		return rc;
@@ -167,6 +168,8 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out)
 		out->t_max = sqlite3_column_int64(st, 6);
 		out->clock_hz = sqlite3_column_double(st, 7);
 		text(out->status, sizeof out->status, st, 8);
+		text(out->kind, sizeof out->kind, st, 9);
+		text(out->source, sizeof out->source, st, 10);
 	}
 	sqlite3_finalize(st);
 	return rc;
@@ -250,4 +253,69 @@ int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *valu
 		yes = sqlite3_column_int(st, 0) == 1;
 	sqlite3_finalize(st);
 	return yes;
+}
+
+/* out from a one-cell text answer of st (NULL: unchanged). */
+static int one_text(cs_store *s, sqlite3_stmt *st, char *out, size_t outlen)
+{
+	int src = sqlite3_step(st);
+	if (src == SQLITE_ROW && sqlite3_column_text(st, 0))
+		text(out, outlen, st, 0);
+	return src == SQLITE_ROW || src == SQLITE_DONE ? 0 : fail_sql(s, src, "reading a run");
+}
+
+int cs_runs_default_metrics(cs_store *s, int64_t run, char *out, size_t outlen)
+{
+	sqlite3_stmt *st = NULL;
+	out[0] = '\0';
+	/* a recorded metric set: the first two of it */
+	int rc = prepare(s,
+			 "SELECT group_concat(value, ',') FROM (SELECT j.value FROM runs,"
+			 " json_each(runs.meta, '$.metrics') j WHERE runs.id = ?1 AND"
+			 " json_valid(runs.meta) AND j.value IN (SELECT name FROM metrics"
+			 " WHERE run = ?1) LIMIT 2)",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	rc = one_text(s, st, out, outlen);
+	sqlite3_finalize(st);
+	if (rc || out[0])
+		return rc;
+	/* else the two that vary most for their size (a clock that only
+	 * counts time is left for last) */
+	rc = prepare(s,
+		     "SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
+		     " min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
+		     " JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
+		     " ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
+		     " c.hi DESC, m.name LIMIT 2)",
+		     &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	rc = one_text(s, st, out, outlen);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_metric_unit(cs_store *s, int64_t run, const char *name, char *unit, size_t ulen,
+			char *kind, size_t klen)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s, "SELECT coalesce(unit, ''), kind FROM metrics WHERE run = ?1 AND name = ?2",
+			 &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		text(unit, ulen, st, 0);
+		text(kind, klen, st, 1);
+		rc = 0;
+	} else {
+		rc = rc == SQLITE_DONE ? -ENOENT : fail_sql(s, rc, "reading a metric");
+	}
+	sqlite3_finalize(st);
+	return rc;
 }

@@ -51,6 +51,8 @@ typedef struct cs_run_summary {
 	char uuid[64];
 	char name[1024];       /* cut at 1023 bytes */
 	char time_unit[8];     /* "ns" or "cycle" */
+	char kind[8];          /* "hw" or "sim" */
+	char source[64];
 	char status[16];       /* "running", "complete", "incomplete" */
 	double clock_hz;       /* the run's own clock; 0 = none recorded */
 	int64_t t_max;         /* the last sample's end; 0 when none */
@@ -65,6 +67,17 @@ int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out);
  * (meta.clock_domains_hz.DOMAIN), or for the core (domain NULL or
  * "core"): the run's clock, else device 0's. 0 when none is known. */
 double cs_runs_clock(cs_store *s, int64_t run, const char *domain);
+
+/* The metrics a run's page and figure open on, ","-separated into out:
+ * the first two of the metric set the run recorded, else the two that
+ * vary most for their size (a counter named like a cycle count last).
+ * "" when none. 0 or an error. */
+int cs_runs_default_metrics(cs_store *s, int64_t run, char *out, size_t outlen);
+
+/* The unit ("" when none) and kind of the run's metric called name: 0,
+ * -ENOENT, or an error. */
+int cs_runs_metric_unit(cs_store *s, int64_t run, const char *name, char *unit, size_t ulen,
+			char *kind, size_t klen);
 
 /* Whether the run's metadata holds value at the JSON path ("$.a.b"). */
 int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *value);

@@ -16,7 +16,9 @@
 #include "corr_job.h"
 #include "csv_reader.h"
 #include "figure.h"
+#include "ranges.h"
 #include "reader.h"
+#include "runs.h"
 #include "series_csv.h"
 
 /* The UI's colours (web/ui/app.js): kernels by name (the longest-running
@@ -192,29 +194,32 @@ static int cmp_lane(const void *a, const void *b)
 static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, const char *kinds,
 		      lane_set *ls)
 {
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(cs_store_db(s),
-				    "SELECT kind, name, t0, t1, stream, (SELECT count(DISTINCT stream)"
-				    " FROM ranges q WHERE q.run = r.run AND q.kind = r.kind) FROM ranges r"
-				    " WHERE run = ?1 AND t1 >= ?2 AND t0 < ?3 ORDER BY t1 - t0 DESC"
-				    " LIMIT 2000", -1, &st, NULL);
-	if (rc != SQLITE_OK)
+	/* a kind's kernels get a lane per stream when they ran on several */
+	cs_ranges_kind *kstat = NULL;
+	size_t nkstat = 0;
+	if (cs_ranges_kinds(s, run, &kstat, &nkstat) < 0)
 		return -EIO;
-	sqlite3_bind_int64(st, 1, run);
-	sqlite3_bind_int64(st, 2, (int64_t)from);
-	sqlite3_bind_int64(st, 3, (int64_t)(to > INT64_MAX ? INT64_MAX : to));
+	cs_ranges_query q = {.run = run, .from = from, .to = to, .window = CS_RANGES_TOUCHING,
+			     .limit = 2000, .longest_first = 1};
+	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
+	if (!cur) {
+		free(kstat);
+		return -EIO;
+	}
 	ls->spans = calloc(2000, sizeof *ls->spans);
 	ls->names = calloc(2000, sizeof *ls->names);
 	ls->titles = calloc(2000, sizeof *ls->titles);
 	size_t *lane_of = calloc(2000, sizeof *lane_of);
 	if (!ls->spans || !ls->names || !ls->titles || !lane_of) {
 		free(lane_of);
-		sqlite3_finalize(st);
+		free(kstat);
+		cs_ranges_close(cur);
 		return -ENOMEM;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW && ls->nspans < 2000) {
-		const char *kind = (const char *)sqlite3_column_text(st, 0);
-		const char *name = (const char *)sqlite3_column_text(st, 1);
+	cs_range_row rr;
+	while (ls->nspans < 2000 && cs_ranges_next(cur, &rr) == 1) {
+		const char *kind = rr.kind;
+		const char *name = rr.name;
 		if (!kind || !name)
 			continue;
 		if (kinds) {
@@ -231,8 +236,12 @@ static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, cons
 		}
 		int kernel = !strcmp(kind, "kernel") || !strcmp(kind, "sim-kernel");
 		char label[48];
-		if (kernel && sqlite3_column_int64(st, 5) > 1 && sqlite3_column_type(st, 4) != SQLITE_NULL)
-			snprintf(label, sizeof label, "%.24s s%lld", kind, (long long)sqlite3_column_int64(st, 4));
+		int64_t streams = 0;
+		for (size_t k = 0; k < nkstat; k++)
+			if (!strcmp(kstat[k].kind, kind))
+				streams = kstat[k].streams;
+		if (kernel && streams > 1 && (rr.has & CS_RANGE_HAS_STREAM))
+			snprintf(label, sizeof label, "%.24s s%lld", kind, (long long)rr.stream);
 		else
 			snprintf(label, sizeof label, "%.40s", kind);
 		size_t l = 0;
@@ -257,12 +266,12 @@ static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, cons
 		else
 			snprintf(ls->names[i], sizeof ls->names[i], "%.95s", demangled);
 		snprintf(ls->titles[i], sizeof ls->titles[i], "%s", demangled);
-		ls->spans[i] = (cs_fig_span){(double)sqlite3_column_int64(st, 2),
-					     (double)sqlite3_column_int64(st, 3), ls->names[i],
+		ls->spans[i] = (cs_fig_span){(double)rr.t0, (double)rr.t1, ls->names[i],
 					     kernel ? "" : NULL};
 		lane_of[i] = l;
 	}
-	sqlite3_finalize(st);
+	cs_ranges_close(cur);
+	free(kstat);
 	/* kernel colours: distinct names by total time, palette in that order */
 	size_t *order = calloc(ls->nspans + 1, sizeof *order), nk = 0;
 	if (!order) {
@@ -331,38 +340,7 @@ typedef struct pcol {
 
 int cs_plot_defaults(cs_store *s, int64_t run, char *out, size_t outlen)
 {
-	sqlite3 *db = cs_store_db(s);
-	sqlite3_stmt *st = NULL;
-	out[0] = '\0';
-	/* a recorded metric set: the first two of it */
-	if (sqlite3_prepare_v2(db, "SELECT group_concat(value, ',') FROM (SELECT j.value FROM runs,"
-			       " json_each(runs.meta, '$.metrics') j WHERE runs.id = ?1 AND"
-			       " json_valid(runs.meta) AND j.value IN (SELECT name FROM metrics"
-			       " WHERE run = ?1) LIMIT 2)", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-			snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	if (out[0])
-		return 0;
-	/* else the two that vary most for their size (a clock that only
-	 * counts time is left for last) */
-	int rc = sqlite3_prepare_v2(
-		db,
-		"SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
-		" min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
-		" JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
-		" ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
-		" c.hi DESC, m.name LIMIT 2)",
-		-1, &st, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-			snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_OK ? 0 : -EIO;
+	return cs_runs_default_metrics(s, run, out, outlen) < 0 ? -EIO : 0;
 }
 
 int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, char *err,
@@ -374,22 +352,14 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 		return cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
 	char unit[16] = "ns", name[256] = "", kind[16] = "", source[64] = "";
 	double clock_hz = 0;
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(cs_store_db(s), "SELECT time_unit, name, kind, source, clock_hz FROM"
-			       " runs WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, run);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			const unsigned char *c[4];
-			for (int i = 0; i < 4; i++)
-				c[i] = sqlite3_column_text(st, i);
-			snprintf(unit, sizeof unit, "%s", c[0] ? (const char *)c[0] : "ns");
-			snprintf(name, sizeof name, "%s", c[1] ? (const char *)c[1] : r->run);
-			snprintf(kind, sizeof kind, "%s", c[2] ? (const char *)c[2] : "");
-			snprintf(source, sizeof source, "%s", c[3] ? (const char *)c[3] : "");
-			clock_hz = sqlite3_column_double(st, 4);
-		}
+	cs_run_summary sum;
+	if (cs_runs_summary(s, run, &sum) == 0) {
+		snprintf(unit, sizeof unit, "%.15s", sum.time_unit[0] ? sum.time_unit : "ns");
+		snprintf(name, sizeof name, "%.255s", sum.name);
+		snprintf(kind, sizeof kind, "%.15s", sum.kind);
+		snprintf(source, sizeof source, "%.63s", sum.source);
+		clock_hz = sum.clock_hz;
 	}
-	sqlite3_finalize(st);
 	int ns = !strcmp(unit, "ns");
 	const char *rate = r->rate && *r->rate ? r->rate : "sample";
 	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
@@ -456,18 +426,10 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			char u[64] = "";
 			int counter = !pass || !strstr(c->label, "rate(");
 			if (!pass) {
-				sqlite3_stmt *q = NULL;
-				if (sqlite3_prepare_v2(cs_store_db(s), "SELECT coalesce(unit, ''), kind FROM"
-						       " metrics WHERE run = ?1 AND name = ?2", -1, &q,
-						       NULL) == SQLITE_OK) {
-					sqlite3_bind_int64(q, 1, run);
-					sqlite3_bind_text(q, 2, c->label, -1, SQLITE_STATIC);
-					if (sqlite3_step(q) == SQLITE_ROW) {
-						snprintf(u, sizeof u, "%s", (const char *)sqlite3_column_text(q, 0));
-						counter = strcmp((const char *)sqlite3_column_text(q, 1), "ratio") != 0;
-					}
-				}
-				sqlite3_finalize(q);
+				char mkind[32];
+				if (cs_runs_metric_unit(s, run, c->label, u, sizeof u, mkind,
+							sizeof mkind) == 0)
+					counter = strcmp(mkind, "ratio") != 0;
 			}
 			c->scale = 1;
 			if (strcmp(rate, "sample") && counter) {
@@ -571,7 +533,7 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			kinds = NULL;
 		if (load_lanes(s, run, from, to, kinds, &ls) < 0) {
 			cs_series_fail(err, errlen, status, 500, "reading the ranges: %s",
-			    sqlite3_errmsg(cs_store_db(s)));
+			    cs_store_errmsg(s));
 			goto out;
 		}
 	}
