@@ -255,48 +255,43 @@ int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *valu
 	return yes;
 }
 
-/* out from a one-cell text answer of st (NULL: unchanged). */
-static int one_text(cs_store *s, sqlite3_stmt *st, char *out, size_t outlen)
+/* out from the one text cell sql answers for run (?1); NULL: unchanged. */
+static int run_text(cs_store *s, const char *sql, int64_t run, char *out, size_t outlen)
 {
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
 	int src = sqlite3_step(st);
 	if (src == SQLITE_ROW && sqlite3_column_text(st, 0))
 		text(out, outlen, st, 0);
-	return src == SQLITE_ROW || src == SQLITE_DONE ? 0 : fail_sql(s, src, "reading a run");
+	rc = src == SQLITE_ROW || src == SQLITE_DONE ? 0 : fail_sql(s, src, "reading a run");
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int cs_runs_default_metrics(cs_store *s, int64_t run, char *out, size_t outlen)
 {
-	sqlite3_stmt *st = NULL;
 	out[0] = '\0';
 	/* a recorded metric set: the first two of it */
-	int rc = prepare(s,
-			 "SELECT group_concat(value, ',') FROM (SELECT j.value FROM runs,"
-			 " json_each(runs.meta, '$.metrics') j WHERE runs.id = ?1 AND"
-			 " json_valid(runs.meta) AND j.value IN (SELECT name FROM metrics"
-			 " WHERE run = ?1) LIMIT 2)",
-			 &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run);
-	rc = one_text(s, st, out, outlen);
-	sqlite3_finalize(st);
+	int rc = run_text(s,
+			  "SELECT group_concat(value, ',') FROM (SELECT j.value FROM runs,"
+			  " json_each(runs.meta, '$.metrics') j WHERE runs.id = ?1 AND"
+			  " json_valid(runs.meta) AND j.value IN (SELECT name FROM metrics"
+			  " WHERE run = ?1) LIMIT 2)",
+			  run, out, outlen);
 	if (rc || out[0])
 		return rc;
 	/* else the two that vary most for their size (a clock that only
 	 * counts time is left for last) */
-	rc = prepare(s,
-		     "SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
-		     " min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
-		     " JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
-		     " ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
-		     " c.hi DESC, m.name LIMIT 2)",
-		     &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run);
-	rc = one_text(s, st, out, outlen);
-	sqlite3_finalize(st);
-	return rc;
+	return run_text(s,
+			"SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
+			" min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
+			" JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
+			" ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
+			" c.hi DESC, m.name LIMIT 2)",
+			run, out, outlen);
 }
 
 int cs_runs_metric_unit(cs_store *s, int64_t run, const char *name, char *unit, size_t ulen,

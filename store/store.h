@@ -46,8 +46,10 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen);
  * Accepts NULL. */
 void cs_store_close(cs_store *s);
 
-/* The connection, borrowed until cs_store_close(). For readers and
- * statements of callers that need plain SQL (query, vtab). */
+/* The connection, borrowed until cs_store_close(). Inside the store, and
+ * above it only for the sandboxed user query (`cyclescope query`, POST
+ * /api/v1/query): every other reader above the store goes through the
+ * store's own functions (reader.h, runs.h, ranges.h, outbox.h). */
 sqlite3 *cs_store_db(cs_store *s);
 
 /* The message of the last failed call on s or its writers; never NULL. */
