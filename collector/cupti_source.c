@@ -248,62 +248,65 @@ static long first_breaking(const char *chip, const uint8_t *avail, const cs_pm_c
 	return -1;
 }
 
-/* (Re)builds c->config and c->host for cfg against avail (NULL = the
- * empty image), freeing the ones before. */
-static int build_config(cupti_src *c, const uint8_t *avail, const cs_pm_config *cfg,
+/* (Re)builds c->config and c->host for names[0..n) against avail (NULL =
+ * the empty image), freeing the ones before. */
+static int build_config(cupti_src *c, const uint8_t *avail, const char *const *names, size_t n,
 			size_t *passes, char *err, size_t errlen)
 {
 	free(c->config);
 	cs_catalog_host_free(c->host);
 	c->config = NULL;
 	c->host = NULL;
-	const char *const *names = c->metrics ? c->metrics : cfg->metrics;
-	size_t n = c->metrics ? c->nmetrics : cfg->nmetrics;
 	return cs_catalog_config(c->chip, avail, names, n, &c->host, &c->config,
 				 &c->config_size, passes, err, errlen);
 }
 
 /* The set less the metrics the device's availability image refuses one
- * by one: c->metrics/col keep the others. 0 when something was dropped
- * and the rest fits one pass against the device's image. */
+ * by one. 0 when something was dropped and the rest fits one pass against
+ * the device's image: then c->metrics/col keep the others. Else
+ * c->metrics is as it was (c->config is rebuilt by the next try). */
 static int drop_unavailable(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 			    char *err, size_t errlen)
 {
-	char dropped[512] = "";
-	size_t off = 0, kept = 0;
-	for (size_t i = 0; i < cfg->nmetrics; i++) {
+	size_t n = cfg->nmetrics, kept = 0, passes = 0;
+	const char **names = calloc(n, sizeof *names);
+	size_t *cols = calloc(n, sizeof *cols);
+	int rc = -ENOMEM;
+	if (!names || !cols)
+		goto out;
+	for (size_t i = 0; i < n; i++)
 		if (set_fits(c->chip, c->avail, &cfg->metrics[i], 1)) {
-			c->metrics[kept] = c->metrics[i];
-			c->col[kept++] = i;
+			names[kept] = c->metrics[i];
+			cols[kept++] = i;
+		}
+	rc = -EINVAL;
+	if (kept == 0 || kept == n ||
+	    build_config(c, c->avail, names, kept, &passes, err, errlen) < 0 || passes != 1)
+		goto out;
+	/* it fits: the dropped ones go, the kept ones move down */
+	char dropped[512] = "";
+	size_t off = 0;
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (k < kept && cols[k] == i) {
+			c->metrics[k] = c->metrics[i];
+			c->col[k++] = i;
 			continue;
 		}
-		free((char *)c->metrics[i]);
-		c->metrics[i] = NULL;
 		if (off < sizeof dropped)
 			off += (size_t)snprintf(dropped + off, sizeof dropped - off, "%s%s",
-						off ? ", " : "", cfg->metrics[i]);
+						off ? ", " : "", c->metrics[i]);
+		free((char *)c->metrics[i]);
 	}
-	for (size_t k = kept; k < cfg->nmetrics; k++)
+	for (size_t k = kept; k < n; k++)
 		c->metrics[k] = NULL;
 	c->nmetrics = kept;
-	size_t passes = 0;
-	if (kept == 0 || kept == cfg->nmetrics ||
-	    build_config(c, c->avail, cfg, &passes, err, errlen) < 0 || passes != 1) {
-		/* not this way: the whole set again, for the caller's next try */
-		for (size_t k = 0; k < cfg->nmetrics; k++) {
-			free((char *)c->metrics[k]);
-			c->metrics[k] = strdup(cfg->metrics[k]);
-			c->col[k] = k;
-			if (!c->metrics[k])
-				return -ENOMEM;
-		}
-		c->nmetrics = cfg->nmetrics;
-		return -EINVAL;
-	}
 	cs_log(CS_LOG_WARN, "collector: device %u: not available on this device: %s; sampling "
-	       "the other %zu of %zu metrics (their columns stay empty)", device, dropped, kept,
-	       cfg->nmetrics);
-	return 0;
+	       "the other %zu of %zu metrics (their columns stay empty)", device, dropped, kept, n);
+	rc = 0;
+out:
+	free(names);
+	free(cols);
+	return rc;
 }
 
 /* The config image for cfg: against the device's availability image,
@@ -313,7 +316,8 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 {
 	size_t passes = 0;
 	char first_err[512] = "";
-	int rc = build_config(c, c->avail, cfg, &passes, first_err, sizeof first_err);
+	int rc = build_config(c, c->avail, c->metrics, c->nmetrics, &passes, first_err,
+			      sizeof first_err);
 	if (rc == 0 && passes == 1) {
 		*used = "device";
 		return 0;
@@ -325,7 +329,7 @@ static int make_config(cupti_src *c, uint32_t device, const cs_pm_config *cfg,
 		if (d == 0 || d == -ENOMEM)
 			return d;
 	}
-	rc = build_config(c, NULL, cfg, &passes, err, errlen);
+	rc = build_config(c, NULL, c->metrics, c->nmetrics, &passes, err, errlen);
 	if (rc == 0 && passes == 1) {
 		*used = "none";
 		cs_log(CS_LOG_INFO, "collector: device %u: the device's counter availability "
@@ -582,7 +586,8 @@ static int cs_configure(cs_pm_source *s, const cs_pm_config *cfg, cs_pm_setup *s
 		 * refused image was not kept by CUPTI). */
 		size_t passes = 0;
 		char e2[256];
-		if (build_config(c, NULL, cfg, &passes, e2, sizeof e2) == 0 && passes == 1) {
+		if (build_config(c, NULL, c->metrics, c->nmetrics, &passes, e2, sizeof e2) == 0 &&
+		    passes == 1) {
 			sc.pConfig = c->config;
 			sc.configSize = c->config_size;
 			if ((rc = cuptiPmSamplingSetConfig(&sc)) == CUPTI_SUCCESS)
