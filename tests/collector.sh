@@ -89,6 +89,13 @@ if [ -x "$B/tests/pm_eval" ]; then
 	[ $? -eq 0 ] && [ "$(sed -n 1p "$T/eval.csv")" = "config same" ] &&
 		ok "the saved images evaluate offline; the config image built anew is the GPU's, byte for byte" ||
 		no "pm_eval on the H200 recording" "$T/eval.err"
+	# a cut image is refused by name, never read past its end
+	mkdir -p "$T/cut"
+	cp "$T/img/index-dev0.txt" "$T/img/config-dev0.bin" "$T/cut/"
+	head -c 1000 "$T/img/counterdata-dev0-0001.bin" >"$T/cut/counterdata-dev0-0001.bin"
+	"$B/tests/pm_eval" "$T/cut" >"$T/cut.out" 2>"$T/cut.err"
+	[ $? -eq 1 ] && grep -q 'counterdata-dev0-0001.bin: 1000 bytes, the index says' "$T/cut.err" &&
+		ok "a cut counter-data image is refused with its size and the index's" || no "cut image" "$T/cut.err"
 	"$CS" export img --db "$H/img.db" >"$T/stored.csv" 2>"$T/err"
 	python3 - "$T/eval.csv" "$H/img.db" "$H/img.out" "$T/stored.csv" >"$T/cmp" 2>&1 <<'PY'
 import csv, sqlite3, sys

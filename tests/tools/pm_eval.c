@@ -24,6 +24,7 @@
 #define MAX_METRICS 64
 
 static char chip[64];
+static size_t image_size; /* the index's counter_data_size: every image's length */
 static char *names[MAX_METRICS];
 static size_t nnames;
 
@@ -71,14 +72,16 @@ int main(int argc, char **argv)
 	/* the header: chip, metrics */
 	while (fgets(line, sizeof line, ix) && strncmp(line, "pass ", 5)) {
 		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "counter_data_size ", 18))
+			image_size = (size_t)strtoull(line + 18, NULL, 10);
 		if (!strncmp(line, "chip ", 5))
 			snprintf(chip, sizeof chip, "%.63s", line + 5);
 		if (!strncmp(line, "metrics ", 8))
 			for (char *t = strtok(line + 8, " "); t && nnames < MAX_METRICS; t = strtok(NULL, " "))
 				names[nnames++] = strdup(t);
 	}
-	if (!chip[0] || !nnames) {
-		fprintf(stderr, "pm_eval: %s: no chip or metrics line\n", path);
+	if (!chip[0] || !nnames || !image_size) {
+		fprintf(stderr, "pm_eval: %s: no chip, counter_data_size or metrics line\n", path);
 		return 1;
 	}
 
@@ -135,6 +138,16 @@ int main(int argc, char **argv)
 			cur = pass;
 			if (!img) {
 				fprintf(stderr, "pm_eval: %s: cannot read\n", path);
+				fails++;
+				continue;
+			}
+			/* CUPTI reads an image as long as its header says: a cut
+			 * one is refused here, not read past its end */
+			if (img_len != image_size) {
+				fprintf(stderr, "pm_eval: %s: %zu bytes, the index says %zu\n", path,
+					img_len, image_size);
+				free(img);
+				img = NULL;
 				fails++;
 				continue;
 			}
