@@ -34,8 +34,13 @@ start() {
 	"$CS" serve --db "$DB" --socket "$SOCK" --listen 127.0.0.1:0 --config "$T/conf" \
 		--token "$TOKEN" --log "$T/log" 2>"$T/stderr" &
 	DPID=$!
+	# until it serves, or has exited (a restart recovers the database
+	# first, which takes what a busy machine gives it)
 	i=0
-	while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 2400 ] && kill -0 "$DPID" 2>/dev/null && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
 	U="http://127.0.0.1:$PORT"
 }
@@ -574,7 +579,7 @@ kill $HOLD 2>/dev/null; wait $HOLD 2>/dev/null
 # It announces itself once on a terminal (the log line repeated it).
 "$CS" serve --db "$T/once.db" --socket "$T/once.sock" --listen 127.0.0.1:0 2>"$T/once.err" &
 OPID=$!
-i=0; while [ $i -lt 100 ] && ! grep -q 'http://' "$T/once.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+i=0; while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/once.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 kill $OPID; wait $OPID 2>/dev/null
 [ "$(grep -c 'http://' "$T/once.err")" -eq 1 ] && ok "serve announces itself once" || no "serve announcement" "$T/once.err"
 "$CS" run --help | grep -q '^  --name ' && ok "run --help describes --name" || no "run --help --name"

@@ -107,7 +107,7 @@ CONF
 	LAST=$!
 	PIDS="$PIDS $LAST"
 	i=0
-	while [ $i -lt 100 ] && ! grep -q 'http://' "$T/$1.stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/$1.stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 }
 # wait_runs DB N: until the file holds N complete runs (an import through
 # the socket returns before the daemon has applied all it sent)

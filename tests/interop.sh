@@ -366,7 +366,7 @@ sed '3d' "$A/get_stats.csv" >"$T/nohead.csv"
 "$CS" serve --db "$T/d.db" --socket "$T/s.sock" --listen 127.0.0.1:0 2>"$T/serve.err" &
 DPID=$!
 i=0
-while [ $i -lt 100 ] && ! grep -q 'http://' "$T/serve.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/serve.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/serve.err" | head -n 1)
 "$CS" import "$T/n25.sqlite" --socket "$T/s.sock" --name viansys >"$T/out" 2>&1 &&
 	"$CS" import "$N/raw.csv" --socket "$T/s.sock" --name viancu >>"$T/out" 2>&1 &&

@@ -29,7 +29,7 @@ start() { # [more serve options]
 		--log "$T/log" "$@" 2>"$T/stderr" &
 	DPID=$!
 	i=0
-	while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
 	U="http://127.0.0.1:$PORT"
 }

@@ -174,7 +174,7 @@ SOCK="$T/d.sock"
 "$CS" serve --db "$T/d.db" --socket "$SOCK" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!
 i=0
-while [ $i -lt 100 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 "$CS" import aerialvision "$AV" --socket "$SOCK" --name viad >"$T/out" 2>&1 && ok "import --socket sends a visualizer run to the daemon" || no "import via daemon" "$T/out"
 "$CS" import aerialvision "$T/trunc.gz" --socket "$SOCK" --name broken >"$T/out" 2>&1
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=

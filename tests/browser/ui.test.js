@@ -406,8 +406,9 @@ async function nav(url) {
 			}
 			return null;
 		};
-		// a continuous collector sampling every 20 ms for 8.5 s: a run that grows
-		app(8.5, { CYCLESCOPE_MODE: 'continuous', CYCLESCOPE_NAME: 'live' });
+		// a continuous collector sampling every 20 ms: a run that grows until
+		// the test ends it (SIGUSR1: a normal exit), however slow the machine
+		const liveApp = app(300, { CYCLESCOPE_MODE: 'continuous', CYCLESCOPE_NAME: 'live' });
 		// (the collectors page's, armed meanwhile: they register while the run is followed)
 		const procs = [app(30, { CYCLESCOPE_MODE: 'armed', CYCLESCOPE_JOB: 'ui-job', CYCLESCOPE_NAME: 'ui-r0' }),
 			app(30, { CYCLESCOPE_MODE: 'armed', CYCLESCOPE_JOB: 'ui-job', CYCLESCOPE_NAME: 'ui-r1' }),
@@ -476,6 +477,7 @@ async function nav(url) {
 		const f1 = await until('following again', async () => { const x = await live(); return x.state === 'following' && x.xmax > d1.t1 && x; });
 		check(f1 && !(await page.isVisible('#live-follow')) && !page.url().includes('from='), '"Follow the newest" scrolls with the newest samples again', f1);
 		// the end: badge gone, the final status, the stream closed for good
+		liveApp.kill('SIGUSR1');
 		await page.waitForSelector('body[data-live="ended"]', { timeout: 20000 });
 		const e0 = await live();
 		const nf = follows.length;

@@ -9,13 +9,24 @@
  * With SECONDS the "application" then lives that long (a fraction is
  * fine) before it exits normally: with CYCLESCOPE_SOURCE=test the
  * collector samples the clock meanwhile (docs/collector.md), so a test
- * can arm, trigger and follow it through a real daemon.
+ * can arm, trigger and follow it through a real daemon. SIGUSR1 ends
+ * that life early, as a normal exit (so a test ends the run when it is
+ * ready for the end, not after a time a busy machine may outlast).
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static volatile sig_atomic_t ended;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	ended = 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -42,7 +53,11 @@ int main(int argc, char **argv)
 	if (argc > 2) {
 		double sec = atof(argv[2]);
 		struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
-		while (nanosleep(&ts, &ts) != 0)
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+		while (!ended && nanosleep(&ts, &ts) != 0)
 			;
 	}
 	return 0;
