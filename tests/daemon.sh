@@ -31,6 +31,9 @@ query_max_rows = 5000
 CONF
 
 start() {
+	# emptied here, before the fork: a restart's check must not read the
+	# last daemon's line before the new one truncates the file
+	: >"$T/stderr"
 	"$CS" serve --db "$DB" --socket "$SOCK" --listen 127.0.0.1:0 --config "$T/conf" \
 		--token "$TOKEN" --log "$T/log" 2>"$T/stderr" &
 	DPID=$!

@@ -102,6 +102,7 @@ cluster = cs_test
 interval_ms = 100
 batch_rows = ${BATCH:-1000000}
 CONF
+	: >"$T/$1.stderr" # before the fork: a restart must not read the last daemon's line
 	"$CS" serve --db "$2" --socket "$T/$1.sock" --listen 127.0.0.1:0 --config "$T/$1.conf" \
 		--log "$T/$1.log" 2>"$T/$1.stderr" &
 	LAST=$!

@@ -25,6 +25,7 @@ post() { curl -sS --noproxy '*' -H "Authorization: Bearer $TOKEN" -o "$T/body" -
 
 start() { # [more serve options]
 	: >"$T/stderr"
+	: >"$T/stderr" # before the fork: a restart must not read the last daemon's line
 	"$CS" serve --db "$DB" --socket "$SOCK" --listen "127.0.0.1:${PORT:-0}" --token "$TOKEN" \
 		--log "$T/log" "$@" 2>"$T/stderr" &
 	DPID=$!
