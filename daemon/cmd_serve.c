@@ -222,10 +222,9 @@ static int run_serve(int argc, char **argv)
 	cs_ingest_opts io = {c.socket,	     c.queue_mb << 20,	 c.commit_ms,
 			     c.commit_values, c.partial_flush_ms, c.max_connections,
 			     reg,	     c.live_flush_ms};
-	/* SQLite's caches (64 MiB a connection: the writer's and every
-	 * request's) give memory back past this, so many requests at once do
-	 * not add up to many caches. */
-	sqlite3_soft_heap_limit64((sqlite3_int64)SERVE_SQLITE_HEAP_MB << 20);
+	/* 64 MiB of page cache a connection: the writer's and every
+	 * request's share this much. */
+	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB);
 	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
 	if (!in) {
 		cs_store_close(s);

@@ -1418,6 +1418,11 @@ const char *cs_store_path(cs_store *s)
 	return p ? p : "";
 }
 
+void cs_store_set_process_heap_mb(unsigned mb)
+{
+	sqlite3_soft_heap_limit64((sqlite3_int64)mb << 20);
+}
+
 int cs_store_checkpoint(cs_store *s)
 {
 	int rc = sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);

@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
 
 #define CS_SCHEMA_VERSION 4
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
@@ -45,12 +44,6 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen);
 /* Closes the store; writers still open are ended as 'incomplete' first.
  * Accepts NULL. */
 void cs_store_close(cs_store *s);
-
-/* The connection, borrowed until cs_store_close(). Inside the store, and
- * above it only for the sandboxed user query (`cyclescope query`, POST
- * /api/v1/query): every other reader above the store goes through the
- * store's own functions (reader.h, runs.h, ranges.h, outbox.h). */
-sqlite3 *cs_store_db(cs_store *s);
 
 /* The message of the last failed call on s or its writers; never NULL. */
 const char *cs_store_errmsg(const cs_store *s);
@@ -83,6 +76,11 @@ void cs_store_uuid(char out[37]);
 
 /* The database file's path ("" for an in-memory store); owned by s. */
 const char *cs_store_path(cs_store *s);
+
+/* Caps the memory of every store in the process together: SQLite's page
+ * caches give memory back past mb MiB, so many connections at once (the
+ * writer's and every request's) do not add up to many full caches. */
+void cs_store_set_process_heap_mb(unsigned mb);
 
 /* Folds the write-ahead log into the database file and truncates it (at
  * a writer's clean stop). 0 or an error (cs_store_errmsg). */

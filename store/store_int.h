@@ -7,6 +7,8 @@
 
 #include <errno.h>
 
+#include <sqlite3.h>
+
 #include "chunk.h"
 #include "store.h"
 
@@ -19,6 +21,12 @@ int cs_store_fail_sql_(cs_store *s, int sqlite_rc, const char *what);
 
 /* rc, or -EIO if rc is 0 (which the callers never pass). */
 static inline int cs_nonzero_(int rc) { return rc ? rc : -EIO; }
+
+/* The connection, borrowed until cs_store_close(): for the store's own
+ * files (and tests that look at what was written). Every reader above the
+ * store goes through the store's functions (reader.h, runs.h, ranges.h,
+ * outbox.h, query.h). */
+sqlite3 *cs_store_db(cs_store *s);
 
 /* The store's codec, for readers on the store's thread. */
 cs_codec *cs_store_codec_(cs_store *s);

@@ -195,7 +195,8 @@ gid=$(sqlite3 "$T/del.db" "SELECT id FROM runs WHERE name = 'gone'")
 	ok "runs rename" || no "runs rename" "$T/out"
 "$B/tests/produce" --db "$T/del.db" --name live --samples 5000 --stall-after 1000 >/dev/null 2>&1 &
 PP=$!
-i=0; while [ $i -lt 100 ] && [ "$(sqlite3 "$T/del.db" "SELECT count(*) FROM runs WHERE name = 'live'" 2>/dev/null)" != 1 ]; do sleep 0.05; i=$((i + 1)); done
+# until the run is there (or the producer has died): a loaded machine may take long
+i=0; while [ $i -lt 2400 ] && kill -0 $PP 2>/dev/null && [ "$(sqlite3 "$T/del.db" "SELECT count(*) FROM runs WHERE name = 'live'" 2>/dev/null)" != 1 ]; do sleep 0.05; i=$((i + 1)); done
 "$CS" runs delete live --db "$T/del.db" >"$T/out" 2>&1
 rc=$?
 kill -9 $PP 2>/dev/null; wait $PP 2>/dev/null

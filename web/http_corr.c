@@ -33,7 +33,7 @@
 #include "phases.h"
 #include "series_csv.h"
 #include "trace.h"
-#include "sqlout.h"
+#include "query.h"
 #include "prom.h"
 #include "reader.h"
 #include "follow.h"

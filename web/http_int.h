@@ -17,7 +17,7 @@
 #include "follow.h"
 #include "http.h"
 #include "series_csv.h"
-#include "sqlout.h"
+#include "query.h"
 #include "store.h"
 
 /* libmicrohttpd's connection limit, as a multiple of the guard's. */
@@ -66,8 +66,6 @@ typedef struct req {
 #define CORR_MAX_WORK 200000000u     /* lag steps x bins */
 
 /* A streamed response: a producer that appends pieces to pending. */
-typedef struct sandbox sandbox;
-
 typedef struct stream {
 	cs_http *h;
 	cs_store *s;
@@ -76,9 +74,7 @@ typedef struct stream {
 	int followed;          /* counted by opts.follow */
 	unsigned poll_ms, heartbeat_ms;
 	struct cs_ranges_cursor *ranges; /* ranges.csv */
-	sqlite3_stmt *st;      /* the query's statement */
-	cs_sqlout *q;          /* a query answer past STREAM_AFTER */
-	sandbox *sb;           /* its limits (progress handler, authorizer) */
+	cs_query *q;           /* a query answer past STREAM_AFTER */
 	char why[300];         /* what failed, for the error line */
 	int header_done;
 	cs_buf pending;

@@ -34,7 +34,7 @@
 #include "phases.h"
 #include "series_csv.h"
 #include "trace.h"
-#include "sqlout.h"
+#include "query.h"
 #include "prom.h"
 #include "ranges.h"
 #include "reader.h"
@@ -131,31 +131,7 @@ static int stream_fill(stream *s)
 			s->done = 1;
 		return rc < 0 ? rc : 0;
 	}
-	cs_csv w;
-	cs_csv_init(&w, cs_csv_buf_sink, &s->pending);
-	int ncol = sqlite3_column_count(s->st);
-	if (!s->header_done) {
-		for (int i = 0; i < ncol; i++)
-			cs_csv_str(&w, sqlite3_column_name(s->st, i));
-		cs_csv_end_row(&w);
-		s->header_done = 1;
-	}
-	int rc = SQLITE_ROW;
-	for (int rows = 0; rows < 4096 && (rc = sqlite3_step(s->st)) == SQLITE_ROW; rows++) {
-		for (int i = 0; i < ncol; i++) {
-			if (sqlite3_column_type(s->st, i) == SQLITE_NULL)
-				cs_csv_empty(&w);
-			else if (sqlite3_column_type(s->st, i) == SQLITE_INTEGER)
-				cs_csv_i64(&w, sqlite3_column_int64(s->st, i));
-			else
-				cs_csv_str(&w, (const char *)sqlite3_column_text(s->st, i));
-		}
-		cs_csv_end_row(&w);
-	}
-	if (rc == SQLITE_DONE)
-		s->done = 1;
-	int out = cs_csv_finish(&w);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? out : -EIO;
+	return -EINVAL; /* a stream is one of the above */
 }
 
 /* follow: one look at the store at a time (it takes a busy slot only for
@@ -214,9 +190,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 			/* The 200 is out: what went wrong goes in a last line
 			 * (docs/http-api.md), then the transfer ends unfinished so
 			 * that clients see an error too (curl: exit 18). */
-			const char *why = s->why[0] ? s->why
-					  : s->series || s->ranges ? cs_store_errmsg(s->s)
-						      : sqlite3_errmsg(cs_store_db(s->s));
+			const char *why = s->why[0] ? s->why : cs_store_errmsg(s->s);
 			char line[600];
 			int n = snprintf(line, sizeof line, "%s# error: %s\r\n",
 					 s->q && s->pending.len && s->pending.data[s->pending.len - 1] != '\n'
@@ -245,11 +219,9 @@ void cs_http_stream_free(stream *s)
 		s->h->o.follow(s->h->o.metrics_ctx, -1);
 	cs_series_csv_close(s->series);
 	cs_follow_close(s->follow);
-	cs_sqlout_close(s->q);
+	cs_query_close(s->q); /* before the store whose connection it used */
 	cs_ranges_close(s->ranges);
-	sqlite3_finalize(s->st);
 	cs_store_close(s->s);
-	free(s->sb); /* after the connection that used it as a callback's context */
 	cs_buf_free(&s->pending);
 	free(s);
 }

@@ -37,6 +37,7 @@
 #include "bench_util.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 
 static void die(const char *what, const char *why)
 {

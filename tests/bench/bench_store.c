@@ -25,6 +25,7 @@
 #include "bench_util.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)

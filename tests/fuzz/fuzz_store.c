@@ -32,6 +32,7 @@
 #include "log.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "wire.h"
 
 #define NCONN 2

@@ -7,6 +7,7 @@
 #include "import_csv.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "testutil.h"
 
 static cs_store *fresh(void)

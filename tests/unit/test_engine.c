@@ -16,6 +16,7 @@
 #include "output.h"
 #include "replay_source.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "test_source.h"
 #include "wire.h"
 

@@ -10,6 +10,7 @@
 #include "outbox.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "testutil.h"
 
 #define N 10000

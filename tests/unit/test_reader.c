@@ -3,6 +3,7 @@
 
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "testutil.h"
 
 #define N 30000

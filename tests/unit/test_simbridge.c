@@ -13,6 +13,7 @@
 #include "metric_map.h"
 #include "simrun.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "textin.h"
 
 typedef struct lines {

@@ -8,6 +8,7 @@
 #include "pack.h"
 #include "reader.h"
 #include "store.h"
+#include "store_int.h" /* cs_store_db: to look at what was written */
 #include "testutil.h"
 
 static cs_store *open_new(const char *name)
