@@ -19,21 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apply.h"
 #include "collectors.h"
 #include "log.h"
 #include "reader.h"
 #include "prom.h"
 #include "wire.h"
 
-/* Per run over a connection: every device and metric costs the writer
- * buffers, so a producer cannot declare without bound (20000 device
- * indices held 880 MB). Metrics: the protocol's limit per run. */
-#define INGEST_MAX_DEVICES 256u
-
 /* What the writer knows about one connection. Created by the accept loop,
  * owned by the writer thread from the first queued item, freed by it on
  * the connection's CLOSE item. */
 typedef struct conn_state {
+	struct cs_ingest *in;
 	uint64_t id;
 	atomic_int abort;      /* set by the writer: the reader closes the socket */
 	/* The socket, for the writer to cut a failed connection at once (the
@@ -42,18 +39,8 @@ typedef struct conn_state {
 	pthread_mutex_t fd_mu;
 	int fd;
 	int reader_done;
-	char *host, *cmdline; /* from HELLO */
-	char *uuid;           /* the open (or last) run's, for its ACK */
-	int64_t pid;
-	cs_writer *w; /* the open run, or NULL */
-	struct conn_state *next_open, *prev_open; /* in cs_ingest.open while w */
-	int failed;   /* the run hit a store error: drop the rest of it */
-	uint32_t nmap;
-	uint32_t *map_from, *map_to; /* producer metric id -> store id, sorted */
-	uint32_t *ids;               /* scratch for one SAMPLES frame */
-	uint32_t ids_cap;
-	uint32_t devs[INGEST_MAX_DEVICES]; /* device indices of the open run */
-	uint32_t ndevs;
+	cs_apply *a; /* its frames onto the store: the open run, its ids */
+	struct conn_state *next_open, *prev_open; /* in cs_ingest.open while a run is open */
 } conn_state;
 
 enum item_kind { ITEM_MSG, ITEM_CLOSE, ITEM_STOP, ITEM_DELETE };
@@ -200,10 +187,9 @@ static item *pop(cs_ingest *in, uint64_t deadline_ms)
 static void conn_fail(cs_ingest *in, conn_state *c, const char *what, const char *why)
 {
 	atomic_fetch_add(&in->st.rejected, 1);
-	if (!c->failed)
+	if (!cs_apply_failed(c->a))
 		cs_log(CS_LOG_WARN, "ingest: connection %llu (pid %lld): %s: %s; closing it",
-		       (unsigned long long)c->id, (long long)c->pid, what, why);
-	c->failed = 1;
+		       (unsigned long long)c->id, (long long)cs_apply_pid(c->a), what, why);
 	atomic_store(&c->abort, 1);
 	/* Close it now, not when the producer next writes. */
 	pthread_mutex_lock(&c->fd_mu);
@@ -269,15 +255,15 @@ static int degrade(cs_ingest *in, int rc)
 		 "is kept up to its last commit and marked incomplete", degraded_reason(e),
 		 cs_store_errmsg(in->s));
 	for (conn_state *c = in->open; c; c = c->next_open) {
-		lost_add(in, cs_writer_run(c->w));
+		lost_add(in, cs_apply_run(c->a));
 		cut++;
 	}
 	cs_store_abort(in->s); /* frees every writer */
 	while (in->open) {
 		conn_state *c = in->open;
 		open_unlink(in, c);
-		c->w = NULL;
 		conn_fail(in, c, "store", why);
+		cs_apply_cut(c->a);
 		atomic_fetch_add(&in->st.runs_incomplete, 1);
 	}
 	if (!atomic_load(&in->degraded))
@@ -334,22 +320,79 @@ const char *cs_ingest_degraded(cs_ingest *in)
 	return e ? degraded_reason(e) : NULL;
 }
 
+/* ---- the hooks of each connection's cs_apply ---- */
+
+static void hook_refused(void *ctx, const char *frame, const char *why)
+{
+	conn_state *c = ctx;
+	conn_fail(c->in, c, frame, why);
+}
+
 /* A store call for c's run failed with rc: the whole store degrades, or
  * only c's run fails. */
-static void store_failed(cs_ingest *in, conn_state *c, const char *what, int rc)
+static int hook_store_failed(void *ctx, const char *frame, int rc)
 {
-	if (!degrade(in, rc))
-		conn_fail(in, c, what, cs_store_errmsg(in->s));
+	conn_state *c = ctx;
+	(void)frame;
+	return degrade(c->in, rc);
+}
+
+static const char *hook_refuse_begin(void *ctx, char *buf, size_t len)
+{
+	conn_state *c = ctx;
+	int e = atomic_load(&c->in->degraded);
+	if (!e)
+		return NULL;
+	snprintf(buf, len, "refused: the daemon's database cannot be written (%s); new runs "
+		 "are taken again once it can", degraded_reason(e));
+	return buf;
+}
+
+static void hook_begun(void *ctx, int64_t run)
+{
+	conn_state *c = ctx;
+	cs_ingest *in = c->in;
+	open_link(in, c);
+	atomic_fetch_add(&in->st.runs_begun, 1);
+	if (in->o.collectors)
+		cs_collectors_set_run(in->o.collectors, c->id, run, cs_apply_uuid(c->a));
+	/* the run's row committed now, not at the next batch: a run that was
+	 * begun always leaves a row */
+	int crc = cs_store_commit_ex(in->s, 0);
+	if (crc)
+		degrade(in, crc);
+}
+
+static void hook_ending(void *ctx, int64_t run)
+{
+	conn_state *c = ctx;
+	(void)run;
+	open_unlink(c->in, c);
+}
+
+static void hook_ended(void *ctx, int64_t run, int complete, int rc)
+{
+	conn_state *c = ctx;
+	cs_ingest *in = c->in;
+	if (rc) {
+		cs_log(CS_LOG_ERROR, "ingest: ending run %lld: %s", (long long)run,
+		       cs_store_errmsg(in->s));
+		if (degrade(in, rc))
+			lost_add(in, run);
+	}
+	if (!complete)
+		atomic_fetch_add(&in->st.runs_incomplete, 1);
 }
 
 /* Tells the producer what became of the run it just ended (the ACK frame).
  * Never blocks: a producer that does not read gets what fits in its
  * socket buffer, and a connection already gone gets nothing. */
-static void send_ack(conn_state *c, uint8_t status, uint64_t samples, const char *message)
+static void hook_ack(void *ctx, uint8_t status, uint64_t samples, const char *message)
 {
+	conn_state *c = ctx;
 	cs_buf b = CS_BUF_INIT;
 	cs_wire_msg m = {.type = CS_WIRE_ACK};
-	m.u.ack = (cs_wire_ack){status, samples, c->uuid, (char *)message};
+	m.u.ack = (cs_wire_ack){status, samples, (char *)cs_apply_uuid(c->a), (char *)message};
 	if (cs_wire_encode(&b, &m) == 0) {
 		pthread_mutex_lock(&c->fd_mu);
 		if (!c->reader_done && send(c->fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
@@ -360,285 +403,35 @@ static void send_ack(conn_state *c, uint8_t status, uint64_t samples, const char
 	cs_buf_free(&b);
 }
 
-/* Ends the open run (committed when this returns 0) and forgets it. */
-static int end_run(cs_ingest *in, conn_state *c, const char *status,
-		   const cs_run_counters *counters)
+static void hook_dropped(void *ctx, uint64_t samples)
 {
-	if (!c->w)
-		return 0;
-	int incomplete = strcmp(status, "complete") != 0 || c->failed;
-	int64_t run = cs_writer_run(c->w);
-	open_unlink(in, c);
-	int rc = cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters);
-	c->w = NULL; /* freed, even on failure */
-	if (rc) {
-		cs_log(CS_LOG_ERROR, "ingest: ending run %lld: %s", (long long)run,
-		       cs_store_errmsg(in->s));
-		if (degrade(in, rc))
-			lost_add(in, run);
-	}
-	if (incomplete)
-		atomic_fetch_add(&in->st.runs_incomplete, 1);
-	c->failed = 0;
-	c->nmap = 0;
-	c->ndevs = 0;
-	return rc;
+	conn_state *c = ctx;
+	atomic_fetch_add(&c->in->st.dropped, samples);
 }
 
-/* Notes device idx of the open run; -1 past INGEST_MAX_DEVICES. */
-static int note_device(conn_state *c, uint32_t idx)
+static void hook_appended(void *ctx, const cs_batch *b)
 {
-	for (uint32_t i = 0; i < c->ndevs; i++)
-		if (c->devs[i] == idx)
-			return 0;
-	if (c->ndevs == INGEST_MAX_DEVICES)
-		return -1;
-	c->devs[c->ndevs++] = idx;
-	return 0;
+	conn_state *c = ctx;
+	atomic_fetch_add(&c->in->st.samples, b->n);
+	atomic_fetch_add(&c->in->st.values, (uint64_t)b->n * b->m);
 }
 
-static int map_lookup(const conn_state *c, uint32_t from, uint32_t *to)
-{
-	uint32_t lo = 0, hi = c->nmap;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->map_from[mid] < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < c->nmap && c->map_from[lo] == from) {
-		*to = c->map_to[lo];
-		return 1;
-	}
-	return 0;
-}
-
-static int map_insert(conn_state *c, uint32_t from, uint32_t to)
-{
-	uint32_t *f = realloc(c->map_from, (c->nmap + 1) * sizeof *f);
-	if (f)
-		c->map_from = f;
-	uint32_t *t = realloc(c->map_to, (c->nmap + 1) * sizeof *t);
-	if (t)
-		c->map_to = t;
-	if (!f || !t)
-		return -ENOMEM;
-	uint32_t i = c->nmap;
-	while (i > 0 && c->map_from[i - 1] > from) {
-		c->map_from[i] = c->map_from[i - 1];
-		c->map_to[i] = c->map_to[i - 1];
-		i--;
-	}
-	c->map_from[i] = from;
-	c->map_to[i] = to;
-	c->nmap++;
-	return 0;
-}
-
-static void apply(cs_ingest *in, conn_state *c, cs_wire_msg *m)
-{
-	cs_store *s = in->s;
-	char err[512];
-	if (m->type != CS_WIRE_HELLO && m->type != CS_WIRE_RUN_BEGIN && !c->w) {
-		if (m->type == CS_WIRE_SAMPLES)
-			atomic_fetch_add(&in->st.dropped, m->u.samples.n);
-		if (!c->failed)
-			conn_fail(in, c, cs_wire_type_name(m->type), "no run is open (send RUN_BEGIN first)");
-		return;
-	}
-	if (c->failed && m->type != CS_WIRE_RUN_END && m->type != CS_WIRE_RUN_BEGIN) {
-		if (m->type == CS_WIRE_SAMPLES)
-			atomic_fetch_add(&in->st.dropped, m->u.samples.n);
-		return;
-	}
-	switch (m->type) {
-	case CS_WIRE_HELLO:
-		free(c->host);
-		free(c->cmdline);
-		c->host = m->u.hello.host;
-		c->cmdline = m->u.hello.cmdline;
-		m->u.hello.host = m->u.hello.cmdline = NULL;
-		c->pid = m->u.hello.pid;
-		break;
-	case CS_WIRE_RUN_BEGIN: {
-		cs_wire_run_begin *b = &m->u.run_begin;
-		end_run(in, c, "incomplete", NULL);
-		free(c->uuid);
-		c->uuid = *b->uuid ? strdup(b->uuid) : malloc(37);
-		if (!c->uuid) {
-			conn_fail(in, c, "RUN_BEGIN", "out of memory");
-			break;
-		}
-		if (!*b->uuid)
-			cs_store_uuid(c->uuid);
-		cs_run_info info = {
-			.kind = b->kind == CS_WIRE_KIND_SIM ? "sim" : "hw",
-			.source = *b->source ? b->source : "producer",
-			.name = *b->name ? b->name : NULL,
-			.time_unit = b->time_unit == CS_WIRE_UNIT_CYCLE ? "cycle" : "ns",
-			.uuid = c->uuid,
-			.host = c->host && *c->host ? c->host : NULL,
-			.cmdline = c->cmdline && *c->cmdline ? c->cmdline : NULL,
-			.meta = *b->meta ? b->meta : NULL,
-			.pid = c->pid,
-			.start_ns = b->start_ns,
-			.clock_hz = b->clock_hz,
-		};
-		c->failed = 0;
-		if (atomic_load(&in->degraded)) {
-			snprintf(err, sizeof err, "refused: the daemon's database cannot be written "
-				 "(%s); new runs are taken again once it can",
-				 degraded_reason(atomic_load(&in->degraded)));
-			conn_fail(in, c, "RUN_BEGIN", err);
-			break;
-		}
-		c->w = cs_writer_begin(s, &info, err, sizeof err);
-		if (!c->w) {
-			degrade(in, cs_store_last_rc(s));
-			conn_fail(in, c, "RUN_BEGIN", err);
-		} else {
-			open_link(in, c);
-			atomic_fetch_add(&in->st.runs_begun, 1);
-			if (in->o.collectors)
-				cs_collectors_set_run(in->o.collectors, c->id, cs_writer_run(c->w),
-						      c->uuid);
-			/* the run's row committed now, not at the next batch: a
-			 * run that was begun always leaves a row */
-			int crc = cs_store_commit_ex(s, 0);
-			if (crc)
-				degrade(in, crc);
-		}
-		break;
-	}
-	case CS_WIRE_DEVICE: {
-		cs_wire_device *d = &m->u.device;
-		if (note_device(c, d->index) < 0) {
-			conn_fail(in, c, "DEVICE", "more than 256 devices in one run");
-			return;
-		}
-		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
-				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
-				     d->mem_clock_hz};
-		int rc = cs_writer_add_device(c->w, &di);
-		if (rc)
-			store_failed(in, c, "DEVICE", rc);
-		break;
-	}
-	case CS_WIRE_METRICS: {
-		if (c->nmap + m->u.metrics.count > CS_WIRE_MAX_METRICS) {
-			snprintf(err, sizeof err, "more than %u metrics in one run", CS_WIRE_MAX_METRICS);
-			conn_fail(in, c, "METRICS", err);
-			return;
-		}
-		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
-			cs_wire_metric *wm = &m->u.metrics.v[i];
-			uint32_t id;
-			if (map_lookup(c, wm->id, &id)) {
-				conn_fail(in, c, "METRICS", "a metric id was declared twice");
-				return;
-			}
-			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL, cs_wire_metric_kind_name(wm->kind),
-					     wm->cumulative};
-			int rc = cs_writer_add_metric(c->w, &mi, &id);
-			if (rc) {
-				store_failed(in, c, "METRICS", rc);
-				return;
-			}
-			if (map_insert(c, wm->id, id)) {
-				conn_fail(in, c, "METRICS", "out of memory");
-				return;
-			}
-		}
-		break;
-	}
-	case CS_WIRE_SAMPLES: {
-		cs_wire_samples *x = &m->u.samples;
-		if (note_device(c, x->device) < 0) {
-			atomic_fetch_add(&in->st.dropped, x->n);
-			conn_fail(in, c, "SAMPLES", "more than 256 devices in one run");
-			return;
-		}
-		if (x->m > c->ids_cap) {
-			uint32_t *ids = realloc(c->ids, x->m * sizeof *ids);
-			if (!ids) {
-				conn_fail(in, c, "SAMPLES", "out of memory");
-				return;
-			}
-			c->ids = ids;
-			c->ids_cap = x->m;
-		}
-		for (uint32_t k = 0; k < x->m; k++) {
-			if (!map_lookup(c, x->metrics[k], &c->ids[k])) {
-				snprintf(err, sizeof err, "metric id %u was never declared",
-					 x->metrics[k]);
-				atomic_fetch_add(&in->st.dropped, x->n);
-				conn_fail(in, c, "SAMPLES", err);
-				return;
-			}
-		}
-		cs_batch b = {x->device, x->seq0, x->n, x->m, c->ids, x->t0, x->t1, x->values};
-		int rc = cs_writer_append(c->w, &b);
-		if (rc) {
-			atomic_fetch_add(&in->st.dropped, x->n);
-			store_failed(in, c, "SAMPLES", rc);
-			return;
-		}
-		atomic_fetch_add(&in->st.samples, x->n);
-		atomic_fetch_add(&in->st.values, (uint64_t)x->n * x->m);
-		break;
-	}
-	case CS_WIRE_RANGES:
-		for (uint32_t i = 0; i < m->u.ranges.count; i++) {
-			cs_wire_range *r = &m->u.ranges.v[i];
-			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
-				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
-				       r->bytes};
-			int rc = cs_writer_add_range(c->w, &rg);
-			if (rc) {
-				store_failed(in, c, "RANGES", rc);
-				return;
-			}
-		}
-		break;
-	case CS_WIRE_RUN_END: {
-		cs_wire_run_end *e = &m->u.run_end;
-		if (e->status == CS_WIRE_DISCARD) {
-			open_unlink(in, c);
-			cs_writer_discard(c->w);
-			c->w = NULL;
-			c->failed = 0;
-			c->nmap = 0;
-			c->ndevs = 0;
-			send_ack(c, CS_WIRE_ACK_DISCARDED, 0, "");
-			break;
-		}
-		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,
-					   e->empty_samples};
-		uint64_t samples = cs_writer_samples(c->w);
-		int complete = e->status == CS_WIRE_COMPLETE && !c->failed;
-		if (end_run(in, c, complete ? "complete" : "incomplete", &counters))
-			send_ack(c, CS_WIRE_ACK_FAILED, 0, cs_store_errmsg(s));
-		else
-			send_ack(c, complete ? CS_WIRE_ACK_COMPLETE : CS_WIRE_ACK_INCOMPLETE,
-				 samples, "");
-		break;
-	}
-	default:
-		conn_fail(in, c, cs_wire_type_name(m->type), "not a producer frame");
-		break;
-	}
-}
+static const cs_apply_hooks ingest_hooks = {
+	.refused = hook_refused,
+	.store_failed = hook_store_failed,
+	.refuse_begin = hook_refuse_begin,
+	.begun = hook_begun,
+	.ending = hook_ending,
+	.ended = hook_ended,
+	.ack = hook_ack,
+	.dropped = hook_dropped,
+	.appended = hook_appended,
+};
 
 static void conn_state_free(conn_state *c)
 {
 	pthread_mutex_destroy(&c->fd_mu);
-	free(c->host);
-	free(c->cmdline);
-	free(c->uuid);
-	free(c->map_from);
-	free(c->map_to);
-	free(c->ids);
+	cs_apply_free(c->a);
 	free(c);
 }
 
@@ -650,10 +443,11 @@ static void delete_run(cs_ingest *in, del_req *d)
 	if (rc)
 		snprintf(d->err, sizeof d->err, "no run '%s' (deleted meanwhile?)", d->uuid);
 	for (conn_state *c = in->open; c && !rc; c = c->next_open)
-		if (cs_writer_run(c->w) == d->run) {
+		if (cs_apply_run(c->a) == d->run) {
+			const char *host = cs_apply_host(c->a);
 			snprintf(d->err, sizeof d->err, "run %lld is being written by pid %lld on %s; "
-				 "stop the producer first", (long long)d->run, (long long)c->pid,
-				 c->host && *c->host ? c->host : "this host");
+				 "stop the producer first", (long long)d->run,
+				 (long long)cs_apply_pid(c->a), host ? host : "this host");
 			rc = -EBUSY;
 		}
 	if (!rc && atomic_load(&in->degraded)) {
@@ -705,17 +499,16 @@ static void *writer_main(void *arg)
 		if (it) {
 			switch (it->kind) {
 			case ITEM_MSG:
-				apply(in, it->conn, &it->msg);
+				cs_apply_frame(it->conn->a, &it->msg);
 				dirty = 1;
 				break;
 			case ITEM_CLOSE:
-				if (it->conn->w) {
+				if (cs_apply_run(it->conn->a)) {
 					cs_log(CS_LOG_INFO,
 					       "ingest: connection %llu closed with its run open; "
 					       "marked incomplete",
 					       (unsigned long long)it->conn->id);
-					it->conn->failed = 1;
-					end_run(in, it->conn, "incomplete", NULL);
+					cs_apply_abandon(it->conn->a);
 				}
 				conn_state_free(it->conn);
 				dirty = 1;
@@ -981,12 +774,16 @@ static void *accept_main(void *arg)
 		}
 		conn_thread *ct = calloc(1, sizeof *ct);
 		conn_state *cs = calloc(1, sizeof *cs);
-		if (!ct || !cs) {
+		cs_apply *a = cs ? cs_apply_new(in->s, &ingest_hooks, cs) : NULL;
+		if (!ct || !cs || !a) {
 			free(ct);
 			free(cs);
+			cs_apply_free(a);
 			close(fd);
 			continue;
 		}
+		cs->in = in;
+		cs->a = a;
 		cs->id = ++in->next_id;
 		cs->fd = fd;
 		pthread_mutex_init(&cs->fd_mu, NULL);

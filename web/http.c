@@ -9,38 +9,19 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "csv.h"
-#include "corr_out.h"
-#include "wire.h"
 #include "report.h"
-#include "json.h"
 #include "log.h"
-#include "corr_job.h"
-#include "phases.h"
-#include "series_csv.h"
-#include "trace.h"
-#include "query.h"
 #include "prom.h"
 #include "reader.h"
 #include "runs.h"
-#include "follow.h"
-#include "plot.h"
-#include "store.h"
 #include "ui.h"
 
 /* ---- routing ---- */
@@ -99,185 +80,319 @@ static enum MHD_Result get_ui(struct MHD_Connection *c, cs_http *h, const char *
 	return cs_http_reply(c, h, 200, f->type, &b);
 }
 
-static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const char *url,
-			     const char *method, req *rq)
+/* One request as the router hands it on. */
+typedef struct call {
+	cs_http *h;
+	struct MHD_Connection *c;
+	const char *url, *method;
+	const char *rest; /* the URL past the route's path */
+	req *rq;
+} call;
+
+enum {
+	M_GET = 1, /* and HEAD */
+	M_POST = 2,
+	M_DELETE = 4,
+	M_ANY = 7, /* the handler answers each method itself */
+};
+
+static unsigned method_bit(const char *m)
 {
-	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-	int post = !strcmp(method, "POST");
-	/* The UI's own files hold no data: served without the token, so
-	 * that the page can ask for it (docs/ui.md). */
-	if (!strcmp(url, "/") || !strncmp(url, "/ui/", 4)) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		return get_ui(c, h, url[1] ? url + 4 : "index.html");
-	}
-	/* browsers ask every page's origin for an icon */
-	if (!strcmp(url, "/favicon.ico") || !strcmp(url, "/favicon.svg")) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		return get_ui(c, h, "favicon.svg");
-	}
-	if (!token_ok(h, c, get))
-		return cs_http_error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
-	if (!strcmp(url, "/metrics")) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		cs_buf b = CS_BUF_INIT;
-		cs_prom_metric(&b, "cyclescope_http_requests_total", "counter", "HTTP requests",
-			       atomic_load(&h->requests));
-		cs_prom_metric(&b, "cyclescope_http_errors_total", "counter",
-			       "HTTP responses 4xx/5xx", atomic_load(&h->errors));
-		cs_prom_metric(&b, "cyclescope_http_bytes_served_total", "counter",
-			       "Response body bytes", atomic_load(&h->bytes));
-		cs_prom_metric(&b, "cyclescope_http_streams", "gauge", "Streamed responses in flight",
-			       atomic_load(&h->streams_open));
-		cs_prom_metric(&b, "cyclescope_http_slow_closed_total", "counter",
-			       "Connections closed for sending their headers too slowly, or to make room",
-			       atomic_load(&h->slow_closed));
-		if (h->o.metrics)
-			h->o.metrics(h->o.metrics_ctx, &b);
-		enum MHD_Result r = cs_http_reply(c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
-		cs_buf_free(&b);
-		return r;
-	}
-	if (!strcmp(url, "/report") || !strcmp(url, "/api/v1/report")) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		return cs_http_do_correlate(c, h, 1);
-	}
-	if (strncmp(url, "/api/v1/", 8))
-		return cs_http_error(c, h, 404, "no such endpoint: %s", url);
-	const char *path = url + 8;
+	return !strcmp(m, "GET") || !strcmp(m, "HEAD") ? M_GET
+	       : !strcmp(m, "POST")			 ? M_POST
+	       : !strcmp(m, "DELETE")			 ? M_DELETE
+							 : 0;
+}
+
+static enum MHD_Result metrics_page(const call *x)
+{
+	cs_http *h = x->h;
+	cs_buf b = CS_BUF_INIT;
+	cs_prom_metric(&b, "cyclescope_http_requests_total", "counter", "HTTP requests",
+		       atomic_load(&h->requests));
+	cs_prom_metric(&b, "cyclescope_http_errors_total", "counter", "HTTP responses 4xx/5xx",
+		       atomic_load(&h->errors));
+	cs_prom_metric(&b, "cyclescope_http_bytes_served_total", "counter", "Response body bytes",
+		       atomic_load(&h->bytes));
+	cs_prom_metric(&b, "cyclescope_http_streams", "gauge", "Streamed responses in flight",
+		       atomic_load(&h->streams_open));
+	cs_prom_metric(&b, "cyclescope_http_slow_closed_total", "counter",
+		       "Connections closed for sending their headers too slowly, or to make room",
+		       atomic_load(&h->slow_closed));
+	if (h->o.metrics)
+		h->o.metrics(h->o.metrics_ctx, &b);
+	enum MHD_Result r = cs_http_reply(x->c, h, 200, "text/plain; version=0.0.4; charset=utf-8", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+static enum MHD_Result ui_index(const call *x) { return get_ui(x->c, x->h, "index.html"); }
+static enum MHD_Result ui_file(const call *x) { return get_ui(x->c, x->h, x->rest); }
+static enum MHD_Result ui_icon(const call *x) { return get_ui(x->c, x->h, "favicon.svg"); }
+static enum MHD_Result report(const call *x) { return cs_http_do_correlate(x->c, x->h, 1); }
+static enum MHD_Result correlate(const call *x) { return cs_http_do_correlate(x->c, x->h, 0); }
+
+static enum MHD_Result collectors(const call *x)
+{
+	return cs_http_do_collectors(x->c, x->h, x->url + 8, x->method, x->rq);
+}
+
+static enum MHD_Result health(const call *x)
+{
 	char err[600];
-	if (!strcmp(path, "health")) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		cs_store *s = cs_http_open_store(h, err, sizeof err);
-		if (!s)
-			return cs_http_error(c, h, 503, "database: %s", err);
-		cs_store_close(s);
-		const char *why = h->o.degraded ? h->o.degraded(h->o.metrics_ctx) : NULL;
-		if (why) {
-			char body[160];
-			snprintf(body, sizeof body,
-				 "{\"status\":\"degraded\",\"reason\":\"%s\",\"version\":\"0.1.0\",\"api\":1}",
-				 why);
-			return cs_http_json_text(c, h, body);
+	cs_store *s = cs_http_open_store(x->h, err, sizeof err);
+	if (!s)
+		return cs_http_error(x->c, x->h, 503, "database: %s", err);
+	cs_store_close(s);
+	const char *why = x->h->o.degraded ? x->h->o.degraded(x->h->o.metrics_ctx) : NULL;
+	if (why) {
+		char body[160];
+		snprintf(body, sizeof body,
+			 "{\"status\":\"degraded\",\"reason\":\"%s\",\"version\":\"0.1.0\",\"api\":1}",
+			 why);
+		return cs_http_json_text(x->c, x->h, body);
+	}
+	return cs_http_json_text(x->c, x->h, "{\"status\":\"ok\",\"version\":\"0.1.0\",\"api\":1}");
+}
+
+static enum MHD_Result query(const call *x)
+{
+	struct MHD_Connection *c = x->c;
+	req *rq = x->rq;
+	if (rq->too_big)
+		return cs_http_error(c, x->h, 413, "request body exceeds %u bytes", MAX_BODY);
+	const char *sql = cs_http_arg(c, "sql");
+	if (!strcmp(x->method, "POST") && !sql) {
+		cs_buf_put_u8(&rq->body, 0);
+		sql = (const char *)rq->body.data;
+		const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+		/* a form's sql= field; a body that is no form (curl -d
+		 * @file.sql sends this content type too) is the SQL */
+		const char *field = ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33)
+					    ? cs_http_form_field((char *)rq->body.data, "sql")
+					    : NULL;
+		if (field)
+			sql = field;
+	}
+	char err[600];
+	cs_store *s = cs_http_open_store(x->h, err, sizeof err);
+	if (!s)
+		return cs_http_error(c, x->h, 503, "database: %s", err);
+	return cs_http_do_query(c, x->h, s, sql, cs_http_arg(c, "format")); /* it closes s */
+}
+
+static enum MHD_Result runs(const call *x)
+{
+	char err[600];
+	cs_store *s = cs_http_open_store(x->h, err, sizeof err);
+	if (!s)
+		return cs_http_error(x->c, x->h, 503, "database: %s", err);
+	enum MHD_Result r = cs_http_get_runs(x->c, x->h, s);
+	cs_store_close(s);
+	return r;
+}
+
+/* ---- /api/v1/runs/RUN[/PART] ---- */
+
+/* One run's part: s is open on the run's database; a handler whose route
+ * says owns closes it (a streamed answer keeps it). spec is the run as the
+ * URL named it, id its number. */
+typedef enum MHD_Result (*run_fn)(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id);
+
+static enum MHD_Result run_get(const call *x, cs_store *s, int64_t run, const char *spec,
+			       const char *id)
+{
+	(void)spec, (void)id;
+	return cs_http_get_run(x->c, x->h, s, run, 0);
+}
+
+static enum MHD_Result run_metrics(const call *x, cs_store *s, int64_t run, const char *spec,
+				   const char *id)
+{
+	(void)spec, (void)id;
+	return cs_http_get_run(x->c, x->h, s, run, 1);
+}
+
+static enum MHD_Result run_series(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id)
+{
+	(void)run, (void)spec;
+	return cs_http_get_series(x->c, x->h, s, id);
+}
+
+static enum MHD_Result run_ranges(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id)
+{
+	(void)spec, (void)id;
+	return cs_http_get_ranges(x->c, x->h, s, run);
+}
+
+static enum MHD_Result run_follow(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id)
+{
+	(void)run, (void)spec;
+	return cs_http_get_follow(x->c, x->h, s, id);
+}
+
+static enum MHD_Result run_phases(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id)
+{
+	(void)run, (void)id;
+	return cs_http_get_phases(x->c, x->h, s, spec);
+}
+
+static enum MHD_Result run_trace(const call *x, cs_store *s, int64_t run, const char *spec,
+				 const char *id)
+{
+	(void)run, (void)id;
+	return cs_http_get_trace(x->c, x->h, s, spec);
+}
+
+static enum MHD_Result run_plot(const call *x, cs_store *s, int64_t run, const char *spec,
+				const char *id)
+{
+	(void)run, (void)id;
+	return cs_http_get_plot(x->c, x->h, s, spec);
+}
+
+/* DELETE /api/v1/runs/RUN, by uuid: ids are reused, and another request
+ * may delete and an import reuse this one meanwhile. The writer deletes. */
+static enum MHD_Result run_delete(const call *x, cs_store *s, int64_t run, const char *spec,
+				  const char *id)
+{
+	cs_http *h = x->h;
+	(void)spec, (void)id;
+	cs_run_summary sum;
+	const char *uuid = cs_runs_summary(s, run, &sum) == 0 ? sum.uuid : "";
+	if (h->o.read_only)
+		return cs_http_error(x->c, h, 403, "this daemon is read-only (read_only = 1): "
+						   "it deletes no runs");
+	char why[600] = "";
+	int rc = !h->o.delete_run ? -ENOTSUP
+		 : h->o.delete_run(h->o.metrics_ctx, uuid, &run, why, sizeof why);
+	if (rc == -ENOTSUP)
+		return cs_http_error(x->c, h, 405, "this daemon does not delete runs");
+	if (rc)
+		return cs_http_error(x->c, h, rc == -EBUSY ? 409 : rc == -ENOENT ? 404 : 503, "%s", why);
+	char body[64];
+	snprintf(body, sizeof body, "{\"deleted\":%lld}", (long long)run);
+	return cs_http_json_text(x->c, h, body);
+}
+
+static const struct run_route {
+	const char *part; /* after RUN/ ("" for the run itself) */
+	unsigned methods;
+	int owns;         /* the handler closes the store */
+	run_fn fn;
+} run_routes[] = {
+	{"", M_GET, 0, run_get},
+	{"", M_DELETE, 0, run_delete},
+	{"metrics", M_GET, 0, run_metrics},
+	{"series.csv", M_GET, 1, run_series},
+	{"ranges.csv", M_GET, 1, run_ranges},
+	{"follow", M_GET, 1, run_follow},
+	{"phases", M_GET, 0, run_phases},
+	{"trace.json", M_GET, 0, run_trace},
+	{"plot.svg", M_GET, 0, run_plot},
+};
+
+static enum MHD_Result one_run(const call *x)
+{
+	char spec[256];
+	const char *slash = strchr(x->rest, '/');
+	size_t len = slash ? (size_t)(slash - x->rest) : strlen(x->rest);
+	if (!len || len >= sizeof spec)
+		return cs_http_error(x->c, x->h, 404, "no such endpoint: %s", x->url);
+	memcpy(spec, x->rest, len);
+	spec[len] = 0;
+	const char *part = slash ? slash + 1 : "";
+	unsigned m = method_bit(x->method), allowed = 0;
+	const struct run_route *rt = NULL;
+	for (size_t i = 0; i < sizeof run_routes / sizeof *run_routes; i++)
+		if (!strcmp(part, run_routes[i].part)) {
+			allowed |= run_routes[i].methods;
+			if (run_routes[i].methods & m)
+				rt = &run_routes[i];
 		}
-		return cs_http_json_text(c, h, "{\"status\":\"ok\",\"version\":\"0.1.0\",\"api\":1}");
-	}
-	if (!strcmp(path, "query")) {
-		if (!get && !post)
-			return cs_http_error(c, h, 405, "use GET or POST");
-		if (rq->too_big)
-			return cs_http_error(c, h, 413, "request body exceeds %u bytes", MAX_BODY);
-		const char *sql = cs_http_arg(c, "sql");
-		if (post && !sql) {
-			cs_buf_put_u8(&rq->body, 0);
-			sql = (const char *)rq->body.data;
-			const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-			/* a form's sql= field; a body that is no form (curl -d
-			 * @file.sql sends this content type too) is the SQL */
-			const char *field = ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33)
-						    ? cs_http_form_field((char *)rq->body.data, "sql")
-						    : NULL;
-			if (field)
-				sql = field;
-		}
-		cs_store *s = cs_http_open_store(h, err, sizeof err);
-		if (!s)
-			return cs_http_error(c, h, 503, "database: %s", err);
-		return cs_http_do_query(c, h, s, sql, cs_http_arg(c, "format")); /* it closes s */
-	}
-	if (!strcmp(path, "correlate")) {
-		if (!get)
-			return cs_http_error(c, h, 405, "use GET");
-		return cs_http_do_correlate(c, h, 0);
-	}
-	if (!strcmp(path, "collectors") || !strncmp(path, "collectors/", 11))
-		return cs_http_do_collectors(c, h, path, method, rq);
-	if (!strcmp(path, "runs") || !strncmp(path, "runs/", 5)) {
-		if (!get && (strcmp(method, "DELETE") || !strcmp(path, "runs")))
-			return cs_http_error(c, h, 405, "use GET (or DELETE /api/v1/runs/RUN)");
-		cs_store *s = cs_http_open_store(h, err, sizeof err);
-		if (!s)
-			return cs_http_error(c, h, 503, "database: %s", err);
-		if (!strcmp(path, "runs")) {
-			enum MHD_Result r = cs_http_get_runs(c, h, s);
-			cs_store_close(s);
+	char err[600];
+	cs_store *s = cs_http_open_store(x->h, err, sizeof err);
+	if (!s)
+		return cs_http_error(x->c, x->h, 503, "database: %s", err);
+	int64_t run;
+	int rc = cs_read_find_run(s, spec, &run);
+	enum MHD_Result r;
+	if (rc)
+		r = cs_http_error(x->c, x->h, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+	else if (!allowed)
+		r = cs_http_error(x->c, x->h, 404, "no such endpoint: %s", x->url);
+	else if (!rt)
+		r = cs_http_error(x->c, x->h, 405, "use GET%s", allowed & M_DELETE ? " or DELETE" : "");
+	else {
+		char id[32];
+		snprintf(id, sizeof id, "%lld", (long long)run);
+		r = rt->fn(x, s, run, spec, id);
+		if (rt->owns)
 			return r;
-		}
-		char spec[256];
-		const char *rest = path + 5, *slash = strchr(rest, '/');
-		size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
-		if (!len || len >= sizeof spec) {
-			cs_store_close(s);
-			return cs_http_error(c, h, 404, "no such endpoint: %s", url);
-		}
-		memcpy(spec, rest, len);
-		spec[len] = 0;
-		const char *sub = slash ? slash + 1 : "";
-		int64_t run;
-		int rc = cs_read_find_run(s, spec, &run);
-		if (rc) {
-			enum MHD_Result r = cs_http_error(c, h, rc == -ENOENT ? 404 : 500, "%s",
-						  cs_store_errmsg(s));
-			cs_store_close(s);
-			return r;
-		}
-		enum MHD_Result r;
-		if (!*sub && !strcmp(method, "DELETE")) {
-			/* by uuid: ids are reused, and another request may delete
-			 * and an import reuse this one meanwhile */
-			cs_run_summary sum;
-			const char *uuid = cs_runs_summary(s, run, &sum) == 0 ? sum.uuid : "";
-			cs_store_close(s);
-			if (h->o.read_only)
-				return cs_http_error(c, h, 403, "this daemon is read-only (read_only = 1): "
-						       "it deletes no runs");
-			char why[600] = "";
-			rc = !h->o.delete_run ? -ENOTSUP
-			     : h->o.delete_run(h->o.metrics_ctx, uuid, &run, why, sizeof why);
-			if (rc == -ENOTSUP)
-				return cs_http_error(c, h, 405, "this daemon does not delete runs");
-			if (rc)
-				return cs_http_error(c, h, rc == -EBUSY ? 409 : rc == -ENOENT ? 404 : 503, "%s",
-					     why);
-			char body[64];
-			snprintf(body, sizeof body, "{\"deleted\":%lld}", (long long)run);
-			return cs_http_json_text(c, h, body);
-		}
-		if (!get) {
-			cs_store_close(s);
-			return cs_http_error(c, h, 405, "use GET%s", *sub ? "" : " or DELETE");
-		}
-		if (!*sub) {
-			r = cs_http_get_run(c, h, s, run, 0);
-		} else if (!strcmp(sub, "metrics")) {
-			r = cs_http_get_run(c, h, s, run, 1);
-		} else if (!strcmp(sub, "series.csv")) {
-			char id[32];
-			snprintf(id, sizeof id, "%lld", (long long)run);
-			return cs_http_get_series(c, h, s, id);
-		} else if (!strcmp(sub, "ranges.csv")) {
-			return cs_http_get_ranges(c, h, s, run);
-		} else if (!strcmp(sub, "follow")) {
-			char id[32];
-			snprintf(id, sizeof id, "%lld", (long long)run);
-			return cs_http_get_follow(c, h, s, id);
-		} else if (!strcmp(sub, "phases")) {
-			r = cs_http_get_phases(c, h, s, spec);
-		} else if (!strcmp(sub, "trace.json")) {
-			r = cs_http_get_trace(c, h, s, spec);
-		} else if (!strcmp(sub, "plot.svg")) {
-			r = cs_http_get_plot(c, h, s, spec);
-		} else {
-			r = cs_http_error(c, h, 404, "no such endpoint: %s", url);
-		}
-		cs_store_close(s);
-		return r;
 	}
-	return cs_http_error(c, h, 404, "no such endpoint: %s", url);
+	cs_store_close(s);
+	return r;
+}
+
+/* ---- the table ---- */
+
+enum {
+	PUBLIC = 1, /* no token: the UI's own files hold no data (docs/ui.md) */
+	LIGHT = 2,  /* never waits for a busy slot (health, metrics, control) */
+	PREFIX = 4, /* path is a prefix: rest is what follows it */
+};
+
+static const struct route {
+	const char *path;
+	unsigned methods;
+	unsigned flags;
+	const char *allow; /* the 405's "use ..." */
+	enum MHD_Result (*fn)(const call *x);
+} routes[] = {
+	{"/", M_GET, PUBLIC, "GET", ui_index},
+	{"/ui/", M_GET, PUBLIC | PREFIX, "GET", ui_file},
+	/* browsers ask every page's origin for an icon */
+	{"/favicon.ico", M_GET, PUBLIC, "GET", ui_icon},
+	{"/favicon.svg", M_GET, PUBLIC, "GET", ui_icon},
+	{"/metrics", M_GET, LIGHT, "GET", metrics_page},
+	{"/report", M_GET, 0, "GET", report},
+	{"/api/v1/report", M_GET, 0, "GET", report},
+	{"/api/v1/health", M_GET, LIGHT, "GET", health},
+	{"/api/v1/query", M_GET | M_POST, 0, "GET or POST", query},
+	{"/api/v1/correlate", M_GET, 0, "GET", correlate},
+	{"/api/v1/collectors", M_ANY, LIGHT, "", collectors},
+	{"/api/v1/collectors/", M_ANY, LIGHT | PREFIX, "", collectors},
+	{"/api/v1/runs", M_GET, 0, "GET (or DELETE /api/v1/runs/RUN)", runs},
+	{"/api/v1/runs/", M_GET | M_DELETE, PREFIX, "GET (or DELETE /api/v1/runs/RUN)", one_run},
+};
+
+static const struct route *find_route(const char *url)
+{
+	for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
+		const struct route *r = &routes[i];
+		if (r->flags & PREFIX ? !strncmp(url, r->path, strlen(r->path)) : !strcmp(url, r->path))
+			return r;
+	}
+	return NULL;
+}
+
+static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const struct route *rt,
+			     const char *url, const char *method, req *rq)
+{
+	unsigned m = method_bit(method);
+	if (!(rt && rt->flags & PUBLIC) && !token_ok(h, c, m == M_GET))
+		return cs_http_error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
+	if (!rt)
+		return cs_http_error(c, h, 404, "no such endpoint: %s", url);
+	if (rt->methods != M_ANY && !(rt->methods & m))
+		return cs_http_error(c, h, 405, "use %s", rt->allow);
+	call x = {h, c, url, method, url + strlen(rt->path), rq};
+	return rt->fn(&x);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -312,11 +427,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	cs_http_guard_waiting(h, c, 0);
 	atomic_fetch_add(&h->requests, 1);
 	/* Health and metrics never wait behind data work. */
-	int light = !strcmp(url, "/api/v1/health") || !strcmp(url, "/metrics") ||
-		    !strncmp(url, "/api/v1/collectors", 18);
+	const struct route *rt = find_route(url);
+	int light = rt && rt->flags & LIGHT;
 	if (!light)
 		sem_wait(&h->busy);
-	enum MHD_Result r = route(h, c, url, method, rq);
+	enum MHD_Result r = route(h, c, rt, url, method, rq);
 	if (!light)
 		sem_post(&h->busy);
 	return r;

@@ -6,41 +6,11 @@
 #define _GNU_SOURCE
 #include "http_int.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <semaphore.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
-
-#include "csv.h"
-#include "corr_out.h"
-#include "wire.h"
-#include "report.h"
-#include "json.h"
-#include "log.h"
-#include "corr_job.h"
-#include "phases.h"
-#include "series_csv.h"
-#include "trace.h"
-#include "query.h"
-#include "prom.h"
-#include "reader.h"
-#include "follow.h"
-#include "plot.h"
-#include "store.h"
-#include "ui.h"
 
 /* ---- the query sandbox ---- */
 

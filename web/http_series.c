@@ -5,42 +5,14 @@
 #define _GNU_SOURCE
 #include "http_int.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <semaphore.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "csv.h"
-#include "corr_out.h"
-#include "wire.h"
-#include "report.h"
-#include "json.h"
-#include "log.h"
-#include "corr_job.h"
 #include "phases.h"
-#include "series_csv.h"
 #include "trace.h"
-#include "query.h"
-#include "prom.h"
-#include "reader.h"
-#include "follow.h"
 #include "plot.h"
-#include "store.h"
-#include "ui.h"
-
 
 /* get_series and get_ranges take ownership of s: the stream closes it. */
 enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_store *s,
@@ -84,7 +56,6 @@ enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_stor
 	st->series = x;
 	return cs_http_stream(c, h, st, "series.csv");
 }
-
 
 /* GET /api/v1/runs/{run}/trace.json?metric=&from=&to=&buckets=&raw=1: the
  * Trace Event JSON of `cyclescope export --format perfetto`. */

@@ -1,8 +1,8 @@
 /*
  * fuzz_store.c - libFuzzer target: the store writer driven by decoded wire
- * frames the way the daemon's ingest writer applies them (apply() in
- * daemon/ingest.c), then everything written read back through the reader
- * and checked against what the writer accepted.
+ * frames through the code the daemon's ingest uses (store/apply.c), then
+ * everything written read back through the reader and checked against
+ * what the writer accepted (recorded from apply's hooks).
  *
  * The input is records of one control byte and one wire frame
  * (docs/protocol.md). Control bit 0 picks one of two connections (the
@@ -29,6 +29,7 @@
 
 #include <sqlite3.h>
 
+#include "apply.h"
 #include "log.h"
 #include "reader.h"
 #include "store.h"
@@ -69,16 +70,11 @@ typedef struct run_rec {
 	size_t nb, cap;
 } run_rec;
 
-/* One producer connection, as ingest's conn_state. */
+/* One producer connection: its frames go through cs_apply, and what the
+ * hooks report is recorded in run. */
 typedef struct conn {
-	cs_writer *w;
+	cs_apply *a;
 	run_rec *run;
-	int failed;
-	char *host, *cmdline;
-	int64_t pid;
-	uint32_t nmap;
-	uint32_t map_from[CS_WIRE_MAX_METRICS], map_to[CS_WIRE_MAX_METRICS];
-	uint32_t devs[MAX_DEVICES], ndevs;
 } conn;
 
 /* One sample a device should hold, in sequence order. */
@@ -89,7 +85,6 @@ typedef struct samp {
 
 static cs_store *s;
 static conn conns[NCONN];
-static uint32_t ids[CS_WIRE_MAX_METRICS];
 static run_rec **runs;
 static size_t nruns, runs_cap;
 static uint64_t columns, budget;
@@ -145,107 +140,19 @@ static int lost(int rc)
 		conn *c = &conns[i];
 		if (c->run)
 			c->run->unchecked = 1;
-		c->w = NULL;
+		if (c->a)
+			cs_apply_cut(c->a);
 		c->run = NULL;
-		c->failed = 1;
-		c->nmap = c->ndevs = 0;
 	}
 	for (size_t i = 0; i < nruns; i++)
 		runs[i]->unchecked = 1; /* a failing store is not checked at all */
 	return 1;
 }
 
-/* A store call for c's run failed: the store degrades, or c's run fails.
- * Anything but a refusal (-EINVAL, -EEXIST) may have left the run part
- * written: it is not checked then. */
-static void store_failed(conn *c, int rc)
-{
-	if (lost(rc))
-		return;
-	if (rc != -EINVAL && rc != -EEXIST && c->run)
-		c->run->unchecked = 1;
-	c->failed = 1;
-}
-
-static void end_run(conn *c, const char *status, const cs_run_counters *counters)
-{
-	if (!c->w)
-		return;
-	int incomplete = strcmp(status, "complete") != 0 || c->failed;
-	run_rec *r = c->run;
-	int rc = cs_writer_end(c->w, incomplete ? "incomplete" : "complete", counters);
-	c->w = NULL; /* freed, even on failure */
-	c->run = NULL;
-	if (rc) {
-		r->unchecked = 1;
-		lost(rc);
-	} else {
-		r->ended = 1;
-		r->complete = !incomplete;
-	}
-	c->failed = 0;
-	c->nmap = 0;
-	c->ndevs = 0;
-}
-
-static void conn_close(conn *c)
-{
-	if (c->w) {
-		c->failed = 1;
-		end_run(c, "incomplete", NULL);
-	}
-	free(c->host);
-	free(c->cmdline);
-	c->host = c->cmdline = NULL;
-	c->pid = 0;
-	c->failed = 0;
-	c->nmap = c->ndevs = 0;
-}
-
-static int note_device(conn *c, uint32_t idx)
-{
-	if (has_u32(c->devs, c->ndevs, idx))
-		return 0;
-	if (c->ndevs == MAX_DEVICES)
-		return -1;
-	c->devs[c->ndevs++] = idx;
-	return 0;
-}
-
 static void note_device_row(run_rec *r, uint32_t idx)
 {
 	if (!has_u32(r->devs, r->ndevs, idx) && r->ndevs < MAX_DEVICES)
 		r->devs[r->ndevs++] = idx;
-}
-
-static int map_lookup(const conn *c, uint32_t from, uint32_t *to)
-{
-	uint32_t lo = 0, hi = c->nmap;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->map_from[mid] < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < c->nmap && c->map_from[lo] == from) {
-		*to = c->map_to[lo];
-		return 1;
-	}
-	return 0;
-}
-
-static void map_insert(conn *c, uint32_t from, uint32_t to)
-{
-	uint32_t i = c->nmap;
-	while (i > 0 && c->map_from[i - 1] > from) {
-		c->map_from[i] = c->map_from[i - 1];
-		c->map_to[i] = c->map_to[i - 1];
-		i--;
-	}
-	c->map_from[i] = from;
-	c->map_to[i] = to;
-	c->nmap++;
 }
 
 static run_rec *new_run(int64_t id)
@@ -261,45 +168,6 @@ static run_rec *new_run(int64_t id)
 	return r;
 }
 
-/* Keeps a batch the writer accepted; b's arrays move into the record. */
-static void keep_batch(run_rec *r, const batch *b)
-{
-	if (r->nb == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 8;
-		r->b = xrealloc(r->b, r->cap * sizeof *r->b);
-	}
-	r->b[r->nb++] = *b;
-	r->samples += b->n;
-	note_device_row(r, b->device);
-}
-
-/* A copy of batch o for repeat rep: seq and times moved on by rep
- * batches' worth. 0, or -1 when the times would pass 2^64. */
-static int repeat_batch(const batch *o, uint32_t rep, batch *b)
-{
-	uint64_t step = o->t0[o->n - 1] - o->t0[0] + 1, shift;
-	if (__builtin_mul_overflow(step, (uint64_t)rep, &shift))
-		return -1;
-	for (uint32_t i = 0; i < o->n; i++)
-		if (o->t0[i] + shift < shift || o->t1[i] + shift < shift)
-			return -1;
-	*b = (batch){o->device, o->n, o->m, o->seq0 + (uint64_t)rep * o->n, NULL, NULL, NULL,
-		     NULL};
-	b->ids = xrealloc(NULL, o->m * sizeof *b->ids);
-	b->t0 = xrealloc(NULL, o->n * sizeof *b->t0);
-	b->t1 = xrealloc(NULL, o->n * sizeof *b->t1);
-	b->values = xrealloc(NULL, (size_t)o->n * o->m * sizeof *b->values);
-	if (o->m) {
-		memcpy(b->ids, o->ids, o->m * sizeof *b->ids);
-		memcpy(b->values, o->values, (size_t)o->n * o->m * sizeof *b->values);
-	}
-	for (uint32_t i = 0; i < o->n; i++) {
-		b->t0[i] = o->t0[i] + shift;
-		b->t1[i] = o->t1[i] + shift;
-	}
-	return 0;
-}
-
 static void batch_free(batch *b)
 {
 	free(b->ids);
@@ -308,185 +176,180 @@ static void batch_free(batch *b)
 	free(b->values);
 }
 
-/* A SAMPLES frame, applied reps times (the producer sending the same
- * samples again and again, later): enough for whole chunks within the
- * fuzzer's input sizes. */
-static void apply_samples(conn *c, cs_wire_samples *x, uint32_t reps)
+/* ---- what apply reports ---- */
+
+/* A store call for c's run failed: the store degrades, or c's run fails.
+ * Anything but a refusal (-EINVAL, -EEXIST) may have left the run part
+ * written: it is not checked then. */
+static int hook_store_failed(void *ctx, const char *frame, int rc)
 {
+	conn *c = ctx;
+	(void)frame;
+	if (lost(rc))
+		return 1;
+	if (rc != -EINVAL && rc != -EEXIST && c->run)
+		c->run->unchecked = 1;
+	return 0;
+}
+
+static void hook_begun(void *ctx, int64_t run)
+{
+	conn *c = ctx;
+	c->run = new_run(run);
+}
+
+static void hook_ending(void *ctx, int64_t run)
+{
+	conn *c = ctx;
+	uint64_t samples = cs_apply_samples(c->a);
+	(void)run;
+	if (!c->run->unchecked && samples != c->run->samples)
+		bad(c->run, "writer counts %llu samples, %llu were appended",
+		    (unsigned long long)samples, (unsigned long long)c->run->samples);
+}
+
+static void hook_ended(void *ctx, int64_t run, int complete, int rc)
+{
+	conn *c = ctx;
+	run_rec *r = c->run;
+	(void)run;
+	c->run = NULL;
+	if (rc) {
+		r->unchecked = 1;
+		lost(rc);
+	} else {
+		r->ended = 1;
+		r->complete = complete;
+	}
+}
+
+static void hook_discarded(void *ctx, int64_t run)
+{
+	conn *c = ctx;
+	(void)run;
+	c->run->discarded = 1;
+	c->run = NULL;
+}
+
+static void hook_device_added(void *ctx, uint32_t index)
+{
+	conn *c = ctx;
+	note_device_row(c->run, index);
+}
+
+static void hook_metric_added(void *ctx, uint32_t id)
+{
+	conn *c = ctx;
+	if (id != c->run->nmetrics)
+		bad(c->run, "metric got id %u, expected %u", id, c->run->nmetrics);
+	c->run->nmetrics++;
+}
+
+static void hook_range_added(void *ctx, const cs_range *r)
+{
+	conn *c = ctx;
+	(void)r;
+	c->run->ranges++;
+}
+
+/* Keeps a copy of a batch the writer accepted. */
+static void hook_appended(void *ctx, const cs_batch *cb)
+{
+	conn *c = ctx;
+	run_rec *r = c->run;
+	if (!cb->n)
+		return;
+	batch b = {cb->device, cb->n, cb->m, cb->seq0, NULL, NULL, NULL, NULL};
+	b.ids = xrealloc(NULL, (b.m ? b.m : 1) * sizeof *b.ids);
+	b.t0 = xrealloc(NULL, b.n * sizeof *b.t0);
+	b.t1 = xrealloc(NULL, b.n * sizeof *b.t1);
+	b.values = xrealloc(NULL, ((size_t)b.n * b.m ? (size_t)b.n * b.m : 1) * sizeof *b.values);
+	if (b.m) {
+		memcpy(b.ids, cb->metrics, b.m * sizeof *b.ids);
+		memcpy(b.values, cb->values, (size_t)b.n * b.m * sizeof *b.values);
+	}
+	memcpy(b.t0, cb->t0, b.n * sizeof *b.t0);
+	memcpy(b.t1, cb->t1, b.n * sizeof *b.t1);
+	if (r->nb == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 8;
+		r->b = xrealloc(r->b, r->cap * sizeof *r->b);
+	}
+	r->b[r->nb++] = b;
+	r->samples += b.n;
+	note_device_row(r, b.device);
+}
+
+static const cs_apply_hooks hooks = {
+	.store_failed = hook_store_failed,
+	.begun = hook_begun,
+	.ending = hook_ending,
+	.ended = hook_ended,
+	.discarded = hook_discarded,
+	.appended = hook_appended,
+	.device_added = hook_device_added,
+	.metric_added = hook_metric_added,
+	.range_added = hook_range_added,
+};
+
+/* The connection closes (its open run ends incomplete); the next frame
+ * for it starts a new one. */
+static void conn_close(conn *c)
+{
+	if (c->a)
+		cs_apply_abandon(c->a);
+	cs_apply_free(c->a);
+	c->a = NULL;
+	c->run = NULL;
+}
+
+/* A SAMPLES frame, applied reps times (the producer sending the same
+ * samples again and again, later, seq and times moved on by a frame's
+ * worth each time): enough for whole chunks within the fuzzer's input
+ * sizes. */
+static void apply_samples(conn *c, cs_wire_msg *m, uint32_t reps)
+{
+	cs_wire_samples *x = &m->u.samples;
 	uint64_t cost = (uint64_t)x->n * reps * (x->m + 1);
 	if (cost > MAX_FRAME_VALUES || budget < cost || columns + x->m > MAX_COLUMNS)
 		return; /* too slow to fuzz: as if never sent */
-	if (note_device(c, x->device) < 0) {
-		c->failed = 1; /* more than 256 devices in one run */
-		return;
-	}
-	for (uint32_t k = 0; k < x->m; k++) {
-		if (!map_lookup(c, x->metrics[k], &ids[k])) {
-			c->failed = 1; /* never declared */
-			return;
-		}
-	}
 	budget -= cost;
 	columns += x->m;
-	batch o = {0};
-	for (uint32_t rep = 0; rep < reps; rep++) {
-		batch b;
-		if (rep == 0) {
-			/* the frame itself: its arrays move to the record */
-			b = (batch){x->device, x->n, x->m, x->seq0, x->metrics, x->t0, x->t1,
-				    x->values};
-		} else if (repeat_batch(&o, rep, &b)) {
+	int64_t run = cs_apply_run(c->a);
+	cs_apply_frame(c->a, m);
+	if (!x->n)
+		return;
+	uint64_t step = x->t0[x->n - 1] - x->t0[0] + 1;
+	cs_wire_msg r = *m;
+	cs_wire_samples *y = &r.u.samples;
+	y->t0 = xrealloc(NULL, x->n * sizeof *y->t0);
+	y->t1 = xrealloc(NULL, x->n * sizeof *y->t1);
+	for (uint32_t rep = 1; rep < reps; rep++) {
+		if (cs_apply_failed(c->a) || cs_apply_run(c->a) != run)
 			break;
+		uint64_t shift;
+		int over = __builtin_mul_overflow(step, (uint64_t)rep, &shift);
+		for (uint32_t i = 0; !over && i < x->n; i++) {
+			y->t0[i] = x->t0[i] + shift;
+			y->t1[i] = x->t1[i] + shift;
+			over = y->t0[i] < shift || y->t1[i] < shift;
 		}
-		cs_batch cb = {b.device, b.seq0, b.n, b.m, ids, b.t0, b.t1, b.values};
-		int rc = cs_writer_append(c->w, &cb);
-		if (rc) {
-			if (rep)
-				batch_free(&b);
-			store_failed(c, rc);
-			return;
-		}
-		if (!b.n)
-			break; /* appends nothing */
-		if (rep == 0) {
-			if (x->m)
-				memcpy(x->metrics, ids, x->m * sizeof *ids);
-			x->metrics = NULL;
-			x->t0 = x->t1 = NULL;
-			x->values = NULL;
-			o = b;
-		}
-		keep_batch(c->run, &b);
+		if (over)
+			break; /* the times would pass 2^64 */
+		y->seq0 = x->seq0 + (uint64_t)rep * x->n;
+		cs_apply_frame(c->a, &r);
 	}
+	free(y->t0);
+	free(y->t1);
 }
 
 static void apply(conn *c, cs_wire_msg *m, uint32_t reps)
 {
-	char err[512];
-	if (m->type != CS_WIRE_HELLO && m->type != CS_WIRE_RUN_BEGIN && !c->w) {
-		c->failed = 1; /* no run is open */
-		return;
-	}
-	if (c->failed && m->type != CS_WIRE_RUN_END && m->type != CS_WIRE_RUN_BEGIN)
-		return;
-	switch (m->type) {
-	case CS_WIRE_HELLO:
-		free(c->host);
-		free(c->cmdline);
-		c->host = m->u.hello.host;
-		c->cmdline = m->u.hello.cmdline;
-		m->u.hello.host = m->u.hello.cmdline = NULL;
-		c->pid = m->u.hello.pid;
-		break;
-	case CS_WIRE_RUN_BEGIN: {
-		cs_wire_run_begin *b = &m->u.run_begin;
-		end_run(c, "incomplete", NULL);
-		cs_run_info info = {
-			.kind = b->kind == CS_WIRE_KIND_SIM ? "sim" : "hw",
-			.source = *b->source ? b->source : "producer",
-			.name = *b->name ? b->name : NULL,
-			.time_unit = b->time_unit == CS_WIRE_UNIT_CYCLE ? "cycle" : "ns",
-			.uuid = *b->uuid ? b->uuid : NULL,
-			.host = c->host && *c->host ? c->host : NULL,
-			.cmdline = c->cmdline && *c->cmdline ? c->cmdline : NULL,
-			.meta = *b->meta ? b->meta : NULL,
-			.pid = c->pid,
-			.start_ns = b->start_ns,
-			.clock_hz = b->clock_hz,
-		};
-		c->failed = 0;
-		c->w = cs_writer_begin(s, &info, err, sizeof err);
-		if (!c->w) {
-			lost(cs_store_last_rc(s));
-			c->failed = 1;
-			break;
-		}
-		c->run = new_run(cs_writer_run(c->w));
-		break;
-	}
-	case CS_WIRE_DEVICE: {
-		cs_wire_device *d = &m->u.device;
-		if (note_device(c, d->index) < 0) {
-			c->failed = 1;
-			return;
-		}
-		cs_device_info di = {d->index, *d->name ? d->name : NULL, *d->chip ? d->chip : NULL,
-				     *d->uuid ? d->uuid : NULL, d->sm_count, d->clock_hz,
-				     d->mem_clock_hz};
-		int rc = cs_writer_add_device(c->w, &di);
-		if (rc)
-			store_failed(c, rc);
-		else
-			note_device_row(c->run, d->index);
-		break;
-	}
-	case CS_WIRE_METRICS:
-		if (c->nmap + m->u.metrics.count > CS_WIRE_MAX_METRICS) {
-			c->failed = 1;
-			return;
-		}
-		for (uint32_t i = 0; i < m->u.metrics.count; i++) {
-			cs_wire_metric *wm = &m->u.metrics.v[i];
-			uint32_t id;
-			if (map_lookup(c, wm->id, &id)) {
-				c->failed = 1; /* declared twice */
-				return;
-			}
-			cs_metric_info mi = {wm->name, *wm->unit ? wm->unit : NULL,
-					     cs_wire_metric_kind_name(wm->kind), wm->cumulative};
-			int rc = cs_writer_add_metric(c->w, &mi, &id);
-			if (rc) {
-				store_failed(c, rc);
-				return;
-			}
-			if (id != c->run->nmetrics)
-				bad(c->run, "metric got id %u, expected %u", id, c->run->nmetrics);
-			c->run->nmetrics++;
-			map_insert(c, wm->id, id);
-		}
-		break;
-	case CS_WIRE_SAMPLES:
-		apply_samples(c, &m->u.samples, reps);
-		break;
-	case CS_WIRE_RANGES:
-		for (uint32_t i = 0; i < m->u.ranges.count; i++) {
-			cs_wire_range *r = &m->u.ranges.v[i];
-			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
-				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
-				       r->bytes};
-			int rc = cs_writer_add_range(c->w, &rg);
-			if (rc) {
-				store_failed(c, rc);
-				return;
-			}
-			c->run->ranges++;
-		}
-		break;
-	case CS_WIRE_RUN_END: {
-		cs_wire_run_end *e = &m->u.run_end;
-		if (e->status == CS_WIRE_DISCARD) {
-			cs_writer_discard(c->w);
-			c->run->discarded = 1;
-			c->w = NULL;
-			c->run = NULL;
-			c->failed = 0;
-			c->nmap = 0;
-			c->ndevs = 0;
-			break;
-		}
-		cs_run_counters counters = {e->dropped, e->overflows, e->bad_records,
-					   e->empty_samples};
-		uint64_t samples = cs_writer_samples(c->w);
-		if (!c->run->unchecked && samples != c->run->samples)
-			bad(c->run, "writer counts %llu samples, %llu were appended",
-			    (unsigned long long)samples, (unsigned long long)c->run->samples);
-		end_run(c, e->status == CS_WIRE_COMPLETE ? "complete" : "incomplete", &counters);
-		break;
-	}
-	default:
-		c->failed = 1; /* not a producer frame */
-		break;
-	}
+	if (!c->a && !(c->a = cs_apply_new(s, &hooks, c)))
+		abort();
+	if (m->type == CS_WIRE_SAMPLES && cs_apply_run(c->a) && !cs_apply_failed(c->a))
+		apply_samples(c, m, reps);
+	else
+		cs_apply_frame(c->a, m);
 }
 
 /* ---- the reader side ---- */
