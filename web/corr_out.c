@@ -300,33 +300,6 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 	return rc;
 }
 
-/* What makes the statistics of a comparison mean little, each with
- * what to change. */
-static size_t warnings(const cs_corr_result *r, size_t hw_samples, size_t sim_samples,
-		       char w[4][256])
-{
-	size_t n = 0;
-	if (r->bins < 8)
-		snprintf(w[n++], sizeof w[0], "only %zu bins: r, rho and MAPE over fewer than 8 bins "
-			 "mean little; lower --bin-cycles (or use a longer window)", r->bins);
-	double lo = r->hw_cycles < r->sim_cycles ? r->hw_cycles : r->sim_cycles;
-	double hi = r->hw_cycles < r->sim_cycles ? r->sim_cycles : r->hw_cycles;
-	if (lo > 0 && hi > 2 * lo)
-		snprintf(w[n++], sizeof w[0], "the windows' lengths differ by more than 2x (hw %.0f, "
-			 "sim %.0f cycles): check the windows, the hardware clock or --sim-clock",
-			 r->hw_cycles, r->sim_cycles);
-	int hz = 1, sz = 1;
-	for (size_t i = 0; i < r->bins; i++) {
-		hz &= r->hw_bins[i] == 0;
-		sz &= r->sim_bins[i] == 0;
-	}
-	if (hz || sz)
-		snprintf(w[n++], sizeof w[0], "the %s side is all zero over the compared bins (%zu "
-			 "samples): check its metric and window", hz ? "hardware" : "simulator",
-			 hz ? hw_samples : sim_samples);
-	return n;
-}
-
 /* The binned figure: hardware as a wide light step under the simulator's
  * dashed one (both visible wherever they overlap), the simulator's
  * kernels shaded behind, and sim - hw in its own panel below. */
@@ -383,103 +356,157 @@ out:
 	return rc;
 }
 
+/* One binned pair as a JSON object. */
+static void binned_json(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_both *p,
+			const cs_corr_result *rr, double use_bin, char warn[4][256], size_t nwarn,
+			int first_pair, int with_bins)
+{
+	const cs_cjob_side *h = &p->h, *m = &p->m;
+	double sim_hz = p->sim_hz;
+	int first = 1;
+	json_pair_head(b, pr, first_pair, &first);
+	cs_json_key(b, &first, "hw_window");
+	cs_json_str(b, h->window);
+	cs_json_key(b, &first, "sim_window");
+	cs_json_str(b, m->window);
+	cs_json_key(b, &first, "hw_axis");
+	cs_json_str(b, h->axis);
+	if (h->clock_hz > 0)
+		json_num(b, &first, "hw_clock_hz", h->clock_hz);
+	if (sim_hz > 0) {
+		json_num(b, &first, "sim_clock_hz", sim_hz);
+		json_num(b, &first, "sim_cycle_scale", m->cycle_scale);
+	}
+	cs_json_key(b, &first, "rate");
+	cs_json_raw(b, h->is_rate ? "true" : "false");
+	json_num(b, &first, "bin_cycles", use_bin);
+	cs_json_key(b, &first, "bins");
+	cs_json_i64(b, (int64_t)rr->bins);
+	cs_json_key(b, &first, "lag_bins");
+	cs_json_i64(b, rr->lag);
+	json_num(b, &first, "pearson", rr->pearson);
+	json_num(b, &first, "spearman", rr->spearman);
+	json_num(b, &first, "mape_pct", rr->mape);
+	cs_json_key(b, &first, "mape_bins");
+	cs_json_i64(b, (int64_t)rr->mape_bins);
+	json_num(b, &first, "nrmse", rr->nrmse);
+	json_num(b, &first, "hw_total", rr->hw_total);
+	json_num(b, &first, "sim_total", rr->sim_total);
+	json_num(b, &first, "total_error", rr->total_err);
+	json_num(b, &first, "hw_cycles", rr->hw_cycles);
+	json_num(b, &first, "sim_cycles", rr->sim_cycles);
+	json_num(b, &first, "duration_error", rr->duration_err);
+	json_num(b, &first, "normalized_pearson", rr->norm_pearson);
+	json_num(b, &first, "normalized_mape_pct", rr->norm_mape);
+	json_num(b, &first, "normalized_nrmse", rr->norm_nrmse);
+	cs_json_key(b, &first, "warnings");
+	cs_json_raw(b, "[");
+	for (size_t w = 0; w < nwarn; w++) {
+		cs_json_raw(b, w ? "," : "");
+		cs_json_str(b, warn[w]);
+	}
+	cs_json_raw(b, "]");
+	if (with_bins) {
+		cs_json_key(b, &first, "hw_bins");
+		json_array(b, rr->hw_bins, rr->bins);
+		cs_json_key(b, &first, "sim_bins");
+		json_array(b, rr->sim_bins, rr->bins);
+		/* The simulator's kernels inside its window, in bins'
+		 * cycles (the lag shift applied), for shading. */
+		cs_cjob_kernels ks;
+		char kerr[256];
+		cs_json_key(b, &first, "sim_kernels");
+		cs_json_raw(b, "[");
+		if (cs_cjob_kernel_spans(s, m, (double)(rr->lag < 0 ? rr->lag : 0) * use_bin, &ks, kerr,
+					 sizeof kerr) == 0) {
+			for (size_t i = 0; i < ks.n; i++) {
+				cs_json_raw(b, i ? ",[" : "[");
+				cs_json_f64(b, ks.t0[i]);
+				cs_json_raw(b, ",");
+				cs_json_f64(b, ks.t1[i]);
+				cs_json_raw(b, ",");
+				cs_json_str(b, ks.names[i]);
+				cs_json_raw(b, "]");
+			}
+			cs_cjob_kernels_free(&ks);
+		}
+		cs_json_raw(b, "]");
+	}
+	cs_json_raw(b, "}");
+}
+
+/* One binned pair as text. */
+static void binned_text(cs_buf *b, const pair *pr, const cs_cjob_both *p,
+			const cs_corr_result *rr, double use_bin, char warn[4][256], size_t nwarn)
+{
+	const cs_cjob_side *h = &p->h, *m = &p->m;
+	double sim_hz = p->sim_hz, hw_hz = p->hw_hz;
+	cs_buf_printf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h->run_name,
+	       pr->hw, h->window, h->cycles, h->axis, h->n);
+	cs_buf_printf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m->run_name, pr->sim,
+	       m->window, m->cycles, m->n);
+	if (sim_hz > 0)
+		cs_buf_printf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
+			sim_hz / 1e6, m->cycle_scale, hw_hz / 1e6);
+	if (h->is_rate)
+		cs_buf_printf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
+	cs_buf_printf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
+	       rr->bins, use_bin, rr->lag);
+	cs_buf_printf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", rr->pearson, rr->spearman);
+	cs_buf_printf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", rr->mape,
+	       rr->mape_bins);
+	cs_buf_printf(b, "  NRMSE          %8.4f\n", rr->nrmse);
+	cs_buf_printf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * rr->total_err,
+	       rr->sim_total, rr->hw_total);
+	cs_buf_printf(b, "  duration error %+8.2f%%\n", 100 * rr->duration_err);
+	cs_buf_printf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n",
+	       rr->norm_bins, rr->norm_pearson, rr->norm_mape, rr->norm_nrmse);
+	for (size_t w = 0; w < nwarn; w++)
+		cs_buf_printf(b, "  warning: %s\n", warn[w]);
+	cs_buf_printf(b, "\n");
+}
+
 static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int first_pair,
 		    cs_buf *b, char *err, size_t errlen)
 {
-	char why[1024] = "";
 	int json = rq->format == CS_CORR_JSON, csv = rq->format == CS_CORR_CSV;
 	int kernels = rq->kernels;
-	cs_cjob_spec hs = {.run = rq->hw, .expr = pr->hw, .window = kernels ? NULL : rq->hw_window,
-			   .clock_hz = rq->hw_clock_hz};
-	cs_cjob_spec ss = {.run = rq->sim, .expr = pr->sim, .window = kernels ? NULL : rq->sim_window};
-	cs_cjob_side h, m;
-	int rc = cs_cjob_load(s, &hs, &h, why, sizeof why);
-	if (rc < 0) {
-		snprintf(err, errlen, "hardware side: %.900s", why);
+	cs_cjob_both_spec sp = {rq->hw, rq->sim, pr->hw, pr->sim, kernels ? NULL : rq->hw_window,
+				kernels ? NULL : rq->sim_window, rq->hw_clock_hz, rq->sim_clock};
+	cs_cjob_both p;
+	int rc = cs_cjob_both_load(s, &sp, &p, err, errlen);
+	if (rc < 0)
 		return rc;
-	}
-	/* --sim-clock: the simulator's cycles counted on the hardware's
-	 * clock, so both axes measure the same time. */
-	double sim_hz = 0, hw_hz = h.clock_hz;
-	if (rq->sim_clock && *rq->sim_clock) {
-		if ((rc = cs_cjob_clock(s, rq->sim, rq->sim_clock, &sim_hz, why, sizeof why)) < 0) {
-			cs_cjob_side_free(&h);
-			snprintf(err, errlen, "simulator side: %.900s", why);
-			return rc;
-		}
-		if (!(hw_hz > 0) && cs_cjob_clock(s, rq->hw, "core", &hw_hz, why, sizeof why) < 0) {
-			cs_cjob_side_free(&h);
-			snprintf(err, errlen, "hardware side: --sim-clock rescales onto the hardware's "
-				 "clock, and run %s has none (give --hw-clock-mhz)", h.run_name);
-			return -EINVAL;
-		}
-		ss.cycle_scale = hw_hz / sim_hz;
-	}
-	if ((rc = cs_cjob_load(s, &ss, &m, why, sizeof why)) < 0) {
-		cs_cjob_side_free(&h);
-		snprintf(err, errlen, "simulator side: %.900s", why);
-		return rc;
-	}
-	if (h.is_rate != m.is_rate) {
-		snprintf(err, errlen, "the %s expression is a rate (it uses rate()) and the %s one is "
-			 "a count: use rate() on both sides or on neither",
-			 h.is_rate ? "hardware" : "simulator", h.is_rate ? "simulator" : "hardware");
-		rc = -EINVAL;
-		goto out;
-	}
-	int first = 1;
+	const cs_cjob_side *h = &p.h, *m = &p.m;
 	if (kernels) {
 		cs_cjob_kernels kh, ks;
-		if ((rc = cs_cjob_kernel_totals(s, &h, &kh, err, errlen)) < 0)
+		if ((rc = cs_cjob_kernel_totals(s, h, &kh, err, errlen)) < 0)
 			goto out;
-		if ((rc = cs_cjob_kernel_totals(s, &m, &ks, err, errlen)) < 0) {
+		if ((rc = cs_cjob_kernel_totals(s, m, &ks, err, errlen)) < 0) {
 			cs_cjob_kernels_free(&kh);
 			goto out;
 		}
-		rc = kernel_level(b, pr, &kh, &ks, rq->format, first_pair, h.run_name, m.run_name);
+		rc = kernel_level(b, pr, &kh, &ks, rq->format, first_pair, h->run_name, m->run_name);
 		cs_cjob_kernels_free(&kh);
 		cs_cjob_kernels_free(&ks);
 		if (rc < 0)
 			snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	double use_bin = rq->bin_cycles > 0 ? rq->bin_cycles : (h.median_sample > m.median_sample ? h.median_sample
-									    : m.median_sample);
+	double use_bin = rq->bin_cycles > 0 ? rq->bin_cycles : (h->median_sample > m->median_sample ? h->median_sample
+									    : m->median_sample);
 	if (!(use_bin > 0))
 		use_bin = 1;
 	cs_corr_opts o = {.bin = use_bin, .max_lag = rq->max_lag, .max_bins = rq->max_bins,
 			  .max_work = rq->max_work, .deadline_ms = rq->deadline_ms,
 			  .cancelled = rq->cancelled, .cancel_ctx = rq->cancel_ctx};
-	cs_corr_series sh = cs_cjob_series(&h), sm = cs_cjob_series(&m);
 	cs_corr_result r;
-	if ((rc = cs_corr_compare(&sh, h.cycles, &sm, m.cycles, &o, &r)) < 0) {
-		uint64_t bins, work;
-		cs_corr_cost(h.cycles, m.cycles, &o, &bins, &work);
-		if (rc == -E2BIG)
-			snprintf(err, errlen, "max_lag: %llu bins and %d lags each way take %llu steps, "
-				 "over the limit of %llu bins and %llu steps: lower max_lag or raise "
-				 "bin_cycles", (unsigned long long)bins, rq->max_lag,
-				 (unsigned long long)work, (unsigned long long)rq->max_bins,
-				 (unsigned long long)rq->max_work);
-		else if (rc == -ETIMEDOUT)
-			snprintf(err, errlen, "the comparison ran past its time limit: lower max_lag "
-				 "or raise bin_cycles");
-		else if (rc == -ECANCELED)
-			snprintf(err, errlen, "cancelled: the client went away");
-		else
-			snprintf(err, errlen, "nothing to compare (empty windows?)");
-		goto out;
-	}
 	char warn[4][256];
-	size_t nwarn = warnings(&r, h.n, m.n, warn);
-	/* Rates: each bin holds what the rate added up to; its mean is that
-	 * over the bin's width. */
-	for (size_t i = 0; h.is_rate && i < r.bins; i++) {
-		r.hw_bins[i] /= use_bin;
-		r.sim_bins[i] /= use_bin;
-	}
+	size_t nwarn;
+	if ((rc = cs_cjob_compare(&p, use_bin, &o, &r, warn, &nwarn, err, errlen)) < 0)
+		goto out;
 	if (rq->format == CS_CORR_SVG) {
-		rc = binned_svg(s, b, pr, &h, &m, &r, use_bin);
+		rc = binned_svg(s, b, pr, h, m, &r, use_bin);
 		if (rc < 0)
 			snprintf(err, errlen, "out of memory");
 	} else if (csv) {
@@ -493,104 +520,13 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 				r.sim_bins[i]);
 		}
 	} else if (json) {
-		json_pair_head(b, pr, first_pair, &first);
-		cs_json_key(b, &first, "hw_window");
-		cs_json_str(b, h.window);
-		cs_json_key(b, &first, "sim_window");
-		cs_json_str(b, m.window);
-		cs_json_key(b, &first, "hw_axis");
-		cs_json_str(b, h.axis);
-		if (h.clock_hz > 0)
-			json_num(b, &first, "hw_clock_hz", h.clock_hz);
-		if (sim_hz > 0) {
-			json_num(b, &first, "sim_clock_hz", sim_hz);
-			json_num(b, &first, "sim_cycle_scale", m.cycle_scale);
-		}
-		cs_json_key(b, &first, "rate");
-		cs_json_raw(b, h.is_rate ? "true" : "false");
-		json_num(b, &first, "bin_cycles", use_bin);
-		cs_json_key(b, &first, "bins");
-		cs_json_i64(b, (int64_t)r.bins);
-		cs_json_key(b, &first, "lag_bins");
-		cs_json_i64(b, r.lag);
-		json_num(b, &first, "pearson", r.pearson);
-		json_num(b, &first, "spearman", r.spearman);
-		json_num(b, &first, "mape_pct", r.mape);
-		cs_json_key(b, &first, "mape_bins");
-		cs_json_i64(b, (int64_t)r.mape_bins);
-		json_num(b, &first, "nrmse", r.nrmse);
-		json_num(b, &first, "hw_total", r.hw_total);
-		json_num(b, &first, "sim_total", r.sim_total);
-		json_num(b, &first, "total_error", r.total_err);
-		json_num(b, &first, "hw_cycles", r.hw_cycles);
-		json_num(b, &first, "sim_cycles", r.sim_cycles);
-		json_num(b, &first, "duration_error", r.duration_err);
-		json_num(b, &first, "normalized_pearson", r.norm_pearson);
-		json_num(b, &first, "normalized_mape_pct", r.norm_mape);
-		json_num(b, &first, "normalized_nrmse", r.norm_nrmse);
-		cs_json_key(b, &first, "warnings");
-		cs_json_raw(b, "[");
-		for (size_t w = 0; w < nwarn; w++) {
-			cs_json_raw(b, w ? "," : "");
-			cs_json_str(b, warn[w]);
-		}
-		cs_json_raw(b, "]");
-		if (rq->with_bins) {
-			cs_json_key(b, &first, "hw_bins");
-			json_array(b, r.hw_bins, r.bins);
-			cs_json_key(b, &first, "sim_bins");
-			json_array(b, r.sim_bins, r.bins);
-			/* The simulator's kernels inside its window, in bins'
-			 * cycles (the lag shift applied), for shading. */
-			cs_cjob_kernels ks;
-			char kerr[256];
-			cs_json_key(b, &first, "sim_kernels");
-			cs_json_raw(b, "[");
-			if (cs_cjob_kernel_spans(s, &m, (double)(r.lag < 0 ? r.lag : 0) * use_bin, &ks, kerr,
-						 sizeof kerr) == 0) {
-				for (size_t i = 0; i < ks.n; i++) {
-					cs_json_raw(b, i ? ",[" : "[");
-					cs_json_f64(b, ks.t0[i]);
-					cs_json_raw(b, ",");
-					cs_json_f64(b, ks.t1[i]);
-					cs_json_raw(b, ",");
-					cs_json_str(b, ks.names[i]);
-					cs_json_raw(b, "]");
-				}
-				cs_cjob_kernels_free(&ks);
-			}
-			cs_json_raw(b, "]");
-		}
-		cs_json_raw(b, "}");
+		binned_json(s, b, pr, &p, &r, use_bin, warn, nwarn, first_pair, rq->with_bins);
 	} else {
-		cs_buf_printf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h.run_name,
-		       pr->hw, h.window, h.cycles, h.axis, h.n);
-		cs_buf_printf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m.run_name, pr->sim,
-		       m.window, m.cycles, m.n);
-		if (sim_hz > 0)
-			cs_buf_printf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
-				sim_hz / 1e6, m.cycle_scale, hw_hz / 1e6);
-		if (h.is_rate)
-			cs_buf_printf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
-		cs_buf_printf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
-		       r.bins, use_bin, r.lag);
-		cs_buf_printf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", r.pearson, r.spearman);
-		cs_buf_printf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", r.mape,
-		       r.mape_bins);
-		cs_buf_printf(b, "  NRMSE          %8.4f\n", r.nrmse);
-		cs_buf_printf(b, "  total error    %+8.2f%%    (sim %.6g vs hw %.6g)\n", 100 * r.total_err,
-		       r.sim_total, r.hw_total);
-		cs_buf_printf(b, "  duration error %+8.2f%%\n", 100 * r.duration_err);
-		cs_buf_printf(b, "  time-normalised (%zu bins): pearson r %.4f, MAPE %.2f%%, NRMSE %.4f\n",
-		       r.norm_bins, r.norm_pearson, r.norm_mape, r.norm_nrmse);
-		for (size_t w = 0; w < nwarn; w++)
-			cs_buf_printf(b, "  warning: %s\n", warn[w]);
-		cs_buf_printf(b, "\n");
+		binned_text(b, pr, &p, &r, use_bin, warn, nwarn);
 	}
 	cs_corr_result_free(&r);
 out:
-	cs_cjob_side_free(&h);
-	cs_cjob_side_free(&m);
+	cs_cjob_both_free(&p);
 	return rc;
 }
 

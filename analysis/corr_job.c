@@ -888,3 +888,115 @@ out:
 	free(sb);
 	return n;
 }
+
+/* What makes the statistics of a comparison mean little, each with
+ * what to change. */
+static size_t warnings(const cs_corr_result *r, size_t hw_samples, size_t sim_samples,
+		       char w[4][256])
+{
+	size_t n = 0;
+	if (r->bins < 8)
+		snprintf(w[n++], sizeof w[0], "only %zu bins: r, rho and MAPE over fewer than 8 bins "
+			 "mean little; lower --bin-cycles (or use a longer window)", r->bins);
+	double lo = r->hw_cycles < r->sim_cycles ? r->hw_cycles : r->sim_cycles;
+	double hi = r->hw_cycles < r->sim_cycles ? r->sim_cycles : r->hw_cycles;
+	if (lo > 0 && hi > 2 * lo)
+		snprintf(w[n++], sizeof w[0], "the windows' lengths differ by more than 2x (hw %.0f, "
+			 "sim %.0f cycles): check the windows, the hardware clock or --sim-clock",
+			 r->hw_cycles, r->sim_cycles);
+	int hz = 1, sz = 1;
+	for (size_t i = 0; i < r->bins; i++) {
+		hz &= r->hw_bins[i] == 0;
+		sz &= r->sim_bins[i] == 0;
+	}
+	if (hz || sz)
+		snprintf(w[n++], sizeof w[0], "the %s side is all zero over the compared bins (%zu "
+			 "samples): check its metric and window", hz ? "hardware" : "simulator",
+			 hz ? hw_samples : sim_samples);
+	return n;
+}
+
+int cs_cjob_both_load(cs_store *s, const cs_cjob_both_spec *sp, cs_cjob_both *p, char *err,
+		      size_t errlen)
+{
+	char why[1024] = "";
+	memset(p, 0, sizeof *p);
+	cs_cjob_spec hs = {.run = sp->hw, .expr = sp->hw_expr, .window = sp->hw_window,
+			   .clock_hz = sp->hw_clock_hz};
+	cs_cjob_spec ss = {.run = sp->sim, .expr = sp->sim_expr, .window = sp->sim_window};
+	int rc = cs_cjob_load(s, &hs, &p->h, why, sizeof why);
+	if (rc < 0) {
+		snprintf(err, errlen, "hardware side: %.900s", why);
+		return rc;
+	}
+	/* sim_clock: the simulator's cycles counted on the hardware's
+	 * clock, so both axes measure the same time. */
+	p->hw_hz = p->h.clock_hz;
+	if (sp->sim_clock && *sp->sim_clock) {
+		if ((rc = cs_cjob_clock(s, sp->sim, sp->sim_clock, &p->sim_hz, why, sizeof why)) < 0) {
+			cs_cjob_side_free(&p->h);
+			snprintf(err, errlen, "simulator side: %.900s", why);
+			return rc;
+		}
+		if (!(p->hw_hz > 0) && cs_cjob_clock(s, sp->hw, "core", &p->hw_hz, why, sizeof why) < 0) {
+			snprintf(err, errlen, "hardware side: --sim-clock rescales onto the hardware's "
+				 "clock, and run %s has none (give --hw-clock-mhz)", p->h.run_name);
+			cs_cjob_side_free(&p->h);
+			return -EINVAL;
+		}
+		ss.cycle_scale = p->hw_hz / p->sim_hz;
+	}
+	if ((rc = cs_cjob_load(s, &ss, &p->m, why, sizeof why)) < 0) {
+		cs_cjob_side_free(&p->h);
+		snprintf(err, errlen, "simulator side: %.900s", why);
+		return rc;
+	}
+	if (p->h.is_rate != p->m.is_rate) {
+		snprintf(err, errlen, "the %s expression is a rate (it uses rate()) and the %s one is "
+			 "a count: use rate() on both sides or on neither",
+			 p->h.is_rate ? "hardware" : "simulator", p->h.is_rate ? "simulator" : "hardware");
+		cs_cjob_both_free(p);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cs_cjob_both_free(cs_cjob_both *p)
+{
+	cs_cjob_side_free(&p->h);
+	cs_cjob_side_free(&p->m);
+}
+
+int cs_cjob_compare(const cs_cjob_both *p, double bin, const cs_corr_opts *o, cs_corr_result *r,
+		    char warn[4][256], size_t *nwarn, char *err, size_t errlen)
+{
+	const cs_cjob_side *h = &p->h, *m = &p->m;
+	cs_corr_series sh = cs_cjob_series(h), sm = cs_cjob_series(m);
+	int rc = cs_corr_compare(&sh, h->cycles, &sm, m->cycles, o, r);
+	if (rc < 0) {
+		uint64_t bins, work;
+		cs_corr_cost(h->cycles, m->cycles, o, &bins, &work);
+		if (rc == -E2BIG)
+			snprintf(err, errlen, "max_lag: %llu bins and %d lags each way take %llu steps, "
+				 "over the limit of %llu bins and %llu steps: lower max_lag or raise "
+				 "bin_cycles", (unsigned long long)bins, o->max_lag,
+				 (unsigned long long)work, (unsigned long long)o->max_bins,
+				 (unsigned long long)o->max_work);
+		else if (rc == -ETIMEDOUT)
+			snprintf(err, errlen, "the comparison ran past its time limit: lower max_lag "
+				 "or raise bin_cycles");
+		else if (rc == -ECANCELED)
+			snprintf(err, errlen, "cancelled: the client went away");
+		else
+			snprintf(err, errlen, "nothing to compare (empty windows?)");
+		return rc;
+	}
+	*nwarn = warnings(r, h->n, m->n, warn);
+	/* Rates: each bin holds what the rate added up to; its mean is that
+	 * over the bin's width. */
+	for (size_t i = 0; h->is_rate && i < r->bins; i++) {
+		r->hw_bins[i] /= bin;
+		r->sim_bins[i] /= bin;
+	}
+	return 0;
+}

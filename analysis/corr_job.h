@@ -142,4 +142,33 @@ char *cs_cjob_demangle(const char *name, char *out, size_t outlen);
  * -> "void gemm<float>". Into out; returns out. */
 char *cs_cjob_base_name(const char *name, char *out, size_t outlen);
 
+/* Both sides of one comparison: the hardware run's expression and the
+ * simulator run's, loaded the same way for the binned and the kernel
+ * level (kernel level takes no windows). */
+typedef struct cs_cjob_both_spec {
+	const char *hw, *sim;           /* runs */
+	const char *hw_expr, *sim_expr;
+	const char *hw_window, *sim_window;
+	double hw_clock_hz;             /* 0 = the run's */
+	const char *sim_clock;          /* NULL, or MHz or a clock domain of the
+					   simulator run: its cycles rescaled onto
+					   the hardware's clock */
+} cs_cjob_both_spec;
+
+typedef struct cs_cjob_both {
+	cs_cjob_side h, m;
+	double hw_hz, sim_hz; /* sim_hz > 0 when sim_clock rescaled it */
+} cs_cjob_both;
+
+/* 0, or a negative errno with the reason (naming the side) in err. */
+int cs_cjob_both_load(cs_store *s, const cs_cjob_both_spec *spec, cs_cjob_both *p, char *err,
+		      size_t errlen);
+void cs_cjob_both_free(cs_cjob_both *p);
+
+/* The binned comparison of a loaded pair in bins of bin cycles (a rate's
+ * bins are its means over the bin); warn gets up to 4 warnings, *nwarn
+ * their number. 0, or a negative errno with the reason in err. */
+int cs_cjob_compare(const cs_cjob_both *p, double bin, const cs_corr_opts *o, cs_corr_result *r,
+		    char warn[4][256], size_t *nwarn, char *err, size_t errlen);
+
 #endif
