@@ -11,7 +11,6 @@
 #include "overlap.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "ranges.h"
 #include "runs.h"
 #include "reader.h"
+#include "text.h"
 
 const char *const cs_overlap_names[CS_OV_NBUCKET] = {"neither", "only A", "A and B", "only B",
 						    "tail", "only B outside the tail"};
@@ -246,15 +246,7 @@ static int pick_metrics(cs_store *s, int64_t run, const char *want, uint32_t **i
 		mstat *m = &j->m[j->nm];
 		if (cs_read_metric_name(s, run, all[i], m->name, sizeof m->name) < 0)
 			continue;
-		int keep = !want || !*want;
-		for (const char *p = want; p && *p && !keep;) {
-			size_t l = strcspn(p, ",");
-			char one[256];
-			snprintf(one, sizeof one, "%.*s", (int)l, p);
-			keep = !strcmp(one, m->name) || !fnmatch(one, m->name, 0); /* "x[A][B]" is a name too */
-			p += l + (p[l] == ',');
-		}
-		if (!keep)
+		if (want && *want && !cs_list_match(want, m->name))
 			continue;
 		for (int p = 0; p < CS_OV_NBUCKET; p++)
 			m->peak[p] = NAN;

@@ -50,6 +50,7 @@
 #include "patterns.h"
 #include "store.h"
 #include "test_source.h"
+#include "text.h"
 #include "wire.h"
 
 #define DEFAULT_METRICS \
@@ -131,9 +132,8 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 	const char *v = getenv(name);
 	if (!v || !*v)
 		return dflt;
-	char *end;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*end) {
+	uint64_t x;
+	if (cs_parse_u64(v, &x)) {
 		cs_log(CS_LOG_WARN, "collector: %s='%s' is not a number; using %llu", name, v,
 		       (unsigned long long)dflt);
 		return dflt;

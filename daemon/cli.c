@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "json.h"
 #include "log.h"
+#include "text.h"
 
 static void vprint(const cs_cmd *cmd, const char *fmt, va_list ap)
 {
@@ -299,16 +300,8 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 
 int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	if (!text || !*text || *text == '-' || *text == '+')
-		goto bad;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno || *end)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
+	if (cs_parse_u64(text, out) == 0)
+		return 0;
 	cs_cli_usage_error(cmd, "--%s: expected a non-negative integer, got '%s'", opt,
 			   text ? text : "");
 	return -1;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "producer.h"
+#include "text.h"
 
 enum kind { STR, U64 };
 
@@ -105,10 +106,8 @@ int cs_config_set(cs_config *c, const char *name, const char *value, char *err, 
 			}
 			return 0;
 		}
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(value, &end, 10);
-		if (!*value || *value == '-' || *end || errno || v < k->min || v > k->max) {
+		uint64_t v;
+		if (cs_parse_u64(value, &v) || v < k->min || v > k->max) {
 			snprintf(err, errlen, "%s: expected an integer %llu..%llu, got '%s'", name,
 				 (unsigned long long)k->min, (unsigned long long)k->max, value);
 			return -EINVAL;

@@ -28,6 +28,7 @@
 
 #include "log.h"
 #include "simrun.h"
+#include "text.h"
 #include "textin.h"
 
 #define MAX_VALUES 65536
@@ -513,7 +514,7 @@ static int learn(av *a, const char *key, int ki, int kind)
 		if (a->nvals != 1)
 			return fail(a, "expected one value after %s, found %zu", key, a->nvals);
 		/* --cumulative names are differenced by simrun */
-		int forced = kind == K_SCALAR && cs_totals_in_list(a->im.o->cumulative, key);
+		int forced = kind == K_SCALAR && cs_list_has(a->im.o->cumulative, key);
 		int m = metric(a, key, unit);
 		if (kind == K_SCALAR && !forced && strcmp(key, "averagemflatency") &&
 		    (rc = candidate(a, m)) < 0)
@@ -528,7 +529,7 @@ static int learn(av *a, const char *key, int ki, int kind)
 		a->unknown_reported++;
 		if (a->nvals == 1) {
 			int m = metric(a, key, NULL);
-			if (!cs_totals_in_list(a->im.o->cumulative, key) && (rc = candidate(a, m)) < 0)
+			if (!cs_list_has(a->im.o->cumulative, key) && (rc = candidate(a, m)) < 0)
 				return rc;
 			return op(a, val(a, 0, NULL), m, 0);
 		}

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "csv_reader.h"
 #include "log.h"
 #include "simrun.h"
 #include "textin.h"
@@ -45,37 +46,52 @@ typedef struct tbl {
 	uint64_t last_t;
 	uint64_t sample_cycles;
 	int header_done;
+	cs_buf fields; /* one line's fields, split */
+	char why[128]; /* what split() found malformed */
 } tbl;
 
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
-/* Splits line at ',' in place; one trailing empty field (the trailing
- * comma) is dropped. Fields are trimmed. */
-static size_t split(char *line, char **f, size_t max)
+/* Splits line into fields with the CSV tokenizer (csv_reader.h: quoted
+ * fields too), each trimmed of spaces and tabs and copied into t->fields;
+ * one trailing empty field (the trailing comma) is dropped. The number of
+ * fields (f holds the first max), or -1 on malformed quoting. */
+static long split(tbl *t, const char *line, char **f, size_t max)
 {
+	cs_csvr r;
+	cs_csvr_init(&r, line, strlen(line));
+	t->fields.len = 0;
 	size_t n = 0;
-	char *s = line;
-	for (;;) {
-		while (*s == ' ' || *s == '\t')
-			s++;
-		char *c = s;
-		while (*c && *c != ',')
-			c++;
-		int more = *c == ',';
-		char *e = c;
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-		*e = '\0';
-		if (n < max)
-			f[n] = s;
-		n++;
-		if (!more)
+	int k;
+	do {
+		const char *fp;
+		size_t fl;
+		k = cs_csvr_field(&r, &fp, &fl, t->why, sizeof t->why);
+		if (k < 0) {
+			cs_csvr_free(&r);
+			return -1;
+		}
+		if (k == CS_CSVR_EOF)
 			break;
-		s = c + 1;
-	}
+		while (fl && (*fp == ' ' || *fp == '\t'))
+			fp++, fl--;
+		while (fl && (fp[fl - 1] == ' ' || fp[fl - 1] == '\t'))
+			fl--;
+		if (n < max) /* its offset now: the buffer may move */
+			f[n] = (char *)(uintptr_t)t->fields.len;
+		n++;
+		if (cs_buf_append(&t->fields, fp, fl) || cs_buf_put_u8(&t->fields, 0)) {
+			cs_csvr_free(&r);
+			snprintf(t->why, sizeof t->why, "out of memory");
+			return -1;
+		}
+	} while (k == CS_CSVR_FIELD);
+	cs_csvr_free(&r);
+	for (size_t i = 0; i < n && i < max; i++)
+		f[i] = (char *)t->fields.data + (uintptr_t)f[i];
 	if (n && n <= max && !*f[n - 1])
 		n--;
-	return n;
+	return (long)n;
 }
 
 static int number(const char *s, double *v)
@@ -125,8 +141,13 @@ static int header(tbl *t, char *line)
 	char **f = malloc(MAX_COLS * sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	size_t n = split(line, f, MAX_COLS);
+	long sn = split(t, line, f, MAX_COLS);
+	size_t n = sn < 0 ? 0 : (size_t)sn;
 	int rc = 0;
+	if (sn < 0) {
+		rc = fail(t, "%s", t->why);
+		goto out;
+	}
 	if (n > MAX_COLS) {
 		rc = fail(t, "more than %d columns", MAX_COLS);
 		goto out;
@@ -291,7 +312,12 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		free(f);
 		return 0;
 	}
-	size_t n = split(line, f, t->ncols + 2);
+	long sn = split(t, line, f, t->ncols + 2);
+	if (sn < 0) {
+		free(f);
+		return fail(t, "%s", t->why);
+	}
+	size_t n = (size_t)sn;
 	int rc = 0;
 	if (t->fmt == F_LONG || t->fmt == F_KERNBENCH) {
 		rc = long_row(t, f, n);
@@ -400,6 +426,7 @@ static int import(int fmt, cs_producer *p, const char *buf, size_t len,
 	free(t->cumul);
 	free(t->prev);
 	free(t->vals);
+	cs_buf_free(&t->fields);
 	free(t);
 	return rc;
 }

@@ -10,18 +10,7 @@
 #include <string.h>
 
 #include "log.h"
-
-int cs_totals_in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = list; p && *p;) {
-		size_t l = strcspn(p, ",");
-		if (l == n && !memcmp(p, name, n))
-			return 1;
-		p += l + (p[l] == ',');
-	}
-	return 0;
-}
+#include "text.h"
 
 void cs_totals_init(cs_totals *t, const char *cumulative, int per_window, const char *label)
 {
@@ -45,7 +34,7 @@ int cs_totals_add(cs_totals *t, const char *name)
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	t->m[t->n++] = (cs_total){.name = copy, .cum = cs_totals_in_list(t->cumulative, name),
+	t->m[t->n++] = (cs_total){.name = copy, .cum = cs_list_has(t->cumulative, name),
 				  .last = NAN};
 	return 0;
 }

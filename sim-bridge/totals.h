@@ -45,7 +45,5 @@ void cs_totals_mark(cs_totals *t, size_t idx);
  * occupancy, latency or percentage by its name). */
 void cs_totals_report(const cs_totals *t, const char *where);
 void cs_totals_free(cs_totals *t);
-/* Whether name is in a comma-separated list. */
-int cs_totals_in_list(const char *list, const char *name);
 
 #endif

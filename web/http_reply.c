@@ -16,6 +16,7 @@
 
 #include "json.h"
 #include "log.h"
+#include "text.h"
 
 /* ---- responses ---- */
 
@@ -75,15 +76,7 @@ int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int
 	*have = s && *s;
 	if (!*have)
 		return 0;
-	char *end;
-	errno = 0;
-	if (*s == '-' || *s == '+')
-		return -1;
-	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*v = x;
-	return 0;
+	return cs_parse_u64(s, v) ? -1 : 0;
 }
 
 cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen)

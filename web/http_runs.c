@@ -13,6 +13,7 @@
 #include "json.h"
 #include "plot.h"
 #include "runs.h"
+#include "text.h"
 
 /* ---- handlers ---- */
 
@@ -61,11 +62,14 @@ enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *
 	cs_buf dj = CS_BUF_INIT;
 	cs_plot_defaults(s, run, defaults, sizeof defaults);
 	cs_json_raw(&dj, "[");
-	char *save = NULL;
+	const char *p = defaults, *item;
+	size_t len;
 	int first = 1;
-	for (char *tok = strtok_r(defaults, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	while (cs_list_next(&p, &item, &len)) {
+		if (!len)
+			continue;
 		cs_json_raw(&dj, first ? "" : ",");
-		cs_json_str(&dj, tok);
+		cs_json_strn(&dj, item, len);
 		first = 0;
 	}
 	cs_json_raw(&dj, "]");

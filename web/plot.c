@@ -1,8 +1,8 @@
 /*
- * plot.c - a run's figure as SVG (plot.h). The data comes through the
- * series CSV (series_csv.h), the same bytes series.csv serves, read back
- * with the CSV tokenizer: expressions, rates, buckets and raw samples mean
- * here exactly what they mean in the CSV the figure is a picture of.
+ * plot.c - a run's figure as SVG (plot.h). The data comes from the series
+ * rows (series_rows.h) that series.csv is written from, in the CSV's
+ * columns: expressions, rates, buckets and raw samples mean here exactly
+ * what they mean in the CSV the figure is a picture of.
  */
 #define _GNU_SOURCE
 #include "plot.h"
@@ -14,12 +14,12 @@
 #include <string.h>
 
 #include "corr_job.h"
-#include "csv_reader.h"
 #include "figure.h"
 #include "ranges.h"
 #include "reader.h"
 #include "runs.h"
-#include "series_csv.h"
+#include "series_rows.h"
+#include "text.h"
 
 /* The UI's colours (web/ui/app.js): kernels by name (the longest-running
  * name in view first, so the names that matter get distinct colours),
@@ -74,70 +74,95 @@ static void table_free(table *t)
 	free(t->v);
 }
 
-/* The series CSV of the request, parsed: header names and numbers (an
- * empty field is NaN). */
+static int table_head(table *t, const char *name)
+{
+	char **g = realloc(t->head, (t->cols + 1) * sizeof *g);
+	if (!g)
+		return -ENOMEM;
+	t->head = g;
+	if (!(g[t->cols] = strdup(name)))
+		return -ENOMEM;
+	t->cols++;
+	return 0;
+}
+
+typedef struct fill {
+	table *t;
+	cs_srows *r;
+} fill;
+
+/* One row of the series into the table, in the wide CSV's columns. */
+static int table_row(void *ctx, const cs_series_row *row)
+{
+	fill *f = ctx;
+	table *t = f->t;
+	if (t->rows == t->cap) {
+		size_t c = t->cap ? t->cap * 2 : 1024;
+		double *g = realloc(t->v, c * t->cols * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		t->v = g;
+		t->cap = c;
+	}
+	double *o = t->v + t->rows * t->cols;
+	if (cs_srows_device_col(f->r))
+		*o++ = row->device;
+	*o++ = (double)row->t0;
+	*o++ = (double)row->t1;
+	for (uint32_t k = 0; k < cs_srows_ncols(f->r); k++) {
+		if (!row->a) {
+			*o++ = row->v[k];
+			continue;
+		}
+		const cs_agg *a = &row->a[k];
+		double n = (double)a->count;
+		*o++ = a->count ? a->min : (double)NAN;
+		*o++ = a->count ? a->max : (double)NAN;
+		*o++ = a->count ? a->sum / n : (double)NAN;
+		*o++ = a->count ? a->sum : (double)NAN;
+		*o++ = n;
+	}
+	t->rows++;
+	return 0;
+}
+
+/* The series of the request as a table: the wide CSV's column names
+ * (series_csv.h) and its numbers, read straight from the rows (an absent
+ * value is NaN). */
 static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status, char *err,
 		      size_t errlen)
 {
-	cs_series_csv *x = cs_series_csv_open(s, q, status, err, errlen);
-	if (!x)
+	cs_srows *r = cs_srows_open(s, q, status, err, errlen);
+	if (!r)
 		return -1;
-	cs_buf csv = CS_BUF_INIT;
-	int rc;
-	while ((rc = cs_series_csv_next(x, &csv)) > 0)
-		;
-	cs_series_csv_close(x);
-	if (rc < 0) {
-		cs_buf_free(&csv);
-		return cs_series_fail(err, errlen, status, 500, "reading the series: %s", cs_store_errmsg(s));
-	}
-	cs_csvr r;
-	cs_csvr_init(&r, (const char *)csv.data, csv.len);
-	const char *f;
-	size_t fl;
-	int k;
-	char why[256];
-	size_t col = 0;
-	rc = 0;
-	while ((k = cs_csvr_field(&r, &f, &fl, why, sizeof why)) >= 0 && k != CS_CSVR_EOF) {
-		if (r.line == 1) {
-			char **g = realloc(t->head, (t->cols + 1) * sizeof *g);
-			if (!g || !(g[t->cols] = strndup(f, fl))) {
-				if (g)
-					t->head = g;
-				rc = -ENOMEM;
-				break;
-			}
-			t->head = g;
-			t->cols++;
+	static const char *const stats[] = {"min", "max", "mean", "sum", "count"};
+	int rc = 0;
+	if (cs_srows_device_col(r))
+		rc = table_head(t, "device");
+	if (!rc)
+		rc = table_head(t, "t0");
+	if (!rc)
+		rc = table_head(t, "t1");
+	for (uint32_t k = 0; !rc && k < cs_srows_ncols(r); k++) {
+		char buf[512], col[1100];
+		const char *name = cs_srows_col_name(r, k, buf, sizeof buf);
+		if (!cs_srows_buckets(r)) {
+			rc = table_head(t, name);
 			continue;
 		}
-		if (col == 0 && t->rows == t->cap) {
-			size_t c = t->cap ? t->cap * 2 : 1024;
-			/* the header row came first: cols >= 2 */
-			double *g = realloc(t->v, c * (t->cols ? t->cols : 1) * sizeof *g);
-			if (!g) {
-				rc = -ENOMEM;
-				break;
-			}
-			t->v = g;
-			t->cap = c;
-		}
-		char num[64];
-		snprintf(num, sizeof num, "%.*s", (int)(fl < 63 ? fl : 63), f);
-		if (col < t->cols)
-			t->v[t->rows * t->cols + col] = fl ? strtod(num, NULL) : (double)NAN;
-		col++;
-		if (k == CS_CSVR_LAST) {
-			t->rows++;
-			col = 0;
+		for (int j = 0; !rc && j < 5; j++) {
+			snprintf(col, sizeof col, "%.1000s:%s", name, stats[j]);
+			rc = table_head(t, col);
 		}
 	}
-	cs_csvr_free(&r);
-	cs_buf_free(&csv);
-	if (rc < 0 || k < 0)
-		return cs_series_fail(err, errlen, status, 500, "reading the series back: %s",
-			   rc < 0 ? "out of memory" : why);
+	fill f = {t, r};
+	while (!rc && (rc = cs_srows_next(r, table_row, &f)) > 0)
+		;
+	cs_srows_close(r);
+	if (rc == -ENOMEM)
+		return cs_series_fail(err, errlen, status, 500, "reading the series: out of memory");
+	if (rc < 0)
+		return cs_series_fail(err, errlen, status, 500, "reading the series: %s", cs_store_errmsg(s));
 	return 0;
 }
 
@@ -222,18 +247,8 @@ static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, cons
 		const char *name = rr.name;
 		if (!kind || !name)
 			continue;
-		if (kinds) {
-			size_t kl = strlen(kind);
-			const char *p = kinds;
-			int want = 0;
-			while (*p && !want) {
-				size_t l = strcspn(p, ",");
-				want = l == kl && !strncmp(p, kind, l);
-				p += l + (p[l] == ',');
-			}
-			if (!want)
-				continue;
-		}
+		if (kinds && !cs_list_has(kinds, kind))
+			continue;
 		int kernel = !strcmp(kind, "kernel") || !strcmp(kind, "sim-kernel");
 		char label[48];
 		int64_t streams = 0;

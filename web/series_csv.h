@@ -3,17 +3,13 @@
  * (cs_series_csv_*). `cyclescope export` and GET /api/v1/runs/{id}/series.csv
  * both use it, so the CLI and the HTTP API write the same bytes.
  *
- * Shape: t0,t1,<metric>,... one row per sample (raw), or t0,t1 and
- * <metric>:min,:max,:mean,:sum,:count per metric (buckets > 0). Metric
- * expressions (expr.h's grammar) are columns after the metrics, named as
- * written; they are evaluated sample by sample and bucketed like a metric. A leading
- * device column when any exported device is not device 0. With a range
- * name (or glob), only samples whose t0 lies inside one of the run's ranges
- * of that name are written. With since, a seq column (the sample's number
- * on its device) follows the device column, so that a client that polls
- * asks next for what came after the last seq it saw; delta() goes on
- * from the samples before (up to 64 of them are read), as in the whole
- * export.
+ * The rows are series_rows.h's. Shape: t0,t1,<metric>,... one row per
+ * sample (raw), or t0,t1 and <metric>:min,:max,:mean,:sum,:count per
+ * metric (buckets > 0); expressions are columns after the metrics, named
+ * as written. A leading device column when any exported device is not
+ * device 0. With since, a seq column (the sample's number on its device)
+ * follows the device column, so that a client that polls asks next for
+ * what came after the last seq it saw.
  */
 #ifndef CS_SERIES_CSV_H
 #define CS_SERIES_CSV_H
@@ -24,39 +20,10 @@
 #include "buf.h"
 #include "csv.h"
 #include "ranges.h"
+#include "series_rows.h"
 #include "store.h"
 
-/* The most bucket x metric aggregates one bucketed request holds (about
- * 32 bytes each, 128 MiB): 1000 buckets of 4000 metrics fit. */
-#define CS_SERIES_MAX_CELLS 4194304u
-
-typedef struct cs_series_req {
-	const char *run;     /* id, name or uuid */
-	const char *metrics; /* comma-separated names; NULL = all (none when
-				exprs is given) */
-	const char *exprs;   /* ';'-separated metric expressions; NULL = none.
-				rate(E) is per second on ns runs, per cycle
-				on cycle runs */
-	int have_device;
-	uint32_t device;
-	uint64_t from, to; /* to = UINT64_MAX: no end */
-	int have_from, have_to;
-	uint32_t buckets; /* 0 = raw */
-	const char *range; /* NULL = no range filter */
-	/* Raw only: each device's samples numbered above since, read from
-	 * the timeline at that seq on (the cost follows the new samples, not
-	 * the run), with a seq column after the device column. */
-	uint64_t since;
-	int have_since;
-} cs_series_req;
-
 typedef struct cs_series_csv cs_series_csv;
-
-/* The request-error convention of the series CSV and of what is built on
- * it (plot.h, follow.h): the reason formatted into err, the HTTP status
- * into *status; returns -1. */
-int cs_series_fail(char *err, size_t errlen, int *status, int code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
 
 /* Validates the request against the store (borrowed until close). NULL
  * with the reason in err; *status is 404 for an unknown run, 400 for a bad

@@ -18,6 +18,7 @@
 #include "ranges.h"
 #include "reader.h"
 #include "runs.h"
+#include "text.h"
 #include "totals.h"
 
 #define TRACE_MAX_BYTES (512u << 20) /* a trace bigger than this is refused */
@@ -238,7 +239,7 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		char nm[256];
 		if (cs_read_metric_name(s, run, all[i], nm, sizeof nm) < 0)
 			continue;
-		if (!rq->metrics || !*rq->metrics || cs_totals_in_list(rq->metrics, nm)) {
+		if (!rq->metrics || !*rq->metrics || cs_list_has(rq->metrics, nm)) {
 			snprintf(w.names[w.m], sizeof w.names[w.m], "%s", nm);
 			ids[w.m++] = all[i];
 		}

@@ -1,0 +1,67 @@
+/* text.c - lists and integers in text; see text.h. */
+#include "text.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cs_list_next(const char **p, const char **item, size_t *len)
+{
+	if (!*p || !**p)
+		return 0;
+	size_t l = strcspn(*p, ",");
+	*item = *p;
+	*len = l;
+	*p += l + ((*p)[l] == ',');
+	return 1;
+}
+
+int cs_list_has(const char *list, const char *name)
+{
+	size_t n = strlen(name), l;
+	const char *it;
+	while (cs_list_next(&list, &it, &l))
+		if (l == n && !memcmp(it, name, n))
+			return 1;
+	return 0;
+}
+
+int cs_list_match(const char *list, const char *name)
+{
+	size_t l;
+	const char *it;
+	while (cs_list_next(&list, &it, &l)) {
+		char one[512];
+		if (l >= sizeof one)
+			continue; /* no pattern that long: it cannot be a name either */
+		memcpy(one, it, l);
+		one[l] = 0;
+		if (!strcmp(one, name) || !fnmatch(one, name, 0))
+			return 1;
+	}
+	return 0;
+}
+
+size_t cs_list_count(const char *list)
+{
+	size_t n = 0, l;
+	const char *it;
+	while (cs_list_next(&list, &it, &l))
+		n++;
+	return n;
+}
+
+int cs_parse_u64(const char *s, uint64_t *v)
+{
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * text.h - small text helpers every floor shares (cs_list_*, cs_parse_*):
+ * comma-separated lists of names or globs, and whole-string integers.
+ */
+#ifndef CS_TEXT_H
+#define CS_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The next item of the comma-separated list at *p: its start in *item and
+ * its length in *len (an item may be empty: "a,,b"); *p moves past it and
+ * its comma. 0 when the list is done (NULL or ""). */
+int cs_list_next(const char **p, const char **item, size_t *len);
+
+/* 1 when name is one of the list's items. */
+int cs_list_has(const char *list, const char *name);
+
+/* 1 when name is one of the list's items or matches one as a glob
+ * (fnmatch): "x[A][B]" names itself as well as being a pattern. */
+int cs_list_match(const char *list, const char *name);
+
+/* The items, counted (an empty list has none). */
+size_t cs_list_count(const char *list);
+
+/* A whole string as a non-negative decimal integer: no sign, no space, no
+ * trailing text, no overflow. 0, or -EINVAL (*v untouched). */
+int cs_parse_u64(const char *s, uint64_t *v);
+
+#endif
