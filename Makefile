@@ -12,7 +12,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl libsystemd
-INC     := -Istore -Isim-bridge -Ianalysis -Iweb -Idaemon -Icollector
+INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)
 # libcurl: its header only; daemon/ship.c loads it when shipping (dlopen),
@@ -42,10 +42,10 @@ STORE_CXX := $(wildcard store/*.cc)
 COLL_CUPTI_SRC := collector/catalog.c collector/cupti_source.c collector/hooks.c \
                   collector/inject.c
 COLL_SRC  := $(filter-out $(COLL_CUPTI_SRC),$(wildcard collector/*.c))
-LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard analysis/*.c) $(wildcard web/*.c) \
+LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
              $(COLL_SRC) $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 # The UI's files (web/ui/) are compiled in as byte arrays.
-UI_FILES  := web/ui/index.html web/ui/app.js web/ui/app.css web/ui/favicon.svg
+UI_FILES  := web/ui/index.html $(sort $(wildcard web/ui/*.js)) web/ui/app.css web/ui/favicon.svg
 UI_OBJ    := $(BUILD)/gen/ui_files.o
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(STORE_CXX:%.cc=$(BUILD)/%.o) $(UI_OBJ)
 EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/buf.c
@@ -333,7 +333,7 @@ gpu-check: gpu-bundle
 lint:
 	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 		--inline-suppr --suppress=missingIncludeSystem $(INC) \
-		store sim-bridge analysis web daemon collector
+		store sim-bridge web daemon collector
 	clang-tidy --quiet $(LIB_SRC) daemon/main.c -- $(STD) $(INC) \
 		$(shell pkg-config --cflags $(PKGS))
 
@@ -341,7 +341,7 @@ lint:
 # The store, the bridge and the HTTP side (fuzz_http serves on loopback)
 # are compiled once per run, instrumented, into build-fuzz/lib.a.
 FUZZ_SECONDS ?= 30
-FUZZ_LIB_SRC := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard analysis/*.c) $(wildcard web/*.c) $(BUILD)/gen/ui_files.c
+FUZZ_LIB_SRC := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) $(BUILD)/gen/ui_files.c
 fuzz: $(BUILD)/gen/ui_files.c
 	@rm -rf build-fuzz/obj && mkdir -p build-fuzz/obj
 	@set -e; for f in $(FUZZ_LIB_SRC); do \

@@ -268,6 +268,18 @@ int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 	return 0;
 }
 
+int cs_cli_parse_one(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
+		     const char *what, const char **arg)
+{
+	int npos;
+	int rc = cs_cli_parse(cmd, argc, argv, opts, arg, 1, &npos);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	if (npos != 1)
+		return cs_cli_usage_error(cmd, "expected %s", what);
+	return 0;
+}
+
 const char *cs_cli_db_path(const char *opt)
 {
 	if (opt && *opt)

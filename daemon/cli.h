@@ -63,6 +63,12 @@ int cs_cli_parse_globals(int argc, char **argv);
 int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 		 const char **pos, int maxpos, int *npos);
 
+/* cs_cli_parse for the commands that take exactly one positional argument
+ * (what says what it is: "a RUN (id, name or uuid)"), into *arg. 0 to go
+ * on; otherwise the exit code to return. */
+int cs_cli_parse_one(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
+		     const char *what, const char **arg);
+
 /* Prints "cyclescope CMD: message" and a hint to stderr; returns
  * CS_EXIT_USAGE. */
 int cs_cli_usage_error(const cs_cmd *cmd, const char *fmt, ...)

@@ -62,12 +62,9 @@ static int run_export(int argc, char **argv)
 		{NULL, NULL, NULL},
 	};
 	const char *pos[1];
-	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
+	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "a RUN (id, name or uuid)", pos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
-	if (npos != 1)
-		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
+		return rc;
 	cs_series_req req = {.run = pos[0], .metrics = metric, .exprs = expr, .to = UINT64_MAX,
 			  .range = range};
 	uint64_t dev = 0, nb = 0;

@@ -44,12 +44,9 @@ static int run_phases(int argc, char **argv)
 		{"csv", NULL, &csv},	   {NULL, NULL, NULL},
 	};
 	const char *pos[1];
-	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
+	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one RUN", pos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
-	if (npos != 1)
-		return cs_cli_usage_error(cmd, "expected one RUN");
+		return rc;
 	if (!a || !b)
 		return cs_cli_usage_error(cmd, "--a GLOB and --b GLOB are required");
 	if (json && csv)

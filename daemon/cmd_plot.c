@@ -55,12 +55,9 @@ static int run_plot(int argc, char **argv)
 		{"width", &width, NULL},     {"output", &outfile, NULL},  {NULL, NULL, NULL},
 	};
 	const char *pos[1];
-	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
+	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "a RUN (id, name or uuid)", pos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
-	if (npos != 1)
-		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid)");
+		return rc;
 	cs_plot_req rq = {.run = pos[0], .metrics = metric, .exprs = expr, .rate = rate,
 			  .ranges = ranges};
 	uint64_t dev = 0, nb = 0, w = 0;

@@ -31,12 +31,9 @@ static int run_query(int argc, char **argv)
 	int json = 0;
 	const cs_opt opts[] = {{"db", &db, NULL}, {"json", NULL, &json}, {NULL, NULL, NULL}};
 	const char *pos[1];
-	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
+	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one SQL statement", pos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
-	if (npos != 1)
-		return cs_cli_usage_error(cmd, "expected one SQL statement");
+		return rc;
 	const char *path = cs_cli_db_path(db);
 	char err[600];
 	cs_store *s = cs_store_open(path, CS_OPEN_READONLY, err, sizeof err);

@@ -90,6 +90,18 @@ else
 	no "docs: README names the packages .ci/install-deps installs" "$T/pkgs"
 fi
 
+# docs/architecture.md names every source file (a newcomer finds where any
+# behaviour lives in one hop) and no file that is gone.
+: >"$T/arch"
+for f in store/*.c store/*.cc collector/*.c sim-bridge/*.c web/*.c daemon/*.c web/ui/*.js; do
+	grep -q "\`$(basename "$f")\`" docs/architecture.md || echo "not named: $f" >>"$T/arch"
+done
+for f in $(grep -o '`[a-z_]*\.\(c\|cc\|js\)`' docs/architecture.md | tr -d '`' | sort -u); do
+	[ -n "$(find store collector sim-bridge web daemon tests -name "$f" | head -n 1)" ] ||
+		echo "named but gone: $f" >>"$T/arch"
+done
+[ ! -s "$T/arch" ] && ok "docs: architecture.md names every source file" || no "docs: architecture.md names every source file" "$T/arch"
+
 # The tree every page's work directory links to: copies, so that what an
 # example writes stays in $T.
 TREE=$T/tree

@@ -1,5 +1,5 @@
 /*
- * phases.c - the overlap analysis (analysis/overlap.h) written as text,
+ * phases.c - the overlap analysis (sim-bridge/overlap.h) written as text,
  * JSON or CSV (phases.h).
  */
 #include "phases.h"
