@@ -274,7 +274,7 @@ int cs_cli_parse_one(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opt
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, arg, 1, &npos);
 	if (rc)
-		return CS_CLI_EXIT(rc);
+		return rc;
 	if (npos != 1)
 		return cs_cli_usage_error(cmd, "expected %s", what);
 	return 0;

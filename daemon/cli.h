@@ -64,8 +64,8 @@ int cs_cli_parse(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 		 const char **pos, int maxpos, int *npos);
 
 /* cs_cli_parse for the commands that take exactly one positional argument
- * (what says what it is: "a RUN (id, name or uuid)"), into *arg. 0 to go
- * on; otherwise the exit code to return. */
+ * (what says what it is: "a RUN (id, name or uuid)"), into *arg. Returns
+ * as cs_cli_parse: 0 to go on, else the command returns CS_CLI_EXIT(rc). */
 int cs_cli_parse_one(const cs_cmd *cmd, int argc, char **argv, const cs_opt *opts,
 		     const char *what, const char **arg);
 

@@ -64,7 +64,7 @@ static int run_export(int argc, char **argv)
 	const char *pos[1];
 	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "a RUN (id, name or uuid)", pos);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	cs_series_req req = {.run = pos[0], .metrics = metric, .exprs = expr, .to = UINT64_MAX,
 			  .range = range};
 	uint64_t dev = 0, nb = 0;

@@ -46,7 +46,7 @@ static int run_phases(int argc, char **argv)
 	const char *pos[1];
 	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one RUN", pos);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	if (!a || !b)
 		return cs_cli_usage_error(cmd, "--a GLOB and --b GLOB are required");
 	if (json && csv)

@@ -57,7 +57,7 @@ static int run_plot(int argc, char **argv)
 	const char *pos[1];
 	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "a RUN (id, name or uuid)", pos);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	cs_plot_req rq = {.run = pos[0], .metrics = metric, .exprs = expr, .rate = rate,
 			  .ranges = ranges};
 	uint64_t dev = 0, nb = 0, w = 0;

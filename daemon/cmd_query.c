@@ -33,7 +33,7 @@ static int run_query(int argc, char **argv)
 	const char *pos[1];
 	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one SQL statement", pos);
 	if (rc)
-		return rc;
+		return CS_CLI_EXIT(rc);
 	const char *path = cs_cli_db_path(db);
 	char err[600];
 	cs_store *s = cs_store_open(path, CS_OPEN_READONLY, err, sizeof err);

@@ -358,66 +358,81 @@ int cs_plot_defaults(cs_store *s, int64_t run, char *out, size_t outlen)
 	return cs_runs_default_metrics(s, run, out, outlen) < 0 ? -EIO : 0;
 }
 
-int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, char *err,
-		size_t errlen)
-{
+/* One figure being made: the run, the request's window and rate, its
+ * columns (metrics, then expressions) and what is drawn from them. */
+typedef struct plot {
+	cs_store *s;
+	const cs_plot_req *r;
 	int64_t run;
-	int rc = cs_read_find_run(s, r->run, &run);
-	if (rc)
-		return cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
-	char unit[16] = "ns", name[256] = "", kind[16] = "", source[64] = "";
-	double clock_hz = 0;
-	cs_run_summary sum;
-	if (cs_runs_summary(s, run, &sum) == 0) {
-		snprintf(unit, sizeof unit, "%.15s", sum.time_unit[0] ? sum.time_unit : "ns");
-		snprintf(name, sizeof name, "%.255s", sum.name);
-		snprintf(kind, sizeof kind, "%.15s", sum.kind);
-		snprintf(source, sizeof source, "%.63s", sum.source);
-		clock_hz = sum.clock_hz;
-	}
-	int ns = !strcmp(unit, "ns");
-	const char *rate = r->rate && *r->rate ? r->rate : "sample";
-	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
-		return cs_series_fail(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
-	if ((!strcmp(rate, "second") && !ns && !(clock_hz > 0)) ||
-	    (!strcmp(rate, "cycle") && ns && !(clock_hz > 0)))
-		return cs_series_fail(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
-			   name, rate);
-	uint64_t t_min = 0, t_end = 1;
-	rc = cs_read_run_extent(s, run, &t_min, &t_end);
-	if (rc && rc != -ENODATA)
-		return cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
-	uint64_t from = r->have_from ? r->from : t_min, to = r->have_to ? r->to : t_end;
-	if (to <= from)
-		return cs_series_fail(err, errlen, status, 400, "to: must be greater than from");
+	char unit[16], name[256], kind[16], source[64];
+	double clock_hz;
+	int ns;
+	const char *rate;
+	uint64_t t_min, from, to;
+	pcol *cols;
+	size_t n, cap;
+	cs_buf mlist, elist; /* the series request's metrics and expressions */
+	uint32_t nb, dev, ndev;
+	int raw;
+	table t;
+	lane_set ls;
+	cs_fig_series *ser;
+	cs_fig_panel *pan;
+	double *x0, *x1, *ys;
+} plot;
 
-	/* the columns: metrics, then expressions, each maybe a rate */
+/* One column asked for (pass 0: a metric, 1: an expression), with its
+ * unit, and as a rate when asked for and it is a counter. */
+static void add_column(plot *P, int pass, const char *a, size_t l)
+{
+	pcol *c = &P->cols[P->n++];
+	snprintf(c->label, sizeof c->label, "%.*s", (int)(l < 599 ? l : 599), a);
+	char u[64] = "";
+	int counter = !pass || !strstr(c->label, "rate(");
+	if (!pass) {
+		char mkind[32];
+		if (cs_runs_metric_unit(P->s, P->run, c->label, u, sizeof u, mkind, sizeof mkind) == 0)
+			counter = strcmp(mkind, "ratio") != 0;
+	}
+	c->scale = 1;
+	if (strcmp(P->rate, "sample") && counter) {
+		int ns = P->ns;
+		/* a metric's name quoted: any name reads as one */
+		snprintf(c->col, sizeof c->col, pass ? "rate(%s)" : "rate(\"%s\")", c->label);
+		/* series' rate() is per second on ns runs, per cycle on cycle runs */
+		c->scale = !strcmp(P->rate, "second") ? (ns ? 1 : P->clock_hz) : (ns ? 1 / P->clock_hz : 1);
+		snprintf(c->title, sizeof c->title, "%s [%s/%s]", c->label, u[0] ? u : "count",
+			 !strcmp(P->rate, "second") ? "s" : "cycle");
+		cs_buf_printf(&P->elist, "%s%s", P->elist.len ? ";" : "", c->col);
+		return;
+	}
+	snprintf(c->col, sizeof c->col, "%s", c->label);
+	if (u[0])
+		snprintf(c->title, sizeof c->title, "%s [%s]", c->label, u);
+	else
+		snprintf(c->title, sizeof c->title, "%s", c->label);
+	cs_buf *to_list = pass ? &P->elist : &P->mlist;
+	cs_buf_printf(to_list, "%s%s", to_list->len ? (pass ? ";" : ",") : "", c->col);
+}
+
+/* The columns of the request: its metrics (or the run's defaults), then
+ * its expressions. 0, or -1 with the reason. */
+static int plot_columns(plot *P, int *status, char *err, size_t errlen)
+{
+	const cs_plot_req *r = P->r;
 	char defaults[1024] = "";
 	const char *metrics = r->metrics;
 	if ((!metrics || !*metrics) && (!r->exprs || !*r->exprs)) {
-		cs_plot_defaults(s, run, defaults, sizeof defaults);
+		cs_plot_defaults(P->s, P->run, defaults, sizeof defaults);
 		metrics = defaults;
 	}
-	size_t cap = 2;
-	for (const char *c = metrics ? metrics : ""; *c; c++)
-		cap += *c == ',';
+	P->cap = 2 + cs_list_count(metrics);
 	for (const char *c = r->exprs ? r->exprs : ""; *c; c++)
-		cap += *c == ';';
-	if (cap > CS_PLOT_MAX_SERIES + 1)
-		cap = CS_PLOT_MAX_SERIES + 1;
-	pcol *cols = calloc(cap, sizeof *cols);
-	cs_buf mlist = CS_BUF_INIT, elist = CS_BUF_INIT;
-	table t = {0};
-	lane_set ls = {0};
-	cs_fig_series *ser = NULL;
-	cs_fig_panel *pan = NULL;
-	double *x0 = NULL, *x1 = NULL, *ys = NULL;
-	size_t n = 0;
-	int ret = -1;
-	if (!cols) {
-		cs_series_fail(err, errlen, status, 500, "out of memory");
-		goto out;
-	}
+		P->cap += *c == ';';
+	if (P->cap > CS_PLOT_MAX_SERIES + 1)
+		P->cap = CS_PLOT_MAX_SERIES + 1;
+	if (!(P->cols = calloc(P->cap, sizeof *P->cols)))
+		return cs_series_fail(err, errlen, status, 500, "out of memory");
 	for (int pass = 0; pass < 2; pass++) {
 		const char *list = pass ? r->exprs : metrics;
 		const char *sep = pass ? ";" : ",";
@@ -431,183 +446,222 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 				l--;
 			if (!l)
 				continue;
-			if (n == cap || n == CS_PLOT_MAX_SERIES) {
-				cs_series_fail(err, errlen, status, 400, "metric: at most %d metrics and expressions in "
-				    "one figure", CS_PLOT_MAX_SERIES);
-				goto out;
-			}
-			pcol *c = &cols[n++];
-			snprintf(c->label, sizeof c->label, "%.*s", (int)(l < 599 ? l : 599), a);
-			char u[64] = "";
-			int counter = !pass || !strstr(c->label, "rate(");
-			if (!pass) {
-				char mkind[32];
-				if (cs_runs_metric_unit(s, run, c->label, u, sizeof u, mkind,
-							sizeof mkind) == 0)
-					counter = strcmp(mkind, "ratio") != 0;
-			}
-			c->scale = 1;
-			if (strcmp(rate, "sample") && counter) {
-				/* a metric's name quoted: any name reads as one */
-				snprintf(c->col, sizeof c->col, pass ? "rate(%s)" : "rate(\"%s\")", c->label);
-				/* series' rate() is per second on ns runs, per cycle on cycle runs */
-				c->scale = !strcmp(rate, "second") ? (ns ? 1 : clock_hz) : (ns ? 1 / clock_hz : 1);
-				snprintf(c->title, sizeof c->title, "%s [%s/%s]", c->label, u[0] ? u : "count",
-					 !strcmp(rate, "second") ? "s" : "cycle");
-				cs_buf *to_list = &elist;
-				cs_buf_printf(to_list, "%s%s", to_list->len ? ";" : "", c->col);
-			} else {
-				snprintf(c->col, sizeof c->col, "%s", c->label);
-				if (u[0])
-					snprintf(c->title, sizeof c->title, "%s [%s]", c->label, u);
-				else
-					snprintf(c->title, sizeof c->title, "%s", c->label);
-				cs_buf *to_list = pass ? &elist : &mlist;
-				cs_buf_printf(to_list, "%s%s", to_list->len ? (pass ? ";" : ",") : "", c->col);
-			}
+			if (P->n == P->cap || P->n == CS_PLOT_MAX_SERIES)
+				return cs_series_fail(err, errlen, status, 400, "metric: at most %d metrics "
+						      "and expressions in one figure", CS_PLOT_MAX_SERIES);
+			add_column(P, pass, a, l);
 		}
 	}
-	if (!n) {
-		cs_series_fail(err, errlen, status, 400, "metric: name a metric or an expression to plot");
-		goto out;
-	}
-	cs_buf_put_u8(&mlist, 0);
-	cs_buf_put_u8(&elist, 0);
-	uint32_t nb = r->buckets ? r->buckets : 1000;
+	if (!P->n)
+		return cs_series_fail(err, errlen, status, 400,
+				      "metric: name a metric or an expression to plot");
+	cs_buf_put_u8(&P->mlist, 0);
+	cs_buf_put_u8(&P->elist, 0);
+	return 0;
+}
+
+/* The rows of the window: bucketed, or every sample over its own interval
+ * when there are no more than half the buckets' worth (whole kernels stay
+ * whole). The count column of the first series says how many fell in each
+ * bucket. */
+static int plot_rows(plot *P, int *status, char *err, size_t errlen)
+{
+	const cs_plot_req *r = P->r;
+	P->nb = r->buckets ? r->buckets : 1000;
 	/* one device's samples: the first, unless one is asked for */
-	uint32_t dev = r->device, *devs = NULL, ndev = 0;
-	if (!r->have_device && cs_read_devices(s, run, &devs, &ndev) == 0 && ndev)
-		dev = devs[0];
+	uint32_t *devs = NULL;
+	P->dev = r->device;
+	if (!r->have_device && cs_read_devices(P->s, P->run, &devs, &P->ndev) == 0 && P->ndev)
+		P->dev = devs[0];
 	free(devs);
-	cs_series_req q = {.run = r->run, .metrics = mlist.len > 1 ? (const char *)mlist.data : NULL,
-			   .exprs = elist.len > 1 ? (const char *)elist.data : NULL,
-			   .have_device = 1, .device = dev, .from = from,
-			   .to = to, .have_from = 1, .have_to = 1, .buckets = nb};
-	if (read_table(s, &q, &t, status, err, errlen))
-		goto out;
-	/* No more samples in the window than half the buckets: each sample
-	 * over its own interval instead (whole kernels stay whole). The count
-	 * column of the first series says how many fell in each bucket. */
+	cs_series_req q = {.run = r->run, .metrics = P->mlist.len > 1 ? (const char *)P->mlist.data : NULL,
+			   .exprs = P->elist.len > 1 ? (const char *)P->elist.data : NULL,
+			   .have_device = 1, .device = P->dev, .from = P->from,
+			   .to = P->to, .have_from = 1, .have_to = 1, .buckets = P->nb};
+	if (read_table(P->s, &q, &P->t, status, err, errlen))
+		return -1;
 	double total = 0;
 	char cname[700];
-	snprintf(cname, sizeof cname, "%s:count", cols[0].col);
-	long cc = column(&t, cname);
-	for (size_t i = 0; cc >= 0 && i < t.rows; i++)
-		total += t.v[i * t.cols + (size_t)cc];
-	int raw = cc >= 0 && total * 2 <= nb;
-	if (raw) {
-		table_free(&t);
-		memset(&t, 0, sizeof t);
-		q.buckets = 0;
-		if (read_table(s, &q, &t, status, err, errlen))
-			goto out;
-	}
-	long dcol = column(&t, "device");
-	size_t rows = t.rows;
-	x0 = calloc(rows + 1, sizeof *x0);
-	x1 = calloc(rows + 1, sizeof *x1);
-	ys = calloc((rows + 1) * n * 3, sizeof *ys);
-	ser = calloc(n, sizeof *ser);
-	pan = calloc(n, sizeof *pan);
-	if (!x0 || !x1 || !ys || !ser || !pan) {
-		cs_series_fail(err, errlen, status, 500, "out of memory");
-		goto out;
-	}
-	size_t base = dcol >= 0 ? 1 : 0;
+	snprintf(cname, sizeof cname, "%s:count", P->cols[0].col);
+	long cc = column(&P->t, cname);
+	for (size_t i = 0; cc >= 0 && i < P->t.rows; i++)
+		total += P->t.v[i * P->t.cols + (size_t)cc];
+	P->raw = cc >= 0 && total * 2 <= P->nb;
+	if (!P->raw)
+		return 0;
+	table_free(&P->t);
+	memset(&P->t, 0, sizeof P->t);
+	q.buckets = 0;
+	return read_table(P->s, &q, &P->t, status, err, errlen);
+}
+
+/* One panel a column: its values (a bucket's mean, with its min to max as
+ * a band), scaled to the rate asked for. */
+static int plot_panels(plot *P, int *status, char *err, size_t errlen)
+{
+	const table *t = &P->t;
+	size_t rows = t->rows, n = P->n, base = column(t, "device") >= 0 ? 1 : 0;
+	P->x0 = calloc(rows + 1, sizeof *P->x0);
+	P->x1 = calloc(rows + 1, sizeof *P->x1);
+	P->ys = calloc((rows + 1) * n * 3, sizeof *P->ys);
+	P->ser = calloc(n, sizeof *P->ser);
+	P->pan = calloc(n, sizeof *P->pan);
+	if (!P->x0 || !P->x1 || !P->ys || !P->ser || !P->pan)
+		return cs_series_fail(err, errlen, status, 500, "out of memory");
 	for (size_t i = 0; i < rows; i++) {
-		x0[i] = t.v[i * t.cols + base];
-		x1[i] = t.v[i * t.cols + base + 1];
+		P->x0[i] = t->v[i * t->cols + base];
+		P->x1[i] = t->v[i * t->cols + base + 1];
 	}
+	int raw = P->raw;
 	for (size_t k = 0; k < n; k++) {
-		pcol *c = &cols[k];
-		double *y = ys + k * 3 * (rows + 1), *lo = y + rows + 1, *hi = lo + rows + 1;
+		pcol *c = &P->cols[k];
+		double *y = P->ys + k * 3 * (rows + 1), *lo = y + rows + 1, *hi = lo + rows + 1;
 		char key[700];
 		snprintf(key, sizeof key, raw ? "%s" : "%s:mean", c->col);
-		long cy = column(&t, key), cl = -1, ch = -1;
+		long cy = column(t, key), cl = -1, ch = -1;
 		if (!raw) {
 			snprintf(key, sizeof key, "%s:min", c->col);
-			cl = column(&t, key);
+			cl = column(t, key);
 			snprintf(key, sizeof key, "%s:max", c->col);
-			ch = column(&t, key);
+			ch = column(t, key);
 		}
 		for (size_t i = 0; i < rows; i++) {
-			y[i] = cy >= 0 ? t.v[i * t.cols + (size_t)cy] * c->scale : (double)NAN;
-			lo[i] = cl >= 0 ? t.v[i * t.cols + (size_t)cl] * c->scale : (double)NAN;
-			hi[i] = ch >= 0 ? t.v[i * t.cols + (size_t)ch] * c->scale : (double)NAN;
+			y[i] = cy >= 0 ? t->v[i * t->cols + (size_t)cy] * c->scale : (double)NAN;
+			lo[i] = cl >= 0 ? t->v[i * t->cols + (size_t)cl] * c->scale : (double)NAN;
+			hi[i] = ch >= 0 ? t->v[i * t->cols + (size_t)ch] * c->scale : (double)NAN;
 		}
-		ser[k] = (cs_fig_series){.label = raw ? "sample" : "bucket mean (band: min to max)",
-					 .color = "#1f77b4", .style = raw && rows <= 64 ? CS_FIG_BARS : CS_FIG_STEP,
-					 .n = rows, .x0 = x0, .x1 = x1, .y = y,
-					 .lo = raw ? NULL : lo, .hi = raw ? NULL : hi};
-		pan[k] = (cs_fig_panel){.ytitle = c->title, .height = n > 3 ? 150 : 200, .nseries = 1,
-					.series = &ser[k]};
+		P->ser[k] = (cs_fig_series){.label = raw ? "sample" : "bucket mean (band: min to max)",
+					    .color = "#1f77b4", .style = raw && rows <= 64 ? CS_FIG_BARS : CS_FIG_STEP,
+					    .n = rows, .x0 = P->x0, .x1 = P->x1, .y = y,
+					    .lo = raw ? NULL : lo, .hi = raw ? NULL : hi};
+		P->pan[k] = (cs_fig_panel){.ytitle = c->title, .height = n > 3 ? 150 : 200, .nseries = 1,
+					   .series = &P->ser[k]};
 	}
+	return 0;
+}
+
+/* The figure's title (its columns, cut short) and caption (the run, the
+ * window in the run's unit, buckets or samples, rate, device). */
+static void plot_words(const plot *P, char *title, size_t tlen, char *caption, size_t clen)
+{
+	const pcol *cols = P->cols;
+	size_t n = P->n;
+	int ns = P->ns;
+	snprintf(title, tlen, "%s: %s", P->name, cols[0].label);
+	for (size_t k = 1; k < n; k++) {
+		size_t l = strlen(title);
+		if (l + strlen(cols[k].label) > 110) {
+			snprintf(title + l, tlen - l, " and %zu more", n - k);
+			break;
+		}
+		snprintf(title + l, tlen - l, ", %s", cols[k].label);
+	}
+	char span[64], a[64], b[64];
+	double len = (double)(P->to - P->from);
+	/* both ends in one unit, with the digits the window needs */
+	double step = pow(10, floor(log10(len > 1 ? len : 1)) - 2);
+	if (ns) {
+		cs_fig_fmt_time((double)(P->from - P->t_min), step, a, sizeof a);
+		cs_fig_fmt_time((double)(P->to - P->t_min), step, b, sizeof b);
+		cs_fig_fmt_time(len / P->nb, 0, span, sizeof span);
+	} else {
+		cs_fig_fmt_num((double)(P->from - P->t_min), step, a, sizeof a);
+		cs_fig_fmt_num((double)(P->to - P->t_min), step, b, sizeof b);
+		cs_fig_fmt_num(len / P->nb, 0, span, sizeof span);
+	}
+	snprintf(caption, clen, "run %s (%s, %s); %s to %s%s of the run; %s", P->name, P->kind,
+		 P->source, a, b, ns ? "" : " cycles", P->raw ? "every sample over its own interval" : "");
+	if (!P->raw) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, clen - l, "%u buckets of %s%s (mean, band min to max)", P->nb,
+			 span, ns ? "" : " cycles");
+	}
+	if (strcmp(P->rate, "sample")) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, clen - l, "; counters per %s", P->rate);
+	}
+	if (P->r->have_device || P->ndev > 1) {
+		size_t l = strlen(caption);
+		snprintf(caption + l, clen - l, "; device %u", P->dev);
+	}
+}
+
+/* The run, its clock and extent, the rate and the window. */
+static int plot_run(plot *P, int *status, char *err, size_t errlen)
+{
+	cs_store *s = P->s;
+	const cs_plot_req *r = P->r;
+	int rc = cs_read_find_run(s, r->run, &P->run);
+	if (rc)
+		return cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : 500, "%s", cs_store_errmsg(s));
+	snprintf(P->unit, sizeof P->unit, "ns");
+	cs_run_summary sum;
+	if (cs_runs_summary(s, P->run, &sum) == 0) {
+		snprintf(P->unit, sizeof P->unit, "%.15s", sum.time_unit[0] ? sum.time_unit : "ns");
+		snprintf(P->name, sizeof P->name, "%.255s", sum.name);
+		snprintf(P->kind, sizeof P->kind, "%.15s", sum.kind);
+		snprintf(P->source, sizeof P->source, "%.63s", sum.source);
+		P->clock_hz = sum.clock_hz;
+	}
+	int ns = P->ns = !strcmp(P->unit, "ns");
+	const char *rate = P->rate = r->rate && *r->rate ? r->rate : "sample";
+	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
+		return cs_series_fail(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
+	if ((!strcmp(rate, "second") && !ns && !(P->clock_hz > 0)) ||
+	    (!strcmp(rate, "cycle") && ns && !(P->clock_hz > 0)))
+		return cs_series_fail(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
+				      P->name, rate);
+	uint64_t t_end = 1;
+	rc = cs_read_run_extent(s, P->run, &P->t_min, &t_end);
+	if (rc && rc != -ENODATA)
+		return cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
+	P->from = r->have_from ? r->from : P->t_min;
+	P->to = r->have_to ? r->to : t_end;
+	if (P->to <= P->from)
+		return cs_series_fail(err, errlen, status, 400, "to: must be greater than from");
+	return 0;
+}
+
+int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, char *err,
+		size_t errlen)
+{
+	plot P = {.s = s, .r = r, .mlist = CS_BUF_INIT, .elist = CS_BUF_INIT};
+	int ret = -1;
+	if (plot_run(&P, status, err, errlen) || plot_columns(&P, status, err, errlen) ||
+	    plot_rows(&P, status, err, errlen) || plot_panels(&P, status, err, errlen))
+		goto out;
 	const char *kinds = r->ranges && *r->ranges ? r->ranges : NULL;
 	if (!kinds || strcmp(kinds, "none")) {
 		if (kinds && (!strcmp(kinds, "1") || !strcmp(kinds, "all")))
 			kinds = NULL;
-		if (load_lanes(s, run, from, to, kinds, &ls) < 0) {
+		if (load_lanes(s, P.run, P.from, P.to, kinds, &P.ls) < 0) {
 			cs_series_fail(err, errlen, status, 500, "reading the ranges: %s",
-			    cs_store_errmsg(s));
+				       cs_store_errmsg(s));
 			goto out;
 		}
 	}
-	char title[900], caption[1200], span[64], a[64], b[64];
-	snprintf(title, sizeof title, "%s: %s", name, cols[0].label);
-	for (size_t k = 1; k < n; k++) {
-		size_t l = strlen(title);
-		if (l + strlen(cols[k].label) > 110) {
-			snprintf(title + l, sizeof title - l, " and %zu more", n - k);
-			break;
-		}
-		snprintf(title + l, sizeof title - l, ", %s", cols[k].label);
-	}
-	double len = (double)(to - from);
-	/* both ends in one unit, with the digits the window needs */
-	double step = pow(10, floor(log10(len > 1 ? len : 1)) - 2);
-	if (ns) {
-		cs_fig_fmt_time((double)(from - t_min), step, a, sizeof a);
-		cs_fig_fmt_time((double)(to - t_min), step, b, sizeof b);
-		cs_fig_fmt_time(len / nb, 0, span, sizeof span);
-	} else {
-		cs_fig_fmt_num((double)(from - t_min), step, a, sizeof a);
-		cs_fig_fmt_num((double)(to - t_min), step, b, sizeof b);
-		cs_fig_fmt_num(len / nb, 0, span, sizeof span);
-	}
-	snprintf(caption, sizeof caption, "run %s (%s, %s); %s to %s%s of the run; %s", name, kind,
-		 source, a, b, ns ? "" : " cycles", raw ? "every sample over its own interval" : "");
-	if (!raw) {
-		size_t l = strlen(caption);
-		snprintf(caption + l, sizeof caption - l, "%u buckets of %s%s (mean, band min to max)",
-			 nb, span, ns ? "" : " cycles");
-	}
-	if (strcmp(rate, "sample")) {
-		size_t l = strlen(caption);
-		snprintf(caption + l, sizeof caption - l, "; counters per %s", rate);
-	}
-	if (r->have_device || ndev > 1) {
-		size_t l = strlen(caption);
-		snprintf(caption + l, sizeof caption - l, "; device %u", dev);
-	}
+	char title[900], caption[1200];
+	plot_words(&P, title, sizeof title, caption, sizeof caption);
+	int ns = P.ns;
 	cs_fig f = {.title = title, .caption = caption, .xkind = ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
-		    .x_origin = (double)t_min, .xtitle = ns ? "time since run start" : "cycles since run start",
-		    .xmin = (double)from, .xmax = (double)to, .width = r->width, .npanels = n,
-		    .panels = pan, .nlanes = ls.n, .lanes = ls.lane};
+		    .x_origin = (double)P.t_min, .xtitle = ns ? "time since run start" : "cycles since run start",
+		    .xmin = (double)P.from, .xmax = (double)P.to, .width = r->width, .npanels = P.n,
+		    .panels = P.pan, .nlanes = P.ls.n, .lanes = P.ls.lane};
 	if (cs_fig_svg(&f, out) < 0) {
 		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
 	}
 	ret = 0;
 out:
-	free(cols);
-	cs_buf_free(&mlist);
-	cs_buf_free(&elist);
-	table_free(&t);
-	lanes_free(&ls);
-	free(ser);
-	free(pan);
-	free(x0);
-	free(x1);
-	free(ys);
+	free(P.cols);
+	cs_buf_free(&P.mlist);
+	cs_buf_free(&P.elist);
+	table_free(&P.t);
+	lanes_free(&P.ls);
+	free(P.ser);
+	free(P.pan);
+	free(P.x0);
+	free(P.x1);
+	free(P.ys);
 	return ret;
 }
