@@ -302,7 +302,7 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 				 "or pass --db FILE)", path);
 		return NULL;
 	} else {
-		flags = access(path, W_OK) ? CS_OPEN_READONLY : 0;
+		flags = mode == CS_CLI_READONLY || access(path, W_OK) ? CS_OPEN_READONLY : 0;
 	}
 	cs_store *s = cs_store_open(path, flags, err, sizeof err);
 	if (!s)

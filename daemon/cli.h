@@ -90,11 +90,12 @@ int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)
 /* --db, else $CYCLESCOPE_DB, else ./cyclescope.db. Borrowed. */
 const char *cs_cli_db_path(const char *opt);
 
-enum cs_cli_access { CS_CLI_READ, CS_CLI_WRITE };
+enum cs_cli_access { CS_CLI_READ, CS_CLI_WRITE, CS_CLI_READONLY };
 
 /* Opens the store: CS_CLI_WRITE creates it when missing; CS_CLI_READ opens
  * an existing file read-write when it may (so runs of dead writers are
- * marked incomplete), read-only otherwise. NULL after printing why. */
+ * marked incomplete), read-only otherwise; CS_CLI_READONLY never writes
+ * (check, query). NULL after printing why. */
 cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 		      enum cs_cli_access mode);
 

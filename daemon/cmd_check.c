@@ -41,10 +41,9 @@ static int run_check(int argc, char **argv)
 	if (rc)
 		return CS_CLI_EXIT(rc);
 	const char *path = cs_cli_db_path(db);
-	char err[600];
-	cs_store *s = cs_store_open(path, CS_OPEN_READONLY, err, sizeof err);
+	cs_store *s = cs_cli_open(cmd, path, CS_CLI_READONLY);
 	if (!s)
-		return cs_cli_fail(cmd, "%s", err);
+		return CS_EXIT_FAIL;
 	cs_check_stats st;
 	if (cs_store_check(s, quick, print_problem, NULL, &st)) {
 		cs_store_close(s);

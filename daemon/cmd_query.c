@@ -34,11 +34,9 @@ static int run_query(int argc, char **argv)
 	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one SQL statement", pos);
 	if (rc)
 		return CS_CLI_EXIT(rc);
-	const char *path = cs_cli_db_path(db);
-	char err[600];
-	cs_store *s = cs_store_open(path, CS_OPEN_READONLY, err, sizeof err);
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READONLY);
 	if (!s)
-		return cs_cli_fail(cmd, "%s", err);
+		return CS_EXIT_FAIL;
 	/* The asker owns the file: no authorizer and no limits, but one
 	 * read-only statement still. */
 	const cs_query_opts o = {.json = json, .trusted = 1};

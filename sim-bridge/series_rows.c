@@ -214,7 +214,7 @@ out:
 }
 
 cs_srows *cs_srows_open(cs_store *s, const cs_series_req *r, int *status, char *err,
-				  size_t errlen)
+			size_t errlen)
 {
 	cs_srows *x = calloc(1, sizeof *x);
 	if (!x) {
