@@ -406,11 +406,14 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 			return 0;
 		}
 	}
-	for (uint32_t k = 0; k < x->m; k++)
-		x->row[k] = v[k];
-	for (uint32_t k = 0; k < x->nex; k++)
-		x->row[x->m + k] = cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
-	cs_series_row r = {x->devs[x->dev_i], seq, t0, t1, x->row, NULL};
+	const double *row = v; /* the metric columns come first: v as it is */
+	if (x->nex) {
+		memcpy(x->row, v, x->m * sizeof *v);
+		for (uint32_t k = 0; k < x->nex; k++)
+			x->row[x->m + k] = cs_expr_eval(x->ex[k], v, (double)(t1 - t0) * x->per_unit);
+		row = x->row;
+	}
+	cs_series_row r = {x->devs[x->dev_i], seq, t0, t1, row, NULL};
 	x->emitted++;
 	return x->emit_rc = x->emit(x->ctx, &r);
 }

@@ -163,16 +163,13 @@ static enum MHD_Result query(const call *x)
 		return cs_http_error(c, x->h, 413, "request body exceeds %u bytes", MAX_BODY);
 	const char *sql = cs_http_arg(c, "sql");
 	if (!strcmp(x->method, "POST") && !sql) {
-		cs_buf_put_u8(&rq->body, 0);
-		sql = (const char *)rq->body.data;
-		const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 		/* a form's sql= field; a body that is no form (curl -d
-		 * @file.sql sends this content type too) is the SQL */
-		const char *field = ctype && !strncmp(ctype, "application/x-www-form-urlencoded", 33)
-					    ? cs_http_form_field((char *)rq->body.data, "sql")
-					    : NULL;
-		if (field)
-			sql = field;
+		 * @file.sql sends a form's content type too) is the SQL */
+		sql = cs_http_form_value(rq, "sql");
+		if (!sql) {
+			cs_buf_put_u8(&rq->body, 0);
+			sql = (const char *)rq->body.data;
+		}
 	}
 	char err[600];
 	cs_store *s = cs_http_open_store(x->h, err, sizeof err);
@@ -412,18 +409,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 * many concurrent readers from starving the writer. */
 		if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE))
 			(void)0; /* not fatal: the request is served either way */
+		cs_http_form_begin(c, method, rq);
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (rq->body.len + *upload_size > MAX_BODY)
+		if (rq->body.len + *upload_size > MAX_BODY) {
 			rq->too_big = 1;
-		else
+		} else {
 			cs_buf_append(&rq->body, upload, *upload_size);
+			cs_http_form_feed(rq, upload, *upload_size);
+		}
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	/* the whole request (headers and body) is in: the connection is no
 	 * longer one the guard may close */
+	cs_http_form_end(rq);
 	cs_http_guard_waiting(h, c, 0);
 	atomic_fetch_add(&h->requests, 1);
 	/* Health and metrics never wait behind data work. */
@@ -443,12 +444,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)toe;
 	cs_http_guard_waiting(cls, c, 1);
 	req *rq = *con_cls;
-	if (rq) {
-		cs_buf_free(&rq->body);
-		for (unsigned i = 0; i < rq->nowned; i++)
-			free(rq->owned[i]);
-		free(rq);
-	}
+	if (rq)
+		cs_http_req_free(rq);
 	*con_cls = NULL;
 }
 

@@ -20,23 +20,7 @@
 const char *cs_http_post_arg(struct MHD_Connection *c, req *rq, const char *name)
 {
 	const char *v = cs_http_arg(c, name);
-	if (v || !rq->body.len)
-		return v;
-	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-	if (!ctype || strncmp(ctype, "application/x-www-form-urlencoded", 33))
-		return NULL;
-	/* form_field decodes in place: work on a copy per field */
-	char *copy = malloc(rq->body.len + 1);
-	if (!copy)
-		return NULL;
-	memcpy(copy, rq->body.data, rq->body.len);
-	copy[rq->body.len] = 0;
-	const char *f = rq->nowned < 4 ? cs_http_form_field(copy, name) : NULL;
-	char *out = f ? strdup(f) : NULL;
-	if (out)
-		rq->owned[rq->nowned++] = out;
-	free(copy);
-	return out;
+	return v ? v : cs_http_form_value(rq, name);
 }
 
 /* A command's outcome as an HTTP status. */

@@ -53,12 +53,22 @@ struct cs_http {
 	pthread_t guard;
 };
 
+/* A form field of a POST body (application/x-www-form-urlencoded),
+ * decoded by libmicrohttpd's post processor. */
+typedef struct form_field {
+	char *name;
+	cs_buf value;
+} form_field;
+
+#define MAX_FORM_FIELDS 8
+
 /* Per-request state (POST bodies). */
 typedef struct req {
-	cs_buf body;
+	cs_buf body; /* as sent: a query's SQL when it is no form */
 	int too_big;
-	char *owned[4]; /* decoded form fields (cs_http_post_arg) */
-	unsigned nowned;
+	struct MHD_PostProcessor *form; /* NULL unless the body is a form */
+	form_field fields[MAX_FORM_FIELDS];
+	unsigned nfields;
 } req;
 
 #define MAX_NAME_GLOB 4096
@@ -91,6 +101,14 @@ enum MHD_Result cs_http_error(struct MHD_Connection *c, cs_http *h, unsigned sta
 			      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* http_reply.c */
+/* POST forms: libmicrohttpd's post processor decodes the fields as the
+ * body arrives (begin at the request's first call, feed each piece, end
+ * once the body is in); a field's value, NUL-terminated, or NULL. */
+void cs_http_form_begin(struct MHD_Connection *c, const char *method, req *rq);
+void cs_http_form_feed(req *rq, const char *data, size_t n);
+void cs_http_form_end(req *rq);
+const char *cs_http_form_value(req *rq, const char *name);
+void cs_http_req_free(req *rq);
 cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen);
 enum MHD_Result cs_http_reply(struct MHD_Connection *c, cs_http *h, unsigned status,
 			     const char *type, cs_buf *body);
@@ -123,7 +141,6 @@ enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_stor
 /* http_query.c */
 int cs_http_client_gone(void *ctx);
 uint64_t cs_http_mono_ms(void);
-const char *cs_http_form_field(char *body, const char *name);
 int cs_http_query_fill(stream *s);
 enum MHD_Result cs_http_do_query(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				const char *sql, const char *format);

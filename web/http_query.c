@@ -33,28 +33,6 @@ uint64_t cs_http_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The value of field name in an application/x-www-form-urlencoded body
- * (decoded in place: '+' is a space, %XX a byte), or NULL. What curl -d
- * 'sql=...' and HTML forms send. */
-const char *cs_http_form_field(char *body, const char *name)
-{
-	size_t nl = strlen(name);
-	for (char *f = body; f && *f; f = strchr(f, '&') ? strchr(f, '&') + 1 : NULL) {
-		if (strncmp(f, name, nl) || f[nl] != '=')
-			continue;
-		char *v = f + nl + 1;
-		char *end = strchr(v, '&');
-		if (end)
-			*end = 0;
-		for (char *p = v; *p; p++)
-			if (*p == '+')
-				*p = ' ';
-		MHD_http_unescape(v);
-		return v;
-	}
-	return NULL;
-}
-
 /* A query answer is built in memory up to this size, and answered with
  * its real status (413, 504, 400) when anything fails; past it, the answer
  * is streamed a piece at a time in bounded memory, and a failure after the

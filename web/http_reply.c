@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "json.h"
@@ -77,6 +78,79 @@ int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int
 	if (!*have)
 		return 0;
 	return cs_parse_u64(s, v) ? -1 : 0;
+}
+
+/* The post processor's iterator: a field's value may come in pieces. */
+static enum MHD_Result form_piece(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *filename, const char *ctype, const char *enc,
+				  const char *data, uint64_t off, size_t size)
+{
+	req *rq = cls;
+	(void)kind, (void)filename, (void)ctype, (void)enc, (void)off;
+	form_field *f = NULL;
+	for (unsigned i = 0; i < rq->nfields && !f; i++)
+		if (!strcmp(rq->fields[i].name, key))
+			f = &rq->fields[i];
+	if (!f) {
+		if (rq->nfields == MAX_FORM_FIELDS)
+			return MHD_YES; /* past the fields any endpoint reads */
+		f = &rq->fields[rq->nfields];
+		if (!(f->name = strdup(key)))
+			return MHD_NO;
+		f->value = (cs_buf)CS_BUF_INIT;
+		rq->nfields++;
+	}
+	return size && cs_buf_append(&f->value, data, size) ? MHD_NO : MHD_YES;
+}
+
+void cs_http_form_begin(struct MHD_Connection *c, const char *method, req *rq)
+{
+	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	if (!strcmp(method, "POST") && ctype &&
+	    !strncasecmp(ctype, "application/x-www-form-urlencoded", 33))
+		rq->form = MHD_create_post_processor(c, 4096, form_piece, rq);
+}
+
+void cs_http_form_feed(req *rq, const char *data, size_t n)
+{
+	if (rq->form && MHD_post_process(rq->form, data, n) != MHD_YES) {
+		/* not a form after all (a SQL body sent with this type): the
+		 * body as it is is what counts */
+		MHD_destroy_post_processor(rq->form);
+		rq->form = NULL;
+	}
+}
+
+void cs_http_form_end(req *rq)
+{
+	/* destroying it hands on what it still held of the last field */
+	if (rq->form)
+		MHD_destroy_post_processor(rq->form);
+	rq->form = NULL;
+}
+
+const char *cs_http_form_value(req *rq, const char *name)
+{
+	for (unsigned i = 0; i < rq->nfields; i++)
+		if (!strcmp(rq->fields[i].name, name)) {
+			cs_buf *v = &rq->fields[i].value;
+			if (cs_buf_put_u8(v, 0))
+				return NULL;
+			v->len--; /* the NUL stays past the value */
+			return v->data ? (const char *)v->data : "";
+		}
+	return NULL;
+}
+
+void cs_http_req_free(req *rq)
+{
+	cs_http_form_end(rq);
+	for (unsigned i = 0; i < rq->nfields; i++) {
+		free(rq->fields[i].name);
+		cs_buf_free(&rq->fields[i].value);
+	}
+	cs_buf_free(&rq->body);
+	free(rq);
 }
 
 cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen)

@@ -11,6 +11,8 @@
 
 struct cs_series_csv {
 	cs_srows *rows;
+	int device_col, has_seq; /* the rows' shape, asked once */
+	uint32_t ncols;
 	int header_done;
 	cs_buf *out;
 	cs_csv w;
@@ -34,6 +36,9 @@ cs_series_csv *cs_series_csv_open(cs_store *s, const cs_series_req *r, int *stat
 		free(x);
 		return NULL;
 	}
+	x->device_col = cs_srows_device_col(x->rows);
+	x->has_seq = cs_srows_has_seq(x->rows);
+	x->ncols = cs_srows_ncols(x->rows);
 	return x;
 }
 
@@ -76,12 +81,11 @@ static void write_header(cs_series_csv *x)
 static int write_row(void *ctx, const cs_series_row *row)
 {
 	cs_series_csv *x = ctx;
-	cs_srows *r = x->rows;
-	uint32_t cols = cs_srows_ncols(r);
-	if (cs_srows_device_col(r))
+	uint32_t cols = x->ncols;
+	if (x->device_col)
 		cs_csv_u64(&x->w, row->device);
 	if (!row->a) {
-		if (cs_srows_has_seq(r))
+		if (x->has_seq)
 			cs_csv_u64(&x->w, row->seq);
 		cs_csv_u64(&x->w, row->t0);
 		cs_csv_u64(&x->w, row->t1);
