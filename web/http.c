@@ -191,107 +191,44 @@ static enum MHD_Result runs(const call *x)
 
 /* ---- /api/v1/runs/RUN[/PART] ---- */
 
-/* One run's part: s is open on the run's database; a handler whose route
- * says owns closes it (a streamed answer keeps it). spec is the run as the
- * URL named it, id its number. */
-typedef enum MHD_Result (*run_fn)(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id);
-
-static enum MHD_Result run_get(const call *x, cs_store *s, int64_t run, const char *spec,
-			       const char *id)
-{
-	(void)spec, (void)id;
-	return cs_http_get_run(x->c, x->h, s, run, 0);
-}
-
-static enum MHD_Result run_metrics(const call *x, cs_store *s, int64_t run, const char *spec,
-				   const char *id)
-{
-	(void)spec, (void)id;
-	return cs_http_get_run(x->c, x->h, s, run, 1);
-}
-
-static enum MHD_Result run_series(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id)
-{
-	(void)run, (void)spec;
-	return cs_http_get_series(x->c, x->h, s, id);
-}
-
-static enum MHD_Result run_ranges(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id)
-{
-	(void)spec, (void)id;
-	return cs_http_get_ranges(x->c, x->h, s, run);
-}
-
-static enum MHD_Result run_follow(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id)
-{
-	(void)run, (void)spec;
-	return cs_http_get_follow(x->c, x->h, s, id);
-}
-
-static enum MHD_Result run_phases(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id)
-{
-	(void)run, (void)id;
-	return cs_http_get_phases(x->c, x->h, s, spec);
-}
-
-static enum MHD_Result run_trace(const call *x, cs_store *s, int64_t run, const char *spec,
-				 const char *id)
-{
-	(void)run, (void)id;
-	return cs_http_get_trace(x->c, x->h, s, spec);
-}
-
-static enum MHD_Result run_plot(const call *x, cs_store *s, int64_t run, const char *spec,
-				const char *id)
-{
-	(void)run, (void)id;
-	return cs_http_get_plot(x->c, x->h, s, spec);
-}
-
 /* DELETE /api/v1/runs/RUN, by uuid: ids are reused, and another request
  * may delete and an import reuse this one meanwhile. The writer deletes. */
-static enum MHD_Result run_delete(const call *x, cs_store *s, int64_t run, const char *spec,
-				  const char *id)
+static enum MHD_Result run_delete(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const cs_http_run *r)
 {
-	cs_http *h = x->h;
-	(void)spec, (void)id;
+	int64_t run = r->id;
 	cs_run_summary sum;
 	const char *uuid = cs_runs_summary(s, run, &sum) == 0 ? sum.uuid : "";
 	if (h->o.read_only)
-		return cs_http_error(x->c, h, 403, "this daemon is read-only (read_only = 1): "
+		return cs_http_error(c, h, 403, "this daemon is read-only (read_only = 1): "
 						   "it deletes no runs");
 	char why[600] = "";
 	int rc = !h->o.delete_run ? -ENOTSUP
 		 : h->o.delete_run(h->o.metrics_ctx, uuid, &run, why, sizeof why);
 	if (rc == -ENOTSUP)
-		return cs_http_error(x->c, h, 405, "this daemon does not delete runs");
+		return cs_http_error(c, h, 405, "this daemon does not delete runs");
 	if (rc)
-		return cs_http_error(x->c, h, rc == -EBUSY ? 409 : rc == -ENOENT ? 404 : 503, "%s", why);
+		return cs_http_error(c, h, rc == -EBUSY ? 409 : rc == -ENOENT ? 404 : 503, "%s", why);
 	char body[64];
 	snprintf(body, sizeof body, "{\"deleted\":%lld}", (long long)run);
-	return cs_http_json_text(x->c, h, body);
+	return cs_http_json_text(c, h, body);
 }
 
 static const struct run_route {
 	const char *part; /* after RUN/ ("" for the run itself) */
 	unsigned methods;
 	int owns;         /* the handler closes the store */
-	run_fn fn;
+	cs_http_run_fn fn;
 } run_routes[] = {
-	{"", M_GET, 0, run_get},
+	{"", M_GET, 0, cs_http_get_run},
 	{"", M_DELETE, 0, run_delete},
-	{"metrics", M_GET, 0, run_metrics},
-	{"series.csv", M_GET, 1, run_series},
-	{"ranges.csv", M_GET, 1, run_ranges},
-	{"follow", M_GET, 1, run_follow},
-	{"phases", M_GET, 0, run_phases},
-	{"trace.json", M_GET, 0, run_trace},
-	{"plot.svg", M_GET, 0, run_plot},
+	{"metrics", M_GET, 0, cs_http_get_run_metrics},
+	{"series.csv", M_GET, 1, cs_http_get_series},
+	{"ranges.csv", M_GET, 1, cs_http_get_ranges},
+	{"follow", M_GET, 1, cs_http_get_follow},
+	{"phases", M_GET, 0, cs_http_get_phases},
+	{"trace.json", M_GET, 0, cs_http_get_trace},
+	{"plot.svg", M_GET, 0, cs_http_get_plot},
 };
 
 static enum MHD_Result one_run(const call *x)
@@ -326,9 +263,9 @@ static enum MHD_Result one_run(const call *x)
 	else if (!rt)
 		r = cs_http_error(x->c, x->h, 405, "use GET%s", allowed & M_DELETE ? " or DELETE" : "");
 	else {
-		char id[32];
-		snprintf(id, sizeof id, "%lld", (long long)run);
-		r = rt->fn(x, s, run, spec, id);
+		cs_http_run ref = {run, spec, ""};
+		snprintf(ref.idtext, sizeof ref.idtext, "%lld", (long long)run);
+		r = rt->fn(x->c, x->h, s, &ref);
 		if (rt->owns)
 			return r;
 	}

@@ -121,22 +121,40 @@ enum MHD_Result cs_http_stream_as(struct MHD_Connection *c, cs_http *h, stream *
 enum MHD_Result cs_http_stream(struct MHD_Connection *c, cs_http *h, stream *s,
 				    const char *filename);
 
+/* A run a request names (/api/v1/runs/RUN/...): its id, the URL's name
+ * for it (spec), and the id as text. */
+typedef struct cs_http_run {
+	int64_t id;
+	const char *spec;
+	char idtext[24];
+} cs_http_run;
+
+/* One part of a run (the route table in http.c). Handlers that stream
+ * (series, ranges, follow) take ownership of s; the others leave it. */
+typedef enum MHD_Result (*cs_http_run_fn)(struct MHD_Connection *c, cs_http *h, cs_store *s,
+					  const cs_http_run *r);
+
 /* http_runs.c */
 int cs_http_ranges_fill(stream *s);
 enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s);
-enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
-			       int metrics_only);
-enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run);
+enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				const cs_http_run *r);
+enum MHD_Result cs_http_get_run_metrics(struct MHD_Connection *c, cs_http *h, cs_store *s,
+					const cs_http_run *r);
+enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				   const cs_http_run *r);
 
 /* http_series.c */
 enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run);
-enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run);
+				   const cs_http_run *r);
+enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const cs_http_run *r);
 enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run);
-enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run);
+				   const cs_http_run *r);
+enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				 const cs_http_run *r);
 enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run);
+				   const cs_http_run *r);
 
 /* http_query.c */
 int cs_http_client_gone(void *ctx);

@@ -51,12 +51,18 @@ enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store 
 	return json_answer(c, h, s, rc, &b);
 }
 
-enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run,
-				int metrics_only)
+enum MHD_Result cs_http_get_run_metrics(struct MHD_Connection *c, cs_http *h, cs_store *s,
+					const cs_http_run *r)
 {
 	cs_buf b = CS_BUF_INIT;
-	if (metrics_only)
-		return json_answer(c, h, s, cs_runs_metrics_json(s, run, &b), &b);
+	return json_answer(c, h, s, cs_runs_metrics_json(s, r->id, &b), &b);
+}
+
+enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				const cs_http_run *r)
+{
+	int64_t run = r->id;
+	cs_buf b = CS_BUF_INIT;
 	/* the metrics its page opens on (plot.h), a JSON array */
 	char defaults[1024];
 	cs_buf dj = CS_BUF_INIT;
@@ -103,8 +109,10 @@ int cs_http_ranges_fill(stream *s)
 	return rc >= 0 ? out : rc;
 }
 
-enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s, int64_t run)
+enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				   const cs_http_run *r)
 {
+	int64_t run = r->id;
 	uint64_t from = 0, to = INT64_MAX, limit = 0;
 	int have_from, have_to, have_limit;
 	if (cs_http_arg_u64(c, "from", &from, &have_from) || from > INT64_MAX)

@@ -16,8 +16,9 @@
 
 /* get_series and get_ranges take ownership of s: the stream closes it. */
 enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run)
+				   const cs_http_run *ref)
 {
+	const char *run = ref->idtext;
 	cs_series_req q = {.run = run, .to = UINT64_MAX};
 	uint64_t dev = 0, nb = 0;
 	int have_b;
@@ -59,8 +60,10 @@ enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_stor
 
 /* GET /api/v1/runs/{run}/trace.json?metric=&from=&to=&buckets=&raw=1: the
  * Trace Event JSON of `cyclescope export --format perfetto`. */
-enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run)
+enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				  const cs_http_run *ref)
 {
+	const char *run = ref->spec;
 	uint64_t from = 0, to = 0, nb = 0;
 	int have;
 	if (cs_http_arg_u64(c, "from", &from, &have) < 0 || cs_http_arg_u64(c, "to", &to, &have) < 0)
@@ -83,8 +86,9 @@ enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store
  * the run's samples and ranges as Server-Sent Events as they are
  * committed, until the run ends (web/follow.c). Takes ownership of s. */
 enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run)
+				   const cs_http_run *ref)
 {
+	const char *run = ref->idtext;
 	cs_follow_req q = {.run = run, .metrics = cs_http_arg(c, "metric")};
 	uint64_t dev = 0, poll = 100, hb = 2000;
 	int have;
@@ -121,8 +125,10 @@ enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_stor
 
 /* GET /api/v1/runs/{run}/plot.svg?metric=&expr=&from=&to=&device=&buckets=
  * &rate=&ranges=&width=: the figure `cyclescope plot` draws (web/plot.c). */
-enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s, const char *run)
+enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				 const cs_http_run *ref)
 {
+	const char *run = ref->spec;
 	cs_plot_req rq = {.run = run};
 	uint64_t dev = 0, nb = 0, width = 0;
 	int have;
@@ -156,8 +162,9 @@ enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store 
 /* GET /api/v1/runs/{run}/phases?a=&b=&metric=&device=&format=: what
  * `cyclescope phases` prints (web/phases.c), JSON by default. */
 enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
-				  const char *run)
+				   const cs_http_run *ref)
 {
+	const char *run = ref->spec;
 	uint64_t dev = 0;
 	int have;
 	if (cs_http_arg_u64(c, "device", &dev, &have) < 0 || dev > UINT32_MAX)
