@@ -11,6 +11,7 @@
 #include "reader.h"
 #include "runs.h"
 #include "store.h"
+#include "text.h"
 
 static int run_runs(int argc, char **argv);
 
@@ -150,8 +151,11 @@ static int run_runs(int argc, char **argv)
 	printf("%4s  %-4s  %-10s  %-*s  %-5s  %3s  %7s  %10s  %-12s  %s\n", "ID", "KIND",
 	       "STATUS", sw, "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN", "NAME");
 	for (size_t i = 0; i < n; i++) {
-		const cs_run_row *r = &rows[i];
+		cs_run_row *r = &rows[i];
 		char span[32];
+		/* a name of a terminal's escapes or line breaks prints as '?'s */
+		cs_text_printable(r->name);
+		cs_text_printable(r->source);
 		format_span(span, sizeof span, r->time_unit, r->have_span, r->t_min, r->t_max);
 		printf("%4lld  %-4s  %-10s  %-*s  %-5s  %3lld  %7lld  %10lld  %-12s  %s\n",
 		       (long long)r->id, r->kind, r->status, sw, r->source, r->time_unit,

@@ -262,7 +262,8 @@ static int run_serve(int argc, char **argv)
 			   select_cb,
 			   command_cb,
 			   follow_cb,
-			   (int)c.read_only};
+			   (int)c.read_only,
+			   c.http_hosts};
 	cs_http *h = cs_http_start(&ho, err, sizeof err);
 	if (!h) {
 		cs_ship_stop(p.ship);

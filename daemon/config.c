@@ -28,6 +28,7 @@ static const key keys[] = {
 	S("listen", listen),
 	S("socket", socket),
 	S("token", token),
+	S("http_hosts", http_hosts),
 	S("log", log),
 	S("log_level", log_level),
 	U("queue_mb", queue_mb, 1, 65536),

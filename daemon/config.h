@@ -17,6 +17,7 @@ typedef struct cs_config {
 	char listen[128];  /* host:port */
 	char socket[512];
 	char token[256];   /* required when listen is not loopback */
+	char http_hosts[512]; /* names the daemon is reached by, besides its own */
 	char log[512];     /* "" = stderr */
 	char log_level[16];
 	uint64_t queue_mb;         /* bounded ingest queue */

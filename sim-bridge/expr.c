@@ -39,8 +39,9 @@ cs_expr *cs_expr_parse(const char *text, char *err, size_t errlen)
 		const char *msg = perr;
 		if (sscanf(perr, "expr:1:%d:", &col) == 1 && (msg = strchr(perr + 7, ':')))
 			msg += 2;
-		snprintf(err, errlen, "expression '%s', column %d: %s", text, col > 4 ? col - 4 : 1,
-			 msg ? msg : perr);
+		/* a long expression is quoted by its start: the reason must fit */
+		snprintf(err, errlen, "expression '%.80s%s', column %d: %s", text, n > 80 ? "..." : "",
+			 col > 4 ? col - 4 : 1, msg ? msg : perr);
 		goto fail;
 	}
 	e->nnames = cs_mmap_names(e->m);

@@ -13,6 +13,11 @@
 #include <string.h>
 
 #define MAX_OPS 256
+/* Nesting (parentheses, unary minus, rate( and delta( inside one another)
+ * and the length of one expression: a request's expression cannot run
+ * the parser's recursion past its thread's stack. */
+#define MAX_DEPTH 256
+#define MAX_EXPR_LEN 16384
 #define MAX_STACK 64
 
 /* OP_RATE divides by the sample's length in cycles; OP_DELTA subtracts
@@ -54,6 +59,7 @@ typedef struct parser {
 	cs_mmap *m;
 	op ops[MAX_OPS];
 	size_t nops;
+	int depth;
 	int failed;
 } parser;
 
@@ -134,7 +140,20 @@ static const char *quoted(parser *p, size_t *len)
 	return start;
 }
 
+static void parse_primary_(parser *p);
+
+/* One level deeper: refused past MAX_DEPTH. */
 static void parse_primary(parser *p)
+{
+	if (++p->depth > MAX_DEPTH)
+		perr(p, p->s, "expression nested too deeply (more than %d levels of '(' and '-')",
+		     MAX_DEPTH);
+	else
+		parse_primary_(p);
+	p->depth--;
+}
+
+static void parse_primary_(parser *p)
 {
 	skip_ws(p);
 	if (p->s >= p->end) {
@@ -309,6 +328,11 @@ cs_mmap *cs_mmap_parse(const char *buf, size_t len, const char *label, char *err
 			}
 			p.s++;
 			p.nops = 0;
+			p.depth = 0;
+			if (p.end - p.s > MAX_EXPR_LEN) {
+				perr(&p, p.s, "expression longer than %d characters", MAX_EXPR_LEN);
+				break;
+			}
 			parse_expr(&p);
 			skip_ws(&p);
 			if (!p.failed && p.s < p.end)

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 
+#include "text.h"
+
 static atomic_int level_g = CS_LOG_WARN;
 /* The stream is swapped (SIGHUP) while other threads log: both under mu. */
 static pthread_mutex_t mu_g = PTHREAD_MUTEX_INITIALIZER;
@@ -28,6 +30,7 @@ void cs_log_(enum cs_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
+	cs_text_printable(line); /* one record, one line: no forged ones */
 	pthread_mutex_lock(&mu_g);
 	fprintf(stream_g ? stream_g : stderr, "cyclescope: %s: %s\n", names[level], line);
 	pthread_mutex_unlock(&mu_g);

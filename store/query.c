@@ -2,6 +2,7 @@
 #include "query.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,10 @@
 #include "csv.h"
 #include "json.h"
 #include "store_int.h"
+
+/* The most arguments a sandboxed printf() takes (SQLite's own default
+ * limit on a function's arguments is 127). */
+#define AUX_ARGS 127
 
 struct cs_query {
 	cs_store *s;
@@ -25,6 +30,10 @@ struct cs_query {
 	char why[256];
 	uint64_t deadline_ms, next_check_ms;
 	int timed_out, gone;
+	/* printf() and format(): SQLite's own, on a private connection */
+	sqlite3 *aux;
+	sqlite3_stmt *aux_st[2][AUX_ARGS + 1]; /* [format][argc] */
+	int value_cap;
 };
 
 static uint64_t mono_ms(void)
@@ -112,6 +121,117 @@ static int progress(void *ctx)
 	return 0;
 }
 
+/* The largest width or precision in a printf() format, '*' read from the
+ * arguments that follow it (args[0] is the format). */
+static long long widest(const unsigned char *f, int argc, sqlite3_value **args)
+{
+	long long most = 0;
+	int next = 1; /* the argument the next conversion takes */
+	for (const unsigned char *c = f; c && *c; c++) {
+		if (*c != '%')
+			continue;
+		if (*++c == '%')
+			continue;
+		while (*c && strchr("-+ 0#,!", *c))
+			c++;
+		for (int part = 0; part < 2 && *c; part++) {
+			long long v = 0;
+			if (*c == '*') {
+				v = next < argc ? sqlite3_value_int64(args[next++]) : 0;
+				v = v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
+				c++;
+			} else {
+				while (*c >= '0' && *c <= '9' && v < 1000000000000LL)
+					v = v * 10 + (*c++ - '0');
+				while (*c >= '0' && *c <= '9')
+					c++;
+			}
+			if (v > most)
+				most = v;
+			if (part == 0 && *c == '.')
+				c++;
+			else
+				break;
+		}
+		while (*c == 'l')
+			c++;
+		if (!*c)
+			break;
+		next++; /* the conversion's own argument */
+	}
+	return most;
+}
+
+/* printf() and format() in the sandbox. One call builds its whole value
+ * before the progress handler can run again (printf('%.*c', 2e9, 'x') ran
+ * 28 s past every deadline), so a width or precision longer than any
+ * value may be is refused; the rest goes to SQLite's own function on a
+ * private in-memory connection: the same answers. */
+static void run_printf(sqlite3_context *ctx, int argc, sqlite3_value **args, int format)
+{
+	cs_query *q = sqlite3_user_data(ctx);
+	const char *fn = format ? "format" : "printf";
+	if (argc < 1 || sqlite3_value_type(args[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	char msg[200];
+	long long w = widest(sqlite3_value_text(args[0]), argc, args);
+	if (w > q->value_cap) {
+		snprintf(msg, sizeof msg, "%s(): a width or precision of %lld is over the %d bytes "
+			 "one value may take here", fn, w, q->value_cap);
+		sqlite3_result_error(ctx, msg, -1);
+		return;
+	}
+	if (argc > AUX_ARGS) {
+		snprintf(msg, sizeof msg, "%s(): more than %d arguments", fn, AUX_ARGS);
+		sqlite3_result_error(ctx, msg, -1);
+		return;
+	}
+	if (!q->aux) {
+		if (sqlite3_open_v2(":memory:", &q->aux, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY,
+				    NULL) != SQLITE_OK) {
+			sqlite3_close(q->aux);
+			q->aux = NULL;
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		sqlite3_limit(q->aux, SQLITE_LIMIT_LENGTH, q->value_cap);
+	}
+	sqlite3_stmt **st = &q->aux_st[format][argc];
+	if (!*st) {
+		char sql[1200];
+		int n = snprintf(sql, sizeof sql, "SELECT %s(?1", fn);
+		for (int i = 2; i <= argc; i++)
+			n += snprintf(sql + n, sizeof sql - (size_t)n, ",?%d", i);
+		snprintf(sql + n, sizeof sql - (size_t)n, ")");
+		if (sqlite3_prepare_v2(q->aux, sql, -1, st, NULL) != SQLITE_OK) {
+			sqlite3_result_error(ctx, sqlite3_errmsg(q->aux), -1);
+			return;
+		}
+	}
+	for (int i = 0; i < argc; i++)
+		sqlite3_bind_value(*st, i + 1, args[i]);
+	if (sqlite3_step(*st) == SQLITE_ROW)
+		sqlite3_result_value(ctx, sqlite3_column_value(*st, 0));
+	else if (sqlite3_errcode(q->aux) == SQLITE_TOOBIG)
+		sqlite3_result_error_toobig(ctx);
+	else
+		sqlite3_result_error(ctx, sqlite3_errmsg(q->aux), -1);
+	sqlite3_reset(*st);
+	sqlite3_clear_bindings(*st);
+}
+
+static void sandbox_printf(sqlite3_context *ctx, int argc, sqlite3_value **args)
+{
+	run_printf(ctx, argc, args, 0);
+}
+
+static void sandbox_format(sqlite3_context *ctx, int argc, sqlite3_value **args)
+{
+	run_printf(ctx, argc, args, 1);
+}
+
 static cs_query *refuse(cs_query *q, cs_query_fail f, cs_query_fail *fail, char *why,
 			size_t whylen, const char *msg)
 {
@@ -144,8 +264,14 @@ cs_query *cs_query_open(cs_store *s, const char *sql, const cs_query_opts *o,
 		uint64_t maxlen = o->max_bytes / 2 + 1;
 		sqlite3_limit(db, SQLITE_LIMIT_LENGTH, maxlen > 1000000000u ? 1000000000 : (int)maxlen);
 	}
-	if (!o->trusted)
+	q->value_cap = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+	if (!o->trusted) {
 		sqlite3_set_authorizer(db, authorize, q);
+		sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8, q, sandbox_printf, NULL,
+					   NULL, NULL);
+		sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8, q, sandbox_format, NULL,
+					   NULL, NULL);
+	}
 	if (o->timeout_ms || o->gone)
 		sqlite3_progress_handler(db, 1000, progress, q);
 	const char *tail = NULL;
@@ -180,6 +306,14 @@ void cs_query_close(cs_query *q)
 	sqlite3 *db = cs_store_db(q->s);
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	sqlite3_set_authorizer(db, NULL, NULL);
+	if (!q->o.trusted) { /* SQLite's own printf() and format() again */
+		sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+		sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
+	}
+	for (int f = 0; f < 2; f++)
+		for (int i = 0; i <= AUX_ARGS; i++)
+			sqlite3_finalize(q->aux_st[f][i]);
+	sqlite3_close(q->aux);
 	free(q);
 }
 

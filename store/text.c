@@ -53,6 +53,13 @@ size_t cs_list_count(const char *list)
 	return n;
 }
 
+void cs_text_printable(char *s)
+{
+	for (unsigned char *c = (unsigned char *)s; c && *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			*c = '?';
+}
+
 int cs_parse_u64(const char *s, uint64_t *v)
 {
 	if (!s || *s < '0' || *s > '9')

@@ -193,6 +193,12 @@ gid=$(sqlite3 "$T/del.db" "SELECT id FROM runs WHERE name = 'gone'")
 "$CS" runs rename other renamed --db "$T/del.db" >"$T/out" 2>&1 &&
 	[ "$(sqlite3 "$T/del.db" "SELECT group_concat(name, ' ') FROM (SELECT name FROM runs ORDER BY id)")" = "keep renamed" ] &&
 	ok "runs rename" || no "runs rename" "$T/out"
+# A run name with a terminal's escapes and a line break prints as '?'s: one
+# line a run, nothing the terminal acts on.
+"$CS" import csv "$EX" --db "$T/esc.db" --name "$(printf 'evil\033[31m\r\ncyclescope: error: forged')" >/dev/null 2>&1
+"$CS" runs --db "$T/esc.db" >"$T/out" 2>&1
+[ "$(wc -l <"$T/out")" -eq 2 ] && ! grep -q "$(printf '\033')" "$T/out" && grep -q 'evil?\[31m??cyclescope: error: forged$' "$T/out" &&
+	ok "runs prints a name's escapes and line breaks as '?'" || no "runs with escapes in a name" "$T/out"
 "$B/tests/produce" --db "$T/del.db" --name live --samples 5000 --stall-after 1000 >/dev/null 2>&1 &
 PP=$!
 # until the run is there (or the producer has died): a loaded machine may take long

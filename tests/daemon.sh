@@ -294,6 +294,20 @@ size=$(wc -c <"$T/body")
 code=$(q "SELECT replace(hex(zeroblob(16000000)), '0', '\"') AS a, replace(hex(zeroblob(16000000)), '0', '\"') AS b" 2>/dev/null)
 size=$(wc -c <"$T/body")
 [ "$code" = 413 ] && [ "$size" -lt 1000 ] && ok "2 x 32 MB of quotes as CSV: 413, not 128 MB" || no "quote bomb ($code, $size bytes)" "$T/body"
+# printf builds its whole value in one call, where no time limit can stop
+# it: three 2e9-character conversions ran 27.9 s. A width or precision
+# past what one value may be is refused at once; printf and format still
+# answer as SQLite's own (the expected text from Python's % operator).
+start=$(date +%s%N)
+code=$(q "SELECT length(printf('%.*c%.*c%.*c',2000000000,'x',2000000000,'y',2000000000,'z'))" 2>/dev/null)
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$code" = 400 ] && grep -q 'width or precision of 2000000000 is over' "$T/body" && [ $ms -lt 5000 ] &&
+	ok "printf with a 2e9 precision is refused in $ms ms (400 naming it), not run for half a minute" ||
+	no "printf bomb ($code, $ms ms)" "$T/body"
+code=$(q "SELECT printf('%05d|%-4s|%.2f', 42, 'ab', 3.14159) AS p, format('%s-%s', 'a', 'b') AS f, printf('%*d', 6, 7) AS w" 2>/dev/null)
+want=$(python3 -c "print('p,f,w'); print('%05d|%-4s|%.2f,%s-%s,%*d' % (42, 'ab', 3.14159, 'a', 'b', 6, 7))")
+[ "$code" = 200 ] && [ "$(tr -d '\r' <"$T/body")" = "$want" ] && ok "printf and format answer as SQLite's own in the sandbox" ||
+	no "sandboxed printf ($code)" "$T/body"
 # A large answer streams in bounded memory: 4000 rows of 400 bytes (1.6 MB,
 # past the 1 MiB kept whole) arrive whole, chunked, every row there
 # (checked with Python's csv); then the row limit (5000 here) cuts a longer
@@ -345,6 +359,23 @@ present=$(awk 'BEGIN { for (i = 0; i < 50000; i++) for (k = 0; k < 4; k++) c += 
 	[ "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM runs WHERE name = ?", ("late\ufffdx",)).fetchone()[0])' "$DB")" = 1 ] &&
 	ok "a run name that is not UTF-8 arrives with U+FFFD, not as a frame error" || no "non-UTF-8 name via the socket" "$T/out"
 "$CS" import csv "$EX" --socket "$SOCK" --name doomed >/dev/null 2>&1
+# No other web page drives the daemon through a browser: a Host that is
+# no name of the daemon (DNS rebinding) is refused on every request, and a
+# POST or DELETE whose Origin is another site is refused; curl (no
+# Origin), the daemon's own pages and localhost go on.
+P=${U##*:}
+c1=$(get -o "$T/body" -w '%{http_code}' -X DELETE -H "Host: attacker.example:$P" "$U/api/v1/runs/doomed")
+grep -q "Host 'attacker.example:$P' is no name of this daemon" "$T/body"; g1=$?
+c2=$(get -o "$T/body" -w '%{http_code}' -H "Host: attacker.example:$P" "$U/api/v1/health")
+c3=$(get -o "$T/body" -w '%{http_code}' -H "Host: localhost:$P" "$U/api/v1/health")
+c4=$(get -o "$T/body" -w '%{http_code}' -H 'Origin: http://evil.example' -H 'Content-Type: text/plain' --data 'SELECT 1' "$U/api/v1/query")
+grep -q "Origin 'http://evil.example' is another site" "$T/body"; g4=$?
+c5=$(get -o "$T/body" -w '%{http_code}' -H "Origin: http://127.0.0.1:$P" --data-urlencode 'sql=SELECT 1' "$U/api/v1/query")
+c6=$(get -o "$T/body" -w '%{http_code}' -X DELETE -H 'Origin: http://evil.example' "$U/api/v1/runs/doomed")
+[ "$c1$c2$c3$c4$c5$c6" = 403403200403200403 ] && [ "$g1$g4" = 00 ] &&
+	[ "$(sqlite3 "$DB" "SELECT count(*) FROM runs WHERE name = 'doomed'")" = 1 ] &&
+	ok "a foreign Host (DELETE, GET) and a foreign Origin (POST, DELETE) are 403 naming them, the run stays; localhost and the daemon's own origin are served" ||
+	no "Host/Origin checks ($c1 $c2 $c3 $c4 $c5 $c6; greps $g1$g4)" "$T/body"
 code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/doomed")
 [ "$code" = 200 ] && grep -q '"deleted":[0-9]' "$T/body" && ! get "$U/api/v1/runs" | grep -q '"doomed"' &&
 	[ "$(sqlite3 "$DB" "SELECT (SELECT count(*) FROM runs WHERE name = 'doomed')")" = 0 ] &&

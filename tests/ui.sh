@@ -103,6 +103,9 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "ht
 [ "$code" = "200 image/svg+xml" ] && cmp -s "$T/body" "$T/cli.svg" && ok "GET /api/v1/runs/{run}/plot.svg is cyclescope plot's figure, byte for byte" || no "plot.svg ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/plot.svg?rate=hourly")
 [ "$code" = 400 ] && grep -q 'rate: sample, second or cycle' "$T/body" && ok "plot.svg with a bad rate is 400 naming it" || no "plot.svg 400 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/runs/phases/plot.svg?to=18446744073709551615")
+[ "$code" = 400 ] && grep -q 'to: expected a non-negative integer time, at most 2^63-1' "$T/body" &&
+	ok "plot.svg with to past 2^63-1 is 400 naming it (was a 500)" || no "plot.svg huge to ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' "http://127.0.0.1:$PORT/api/v1/correlate?hw=simk&sim=sim&hw_metric=gpu_sim_insn&sim_metric=Ltworeadhit&format=svg")
 [ "$code" = "200 image/svg+xml" ] && python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$T/body" &&
 	ok "GET /api/v1/correlate?format=svg is the comparison's figure (parses as XML)" || no "correlate svg ($code)" "$T/body"

@@ -9,19 +9,23 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "log.h"
 #include "prom.h"
 #include "reader.h"
 #include "runs.h"
+#include "text.h"
 #include "ui.h"
 
 /* ---- routing ---- */
@@ -134,6 +138,8 @@ static enum MHD_Result correlate(const call *x) { return cs_http_do_correlate(x-
 
 static enum MHD_Result collectors(const call *x)
 {
+	if (x->rq->too_big)
+		return cs_http_error(x->c, x->h, 413, "request body exceeds %u bytes", MAX_BODY);
 	return cs_http_do_collectors(x->c, x->h, x->url + 8, x->method, x->rq);
 }
 
@@ -273,6 +279,72 @@ static enum MHD_Result one_run(const call *x)
 	return r;
 }
 
+/* ---- who may ask ---- */
+
+/* Whether the host part of a Host header (or of an Origin) names this
+ * daemon: an IP address, localhost, this machine's host name (short or
+ * whole), or one of http_hosts. A name a page's author controls and
+ * points at 127.0.0.1 (DNS rebinding) is none of these. */
+static int host_ok(const cs_http *h, const char *hostport, size_t len)
+{
+	char host[256];
+	if (len && hostport[0] == '[') { /* [v6]:port */
+		const char *end = memchr(hostport, ']', len);
+		if (!end || (size_t)(end - hostport - 1) >= sizeof host)
+			return 0;
+		memcpy(host, hostport + 1, (size_t)(end - hostport - 1));
+		host[end - hostport - 1] = 0;
+		struct in6_addr a6;
+		return inet_pton(AF_INET6, host, &a6) == 1;
+	}
+	const char *colon = memchr(hostport, ':', len);
+	size_t n = colon ? (size_t)(colon - hostport) : len;
+	if (!n || n >= sizeof host)
+		return 0;
+	memcpy(host, hostport, n);
+	host[n] = 0;
+	if (host[n - 1] == '.') /* "localhost." */
+		host[--n] = 0;
+	struct in_addr a4;
+	if (inet_pton(AF_INET, host, &a4) == 1 || !strcasecmp(host, "localhost"))
+		return 1;
+	size_t short_len = strcspn(h->hostname, ".");
+	if (h->hostname[0] && (!strcasecmp(host, h->hostname) ||
+			       (strlen(host) == short_len && !strncasecmp(host, h->hostname, n))))
+		return 1;
+	const char *p = h->hosts, *item;
+	size_t l;
+	while (cs_list_next(&p, &item, &l))
+		if (l == n && !strncasecmp(item, host, n))
+			return 1;
+	return 0;
+}
+
+/* Refuses what another site could make a browser send: any request under
+ * a Host that is no name of this daemon, and a request that changes
+ * something (not GET or HEAD) whose Origin is another site's. A client
+ * that is no browser sends no Origin and is not asked for one. */
+static int foreign(cs_http *h, struct MHD_Connection *c, int get, enum MHD_Result *r)
+{
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+	if (host && !host_ok(h, host, strlen(host))) {
+		*r = cs_http_error(c, h, 403, "Host '%.200s' is no name of this daemon (an IP address, "
+				   "localhost, %s, or one of http_hosts in its config)", host,
+				   h->hostname[0] ? h->hostname : "its host name");
+		return 1;
+	}
+	const char *origin = get ? NULL : MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	if (!origin)
+		return 0;
+	const char *hp = strstr(origin, "://");
+	hp = hp ? hp + 3 : "";
+	if (host ? !strcasecmp(hp, host) : host_ok(h, hp, strlen(hp)))
+		return 0;
+	*r = cs_http_error(c, h, 403, "Origin '%.200s' is another site: what changes the daemon "
+			   "is taken from its own pages, or from clients that are no browser", origin);
+	return 1;
+}
+
 /* ---- the table ---- */
 
 enum {
@@ -319,6 +391,9 @@ static enum MHD_Result route(cs_http *h, struct MHD_Connection *c, const struct 
 			     const char *url, const char *method, req *rq)
 {
 	unsigned m = method_bit(method);
+	enum MHD_Result r;
+	if (foreign(h, c, m == M_GET, &r))
+		return r;
 	if (!(rt && rt->flags & PUBLIC) && !token_ok(h, c, m == M_GET))
 		return cs_http_error(c, h, 401, "missing or wrong bearer token (Authorization: Bearer ...)");
 	if (!rt)
@@ -479,8 +554,12 @@ cs_http *cs_http_start(const cs_http_opts *o, char *err, size_t errlen)
 	h->o = *o;
 	snprintf(h->db, sizeof h->db, "%s", o->db_path);
 	snprintf(h->token, sizeof h->token, "%s", o->token ? o->token : "");
+	snprintf(h->hosts, sizeof h->hosts, "%s", o->hosts ? o->hosts : "");
+	if (gethostname(h->hostname, sizeof h->hostname))
+		h->hostname[0] = 0;
 	h->o.db_path = h->db;
 	h->o.token = h->token;
+	h->o.hosts = h->hosts;
 	h->o.listen = NULL;
 	sem_init(&h->busy, 0, o->busy ? o->busy : 2);
 	pthread_mutex_init(&h->gmu, NULL);

@@ -54,6 +54,10 @@ typedef struct cs_http_opts {
 	/* a follower of a run started (+1) or ended (-1); NULL = none */
 	void (*follow)(void *ctx, int delta);
 	int read_only; /* refuse commands and deletions (403) */
+	/* Names the daemon may be reached by besides IP addresses, localhost
+	 * and this machine's host name (comma-separated; a reverse proxy's):
+	 * a request whose Host is none of these is refused (DNS rebinding). */
+	const char *hosts;
 } cs_http_opts;
 
 typedef struct cs_http cs_http;

@@ -15,6 +15,7 @@
 #include "wire.h"
 #include "json.h"
 #include "log.h"
+#include "text.h"
 
 /* An argument of a POST: the query string's, else the form body's. */
 const char *cs_http_post_arg(struct MHD_Connection *c, req *rq, const char *name)
@@ -97,16 +98,15 @@ enum MHD_Result cs_http_do_collectors(struct MHD_Connection *c, cs_http *h, cons
 		const char *sec = cs_http_post_arg(c, rq, "seconds");
 		char *e2 = NULL;
 		double v = sec ? strtod(sec, &e2) : 0;
-		if (sec && (e2 == sec || *e2 || !(v > 0 && v <= 604800)))
+		/* at least 1 ns: a value that rounds to 0 would mean "open until
+		 * closed" */
+		if (sec && (e2 == sec || *e2 || !(v >= 1e-9 && v <= 604800)))
 			return cs_http_error(c, h, 400, "seconds: expected a duration in seconds, "
-					       "more than 0 and at most 604800 (a week)");
+					       "at least 1e-9 (1 ns) and at most 604800 (a week)");
 		value = (uint64_t)(v * 1e9 + 0.5);
 	} else if (op == CS_WIRE_OP_INTERVAL) {
 		const char *ns = cs_http_post_arg(c, rq, "ns");
-		char *e2 = NULL;
-		errno = 0;
-		value = ns && *ns != '-' ? strtoull(ns, &e2, 10) : 0;
-		if (!e2 || e2 == ns || *e2 || errno || !value)
+		if (cs_parse_u64(ns, &value) || !value)
 			return cs_http_error(c, h, 400, "ns: expected the new sampling interval in ns");
 	}
 	if (name && strlen(name) > 120)

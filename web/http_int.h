@@ -40,6 +40,8 @@ struct cs_http {
 	struct MHD_Daemon *mhd;
 	char db[512];
 	char token[256];
+	char hosts[512];    /* o.hosts, kept */
+	char hostname[256]; /* this machine's */
 	cs_http_opts o;
 	unsigned port;
 	sem_t busy; /* data work at once: more requests wait their turn */

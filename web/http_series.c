@@ -134,10 +134,11 @@ enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store 
 	int have;
 	if (cs_http_arg_u64(c, "device", &dev, &rq.have_device) < 0 || dev > UINT32_MAX)
 		return cs_http_error(c, h, 400, "device: expected a device index");
-	if (cs_http_arg_u64(c, "from", &rq.from, &rq.have_from) < 0)
-		return cs_http_error(c, h, 400, "from: expected a non-negative integer time");
-	if (cs_http_arg_u64(c, "to", &rq.to, &rq.have_to) < 0)
-		return cs_http_error(c, h, 400, "to: expected a non-negative integer time");
+	/* a figure's window holds stored times: at most 2^63 - 1 */
+	if (cs_http_arg_u64(c, "from", &rq.from, &rq.have_from) < 0 || rq.from > INT64_MAX)
+		return cs_http_error(c, h, 400, "from: expected a non-negative integer time, at most 2^63-1");
+	if (cs_http_arg_u64(c, "to", &rq.to, &rq.have_to) < 0 || rq.to > INT64_MAX)
+		return cs_http_error(c, h, 400, "to: expected a non-negative integer time, at most 2^63-1");
 	if (cs_http_arg_u64(c, "buckets", &nb, &have) < 0 || (have && (nb < 2 || nb > 10000)))
 		return cs_http_error(c, h, 400, "buckets: expected 2..10000");
 	if (cs_http_arg_u64(c, "width", &width, &have) < 0 || (have && (width < 320 || width > 4000)))
