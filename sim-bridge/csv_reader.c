@@ -67,6 +67,13 @@ int cs_csvr_field(cs_csvr *r, const char **f, size_t *flen, char *err,
 		r->column = 0;
 	}
 	r->column++;
+	if (r->lenient) { /* spaces before an opening quote */
+		const char *q = r->p;
+		while (q < r->end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < r->end && *q == '"')
+			r->p = q;
+	}
 	if (r->p < r->end && *r->p == '"') {
 		uint64_t start_line = r->line;
 		cs_buf_reset(&r->scratch);
@@ -96,6 +103,8 @@ int cs_csvr_field(cs_csvr *r, const char **f, size_t *flen, char *err,
 		*f = r->scratch.len ? (const char *)r->scratch.data : "";
 		*flen = r->scratch.len;
 		uint64_t line = r->line;
+		while (r->lenient && r->p < r->end && (*r->p == ' ' || *r->p == '\t'))
+			r->p++; /* spaces after a closing quote */
 		int rc = finish_field(r);
 		if (rc == CS_CSVR_ERROR)
 			snprintf(err, errlen,
@@ -110,7 +119,7 @@ int cs_csvr_field(cs_csvr *r, const char **f, size_t *flen, char *err,
 	const char *s = r->p;
 	while (r->p < r->end && *r->p != ',' && *r->p != '\n' &&
 	       !(*r->p == '\r' && (r->p + 1 == r->end || r->p[1] == '\n'))) {
-		if (*r->p == '"') {
+		if (*r->p == '"' && !r->lenient) {
 			snprintf(err, errlen,
 				 "line %llu, column %u: quote inside an unquoted field",
 				 (unsigned long long)r->line, r->column);

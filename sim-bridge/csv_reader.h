@@ -20,6 +20,8 @@ typedef struct cs_csvr {
 	uint64_t line;   /* line of the record being read, 1-based */
 	uint32_t column; /* 1-based index of the last field returned */
 	int at_record_start;
+	int lenient;    /* as tools write: spaces around a quoted field, a quote
+			   inside an unquoted one kept as it is */
 	cs_buf scratch; /* unescaped quoted fields */
 } cs_csvr;
 

@@ -53,13 +53,14 @@ typedef struct tbl {
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
 /* Splits line into fields with the CSV tokenizer (csv_reader.h: quoted
- * fields too), each trimmed of spaces and tabs and copied into t->fields;
+ * fields too, read leniently), each trimmed of spaces and tabs and copied into t->fields;
  * one trailing empty field (the trailing comma) is dropped. The number of
  * fields (f holds the first max), or -1 on malformed quoting. */
 static long split(tbl *t, const char *line, char **f, size_t max)
 {
 	cs_csvr r;
 	cs_csvr_init(&r, line, strlen(line));
+	r.lenient = 1; /* ", " separators, stray quotes: simulators write them */
 	t->fields.len = 0;
 	size_t n = 0;
 	int k;
@@ -306,16 +307,15 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	char **f = malloc((t->ncols + 2) * sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	/* pm_cupti_tools sessions repeat the header: skip it. */
-	if (t->fmt == F_PMCUPTI && !strncmp(line, t->names[0], strlen(t->names[0])) &&
-	    line[strlen(t->names[0])] == ',') {
-		free(f);
-		return 0;
-	}
 	long sn = split(t, line, f, t->ncols + 2);
 	if (sn < 0) {
 		free(f);
 		return fail(t, "%s", t->why);
+	}
+	/* pm_cupti_tools sessions repeat the header (quoted or not): skip it. */
+	if (t->fmt == F_PMCUPTI && sn > 0 && !strcmp(f[0], t->names[0])) {
+		free(f);
+		return 0;
 	}
 	size_t n = (size_t)sn;
 	int rc = 0;

@@ -30,11 +30,29 @@ struct cs_query {
 	char why[256];
 	uint64_t deadline_ms, next_check_ms;
 	int timed_out, gone;
-	/* printf() and format(): SQLite's own, on a private connection */
-	sqlite3 *aux;
-	sqlite3_stmt *aux_st[2][AUX_ARGS + 1]; /* [format][argc] */
-	int value_cap;
 };
+
+/* printf() and format() of a sandboxed connection: SQLite's own, run on a
+ * private connection once the arguments are checked. Owned by the two
+ * functions (freed when the second is replaced or the connection closes). */
+typedef struct printf_box {
+	int refs;
+	int value_cap; /* the longest value the connection may make */
+	sqlite3 *aux;
+	sqlite3_stmt *st[2][AUX_ARGS + 1]; /* [format][argc] */
+} printf_box;
+
+static void box_unref(void *p)
+{
+	printf_box *b = p;
+	if (!b || --b->refs)
+		return;
+	for (int f = 0; f < 2; f++)
+		for (int i = 0; i <= AUX_ARGS; i++)
+			sqlite3_finalize(b->st[f][i]);
+	sqlite3_close(b->aux);
+	free(b);
+}
 
 static uint64_t mono_ms(void)
 {
@@ -121,19 +139,20 @@ static int progress(void *ctx)
 	return 0;
 }
 
-/* The largest width or precision in a printf() format, '*' read from the
- * arguments that follow it (args[0] is the format). */
-static long long widest(const unsigned char *f, int argc, sqlite3_value **args)
+/* What the widths and precisions of a printf() format add up to, '*'
+ * read from the arguments it takes (args[0] is the format): every
+ * conversion takes one argument, but %% and %n take none. */
+static long long widths(const unsigned char *f, int argc, sqlite3_value **args)
 {
-	long long most = 0;
+	long long total = 0;
 	int next = 1; /* the argument the next conversion takes */
 	for (const unsigned char *c = f; c && *c; c++) {
 		if (*c != '%')
 			continue;
-		if (*++c == '%')
-			continue;
+		c++;
 		while (*c && strchr("-+ 0#,!", *c))
 			c++;
+		long long most = 0;
 		for (int part = 0; part < 2 && *c; part++) {
 			long long v = 0;
 			if (*c == '*') {
@@ -157,9 +176,11 @@ static long long widest(const unsigned char *f, int argc, sqlite3_value **args)
 			c++;
 		if (!*c)
 			break;
-		next++; /* the conversion's own argument */
+		if (*c != '%' && *c != 'n')
+			next++; /* the conversion's own argument */
+		total = total > INT64_MAX - most ? INT64_MAX : total + most;
 	}
-	return most;
+	return total;
 }
 
 /* printf() and format() in the sandbox. One call builds its whole value
@@ -169,17 +190,17 @@ static long long widest(const unsigned char *f, int argc, sqlite3_value **args)
  * private in-memory connection: the same answers. */
 static void run_printf(sqlite3_context *ctx, int argc, sqlite3_value **args, int format)
 {
-	cs_query *q = sqlite3_user_data(ctx);
+	printf_box *q = sqlite3_user_data(ctx);
 	const char *fn = format ? "format" : "printf";
 	if (argc < 1 || sqlite3_value_type(args[0]) == SQLITE_NULL) {
 		sqlite3_result_null(ctx);
 		return;
 	}
 	char msg[200];
-	long long w = widest(sqlite3_value_text(args[0]), argc, args);
+	long long w = widths(sqlite3_value_text(args[0]), argc, args);
 	if (w > q->value_cap) {
-		snprintf(msg, sizeof msg, "%s(): a width or precision of %lld is over the %d bytes "
-			 "one value may take here", fn, w, q->value_cap);
+		snprintf(msg, sizeof msg, "%s(): widths and precisions of %lld in all are over the %d "
+			 "bytes one value may take here", fn, w, q->value_cap);
 		sqlite3_result_error(ctx, msg, -1);
 		return;
 	}
@@ -198,7 +219,7 @@ static void run_printf(sqlite3_context *ctx, int argc, sqlite3_value **args, int
 		}
 		sqlite3_limit(q->aux, SQLITE_LIMIT_LENGTH, q->value_cap);
 	}
-	sqlite3_stmt **st = &q->aux_st[format][argc];
+	sqlite3_stmt **st = &q->st[format][argc];
 	if (!*st) {
 		char sql[1200];
 		int n = snprintf(sql, sizeof sql, "SELECT %s(?1", fn);
@@ -255,7 +276,8 @@ cs_query *cs_query_open(cs_store *s, const char *sql, const cs_query_opts *o,
 	if (o->timeout_ms)
 		q->deadline_ms = mono_ms() + o->timeout_ms;
 	sqlite3 *db = cs_store_db(s);
-	sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+	if (!o->trusted)
+		sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 	if (o->max_sql)
 		sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, o->max_sql);
 	/* No single string or blob bigger than the whole answer may be made
@@ -264,13 +286,21 @@ cs_query *cs_query_open(cs_store *s, const char *sql, const cs_query_opts *o,
 		uint64_t maxlen = o->max_bytes / 2 + 1;
 		sqlite3_limit(db, SQLITE_LIMIT_LENGTH, maxlen > 1000000000u ? 1000000000 : (int)maxlen);
 	}
-	q->value_cap = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
 	if (!o->trusted) {
 		sqlite3_set_authorizer(db, authorize, q);
-		sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8, q, sandbox_printf, NULL,
-					   NULL, NULL);
-		sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8, q, sandbox_format, NULL,
-					   NULL, NULL);
+		/* from here on, printf() and format() on this connection are the
+		 * checked ones (they stay so until it closes) */
+		printf_box *b = calloc(1, sizeof *b);
+		if (!b)
+			return refuse(q, CS_QUERY_NOMEM, fail, why, whylen, "out of memory");
+		b->refs = 2;
+		b->value_cap = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+		if (sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8, b, sandbox_printf, NULL,
+					       NULL, box_unref) != SQLITE_OK)
+			box_unref(b);
+		if (sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8, b, sandbox_format, NULL,
+					       NULL, box_unref) != SQLITE_OK)
+			box_unref(b);
 	}
 	if (o->timeout_ms || o->gone)
 		sqlite3_progress_handler(db, 1000, progress, q);
@@ -306,14 +336,6 @@ void cs_query_close(cs_query *q)
 	sqlite3 *db = cs_store_db(q->s);
 	sqlite3_progress_handler(db, 0, NULL, NULL);
 	sqlite3_set_authorizer(db, NULL, NULL);
-	if (!q->o.trusted) { /* SQLite's own printf() and format() again */
-		sqlite3_create_function_v2(db, "printf", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
-		sqlite3_create_function_v2(db, "format", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL, NULL);
-	}
-	for (int f = 0; f < 2; f++)
-		for (int i = 0; i <= AUX_ARGS; i++)
-			sqlite3_finalize(q->aux_st[f][i]);
-	sqlite3_close(q->aux);
 	free(q);
 }
 

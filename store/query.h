@@ -5,7 +5,9 @@
  * The statement runs in a sandbox: an authorizer that allows reading only
  * (no ATTACH, no writing pragma, no load_extension), a progress handler
  * that stops it at a deadline or when the asker has gone, a cap on the
- * length of any one value, and row and byte limits on the answer. The
+ * length of any one value (printf() and format() refuse widths past it:
+ * they stay so on the connection until it closes), and row and byte
+ * limits on the answer. The
  * answer is CSV (a header of column names, then a row per result row; NULL
  * an empty field, blobs as hex) or JSON (an array of objects keyed by
  * column name), produced a piece at a time so it can be streamed.

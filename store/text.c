@@ -56,7 +56,7 @@ size_t cs_list_count(const char *list)
 void cs_text_printable(char *s)
 {
 	for (unsigned char *c = (unsigned char *)s; c && *c; c++)
-		if (*c < 0x20 || *c == 0x7f)
+		if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
 			*c = '?';
 }
 

@@ -23,7 +23,7 @@ int cs_list_match(const char *list, const char *name);
 /* The items, counted (an empty list has none). */
 size_t cs_list_count(const char *list);
 
-/* Control characters (line breaks, ESC, DEL) in s made '?', in place: a
+/* Control characters but tab (line breaks, ESC, DEL) in s made '?', in place: a
  * name or a message printed on a terminal or into a log stays one line of
  * plain text. */
 void cs_text_printable(char *s);

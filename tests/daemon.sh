@@ -301,9 +301,13 @@ size=$(wc -c <"$T/body")
 start=$(date +%s%N)
 code=$(q "SELECT length(printf('%.*c%.*c%.*c',2000000000,'x',2000000000,'y',2000000000,'z'))" 2>/dev/null)
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$code" = 400 ] && grep -q 'width or precision of 2000000000 is over' "$T/body" && [ $ms -lt 5000 ] &&
-	ok "printf with a 2e9 precision is refused in $ms ms (400 naming it), not run for half a minute" ||
+[ "$code" = 400 ] && grep -q 'widths and precisions of 6000000000 in all are over' "$T/body" && [ $ms -lt 5000 ] &&
+	ok "printf with three 2e9 precisions is refused in $ms ms (400 naming them), not run for half a minute" ||
 	no "printf bomb ($code, $ms ms)" "$T/body"
+# %n and %% take no argument: the precision after them is still the one read
+code=$(q "SELECT length(printf('%n%%%.*c', 2000000000, 'x'))" 2>/dev/null)
+[ "$code" = 400 ] && grep -q 'widths and precisions of 2000000000 in all' "$T/body" &&
+	ok "a 2e9 precision after %n and %% is refused too" || no "printf bomb after %n ($code)" "$T/body"
 code=$(q "SELECT printf('%05d|%-4s|%.2f', 42, 'ab', 3.14159) AS p, format('%s-%s', 'a', 'b') AS f, printf('%*d', 6, 7) AS w" 2>/dev/null)
 want=$(python3 -c "print('p,f,w'); print('%05d|%-4s|%.2f,%s-%s,%*d' % (42, 'ab', 3.14159, 'a', 'b', 6, 7))")
 [ "$code" = 200 ] && [ "$(tr -d '\r' <"$T/body")" = "$want" ] && ok "printf and format answer as SQLite's own in the sandbox" ||

@@ -41,6 +41,18 @@ if [ -f "$B/libcyclescope_collector.so" ] && ! ldd "$CS" | grep -Eq 'libasan|lib
 else
 	echo "# the catalog's units are not checked: no collector library (no CUDA toolkit), or a sanitizer build"
 fi
+# A figure reads every part of the series, not only the first: a ramp of
+# 10000 samples (value = sample number) in 8000 buckets, more than the 4096
+# read at a time, reaches its last value, so the y axis has a tick at 10k
+# (max computed here, 9999).
+python3 -c "
+print('t0,t1,ramp')
+for i in range(10000): print('%d,%d,%d' % (i * 1000, i * 1000 + 1000, i))" >"$T/ramp.csv"
+"$CS" import csv "$T/ramp.csv" --db "$T/ramp.db" --name ramp >/dev/null 2>&1
+"$CS" plot ramp --db "$T/ramp.db" --metric ramp --buckets 8000 -o "$T/ramp.svg" 2>"$T/err"
+top=$(python3 -c "import csv; print(max(int(r['ramp']) for r in csv.DictReader(open('$T/ramp.csv'))))")
+[ "$top" = 9999 ] && grep -q '>10k<' "$T/ramp.svg" && ok "a figure of 8000 buckets reads them all (the axis reaches the ramp's last value, $top)" ||
+	no "figure past the first 4096 buckets" "$T/err"
 
 # --- expressions as series ---
 E='lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'

@@ -104,6 +104,19 @@ same "mapped names are stored alongside the raw ones" "$(q "SELECT count(*) FROM
 "$CS" import "$S/pm_cupti_output_1.csv" --db "$DB" --name pm >"$T/out" 2>&1
 same "pm_cupti_tools CSV is a hw run in ns, the repeated session header skipped" \
 	"$(q "SELECT kind || ' ' || time_unit || ' ' || samples FROM runs WHERE name='pm'")" "hw ns 10"
+# The same with the header quoted, ", " between fields, and the session
+# header repeated quoted: the CSV tokenizer reads it as the tools write it.
+python3 - "$S/pm_cupti_output_1.csv" "$T/pmq.csv" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+head = ", ".join('"%s"' % h for h in lines[0].split(","))
+out = [head] + [", ".join(l.split(",")) if not l.startswith("sm__") else head for l in lines[1:]]
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+EOF
+"$CS" import pm-cupti-csv "$T/pmq.csv" --db "$DB" --name pmq >"$T/out" 2>&1
+same "pm_cupti_tools CSV with quoted headers and ', ' separators: the same 10 samples, the quoted repeat skipped" \
+	"$(q "SELECT (SELECT samples FROM runs WHERE name='pmq') || ' ' || (SELECT CAST(sum(value) AS INT) FROM series s JOIN runs r ON r.id = s.run WHERE r.name='pmq' AND metric='sm__inst_executed.sum')")" \
+	"10 $(python3 -c "import csv; print(sum(int(r['sm__inst_executed.sum']) for r in csv.DictReader(open('$S/pm_cupti_output_1.csv')) if r['sm__inst_executed.sum'] != 'sm__inst_executed.sum'))")"
 "$CS" import "$S/kernbench_series.csv" --db "$DB" --name kb >"$T/out" 2>&1
 same "KernBench series: component.stat metrics, ns" \
 	"$(q "SELECT (SELECT time_unit FROM runs WHERE name='kb') || ' ' || group_concat(name, ' ') FROM (SELECT m.name FROM metrics m JOIN runs r ON r.id = m.run WHERE r.name='kb' ORDER BY m.name)")" "ns hbm_ctrl.reads pcie_ep.bytes"

@@ -308,15 +308,24 @@ static int host_ok(const cs_http *h, const char *hostport, size_t len)
 	struct in_addr a4;
 	if (inet_pton(AF_INET, host, &a4) == 1 || !strcasecmp(host, "localhost"))
 		return 1;
-	size_t short_len = strcspn(h->hostname, ".");
+	/* the machine's name as gethostname() gives it, its first label, and
+	 * (with a token, which any address but loopback requires) any whole
+	 * name beginning with that label: gpu17.example.org for gpu17 */
+	size_t short_len = strcspn(h->hostname, "."), first = strcspn(host, ".");
 	if (h->hostname[0] && (!strcasecmp(host, h->hostname) ||
-			       (strlen(host) == short_len && !strncasecmp(host, h->hostname, n))))
+			       ((n == short_len || (h->token[0] && first == short_len)) &&
+				!strncasecmp(host, h->hostname, short_len))))
 		return 1;
 	const char *p = h->hosts, *item;
 	size_t l;
-	while (cs_list_next(&p, &item, &l))
+	while (cs_list_next(&p, &item, &l)) {
+		while (l && *item == ' ')
+			item++, l--;
+		while (l && item[l - 1] == ' ')
+			l--;
 		if (l == n && !strncasecmp(item, host, n))
 			return 1;
+	}
 	return 0;
 }
 

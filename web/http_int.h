@@ -60,9 +60,10 @@ struct cs_http {
 typedef struct form_field {
 	char *name;
 	cs_buf value;
+	int repeated; /* given again: only the first value counts */
 } form_field;
 
-#define MAX_FORM_FIELDS 8
+#define MAX_FORM_FIELDS 32
 
 /* Per-request state (POST bodies). */
 typedef struct req {

@@ -89,7 +89,8 @@ enum MHD_Result cs_http_do_query(struct MHD_Connection *c, cs_http *h, cs_store 
 	x->q = cs_query_open(s, sql, &o, &f, why, sizeof why);
 	if (!x->q) {
 		cs_http_stream_free(x);
-		return cs_http_error(c, h, fail_status(f), "%s", why);
+		return cs_http_error(c, h, fail_status(f), "%s%s", f == CS_QUERY_USAGE ? "sql: " : "",
+				     why);
 	}
 	int rc = 1;
 	while (rc == 1 && x->pending.len < STREAM_AFTER)

@@ -80,27 +80,41 @@ int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int
 	return cs_parse_u64(s, v) ? -1 : 0;
 }
 
-/* The post processor's iterator: a field's value may come in pieces. */
+/* The post processor's iterator: a field's value may come in pieces (off
+ * counts from its start); a field given twice keeps its first value. */
 static enum MHD_Result form_piece(void *cls, enum MHD_ValueKind kind, const char *key,
 				  const char *filename, const char *ctype, const char *enc,
 				  const char *data, uint64_t off, size_t size)
 {
 	req *rq = cls;
-	(void)kind, (void)filename, (void)ctype, (void)enc, (void)off;
+	(void)kind, (void)filename, (void)ctype, (void)enc;
 	form_field *f = NULL;
 	for (unsigned i = 0; i < rq->nfields && !f; i++)
 		if (!strcmp(rq->fields[i].name, key))
 			f = &rq->fields[i];
+	if (f && off == 0)
+		f->repeated = 1; /* its second value begins: not taken */
+	if (f && f->repeated)
+		return MHD_YES;
 	if (!f) {
 		if (rq->nfields == MAX_FORM_FIELDS)
 			return MHD_YES; /* past the fields any endpoint reads */
 		f = &rq->fields[rq->nfields];
-		if (!(f->name = strdup(key)))
+		*f = (form_field){strdup(key), CS_BUF_INIT, 0};
+		if (!f->name)
 			return MHD_NO;
-		f->value = (cs_buf)CS_BUF_INIT;
 		rq->nfields++;
 	}
 	return size && cs_buf_append(&f->value, data, size) ? MHD_NO : MHD_YES;
+}
+
+static void form_clear(req *rq)
+{
+	for (unsigned i = 0; i < rq->nfields; i++) {
+		free(rq->fields[i].name);
+		cs_buf_free(&rq->fields[i].value);
+	}
+	rq->nfields = 0;
 }
 
 void cs_http_form_begin(struct MHD_Connection *c, const char *method, req *rq)
@@ -115,9 +129,10 @@ void cs_http_form_feed(req *rq, const char *data, size_t n)
 {
 	if (rq->form && MHD_post_process(rq->form, data, n) != MHD_YES) {
 		/* not a form after all (a SQL body sent with this type): the
-		 * body as it is is what counts */
+		 * body as it is is what counts, none of its fields */
 		MHD_destroy_post_processor(rq->form);
 		rq->form = NULL;
+		form_clear(rq);
 	}
 }
 
@@ -145,10 +160,7 @@ const char *cs_http_form_value(req *rq, const char *name)
 void cs_http_req_free(req *rq)
 {
 	cs_http_form_end(rq);
-	for (unsigned i = 0; i < rq->nfields; i++) {
-		free(rq->fields[i].name);
-		cs_buf_free(&rq->fields[i].value);
-	}
+	form_clear(rq);
 	cs_buf_free(&rq->body);
 	free(rq);
 }

@@ -156,8 +156,10 @@ static int read_table(cs_store *s, const cs_series_req *q, table *t, int *status
 		}
 	}
 	fill f = {t, r};
-	while (!rc && (rc = cs_srows_next(r, table_row, &f)) > 0)
-		;
+	if (!rc)
+		do /* every part: 1 while more follows */
+			rc = cs_srows_next(r, table_row, &f);
+		while (rc > 0);
 	cs_srows_close(r);
 	if (rc == -ENOMEM)
 		return cs_series_fail(err, errlen, status, 500, "reading the series: out of memory");
