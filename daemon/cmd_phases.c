@@ -1,6 +1,6 @@
 /*
  * cmd_phases.c - `cyclescope phases RUN --a GLOB --b GLOB`: the overlap
- * analysis of web/phases.c (docs/phases.md).
+ * analysis of sim-bridge/overlap.c, written by web/phases.c (docs/phases.md).
  */
 #include <errno.h>
 #include <stdint.h>

@@ -25,8 +25,12 @@ eval "$(sed -n 's/^RESULT //p' "$T/out")"
 [ "$integrity_problems" -eq 0 ] && ok "integrity_check after every kill and 'cyclescope check' at the end: sound" || no "integrity" "$T/out"
 bound=$(( (2 * queue + 256) * 1024 ))
 [ "$rss_kb" -lt "$bound" ] && ok "daemon RSS at most $((rss_kb / 1024)) MiB (bound: 2 x queue_mb $queue + 256 MiB of SQLite cache)" || no "RSS $((rss_kb / 1024)) MiB over $((bound / 1024)) MiB" "$T/out"
-[ "$health_failed" -eq 0 ] && [ "$health_ms" -lt 1000 ] && [ "$health_asked" -gt 0 ] &&
-	ok "health answered all $health_asked checks during the attack, in $health_ms ms at worst" || no "health: $health_failed of $health_asked failed, worst $health_ms ms" "$T/out"
+# 1 s at worst; a sanitizer build runs everything several times slower
+# (TSan's worst was 1.19 s on 2 cores), so there every check must answer
+# and within 5 s
+hbound=$([ -n "$CS_SAN" ] && echo 5000 || echo 1000)
+[ "$health_failed" -eq 0 ] && [ "$health_ms" -lt "$hbound" ] && [ "$health_asked" -gt 0 ] &&
+	ok "health answered all $health_asked checks during the attack, in $health_ms ms at worst (bound $hbound ms)" || no "health: $health_failed of $health_asked failed, worst $health_ms ms (bound $hbound ms)" "$T/out"
 ONLY=diskfull sh tests/reliability.sh "$B" >"$T/df" 2>&1
 rc=$?
 p=$(grep -c '^ok ' "$T/df"); f=$(grep -c '^not ok ' "$T/df")
