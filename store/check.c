@@ -176,6 +176,31 @@ static int check_chunks(cs_store *s, cs_check_stats *st, cs_check_fn fn, void *a
 	return 0;
 }
 
+/* Every run row counts the samples its timelines hold: the row and its
+ * data are written in one transaction, so a difference means the file
+ * was changed behind the store's back or written by an older version. */
+static int check_run_counts(cs_store *s, cs_check_stats *st, cs_check_fn fn, void *arg)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(cs_store_db(s),
+				    "SELECT r.id, r.name, r.samples, coalesce(sum(t.n), 0) FROM runs r"
+				    " LEFT JOIN timelines t ON t.run = r.id GROUP BY r.id ORDER BY r.id",
+				    -1, &q, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t said = sqlite3_column_int64(q, 2), held = sqlite3_column_int64(q, 3);
+		rc = SQLITE_OK;
+		if (said != held)
+			report(st, fn, arg, "run %lld (%s): the row says %lld samples, its timelines hold %lld",
+			       (long long)sqlite3_column_int64(q, 0),
+			       sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "",
+			       (long long)said, (long long)held);
+	}
+	if (rc != SQLITE_DONE)
+		report(st, fn, arg, "reading runs: %s", sqlite3_errmsg(cs_store_db(s)));
+	sqlite3_finalize(q);
+	return 0;
+}
+
 int cs_store_check(cs_store *s, int quick, cs_check_fn fn, void *arg, cs_check_stats *st)
 {
 	memset(st, 0, sizeof *st);
@@ -185,6 +210,7 @@ int cs_store_check(cs_store *s, int quick, cs_check_fn fn, void *arg, cs_check_s
 	sqlite_check(s, quick, st, fn, arg);
 	check_timelines(s, st, fn, arg, t, t + CS_CHUNK_MAX);
 	check_chunks(s, st, fn, arg);
+	check_run_counts(s, st, fn, arg);
 	free(t);
 	return 0;
 }

@@ -62,6 +62,10 @@ typedef struct dev_buf {
 	uint64_t seq0; /* seq of t0[0] */
 	uint32_t n;    /* buffered samples */
 	int dirty;     /* samples added since the last write of this chunk */
+	uint64_t done;  /* samples in this device's full chunks, all written */
+	uint32_t n_put; /* samples of the open chunk as last written */
+	uint64_t put_t0, put_t1; /* first t0 and largest t1 written */
+	int have_put;
 	uint64_t t0[CS_CHUNK_SAMPLES];
 	uint64_t t1[CS_CHUNK_SAMPLES];
 	double **vals; /* [nvals] arrays of CS_CHUNK_SAMPLES; NULL = untouched */
@@ -76,9 +80,7 @@ struct cs_writer {
 	uint32_t ndevs;
 	uint32_t nmetrics;
 	uint8_t *seen; /* scratch for duplicate detection, nmetrics bytes */
-	uint64_t samples;
-	uint64_t t_min, t_max;
-	int have_t;
+	uint64_t samples; /* received, buffered ones included */
 };
 
 /* A chunk row encoded and waiting for flush_chunks (in s->batch). */
@@ -712,6 +714,16 @@ static int write_chunk(cs_writer *w, dev_buf *d)
 	rc = step_reset(s, st, "writing timeline");
 	if (rc)
 		return rc;
+	/* what the runs row may claim once this transaction commits */
+	if (!d->have_put || d->t0[0] < d->put_t0)
+		d->put_t0 = d->t0[0];
+	if (!d->have_put)
+		d->put_t1 = d->t1[0];
+	for (uint32_t i = d->n_put; i < d->n; i++)
+		if (d->t1[i] > d->put_t1)
+			d->put_t1 = d->t1[i];
+	d->have_put = 1;
+	d->n_put = d->n;
 	/* every touched metric's chunk, encoded, held back for flush_chunks */
 	for (uint32_t k = 0; k < d->nvals; k++) {
 		if (!d->vals[k])
@@ -751,6 +763,8 @@ static int write_chunk(cs_writer *w, dev_buf *d)
 
 static void reset_chunk(dev_buf *d)
 {
+	d->done += d->n_put;
+	d->n_put = 0;
 	d->seq0 += d->n;
 	d->n = 0;
 	for (uint32_t k = 0; k < d->nvals; k++) {
@@ -761,16 +775,32 @@ static void reset_chunk(dev_buf *d)
 	}
 }
 
+/* The runs row counts what this transaction holds: the samples written
+ * into chunks, not those still buffered, so a crash before the next
+ * commit leaves a row that agrees with its data. */
 static int update_run_stats(cs_writer *w)
 {
 	char sql[256];
-	if (!w->have_t)
+	uint64_t n = 0, t_min = 0, t_max = 0;
+	int have = 0;
+	for (uint32_t i = 0; i < w->ndevs; i++) {
+		const dev_buf *d = w->devs[i];
+		if (!d->have_put)
+			continue;
+		n += d->done + d->n_put;
+		if (!have || d->put_t0 < t_min)
+			t_min = d->put_t0;
+		if (!have || d->put_t1 > t_max)
+			t_max = d->put_t1;
+		have = 1;
+	}
+	if (!have)
 		return 0;
 	snprintf(sql, sizeof sql,
 		 "UPDATE runs SET samples = %llu, t_min = %llu, t_max = %llu"
 		 " WHERE id = %lld",
-		 (unsigned long long)w->samples, (unsigned long long)w->t_min,
-		 (unsigned long long)w->t_max, (long long)w->run);
+		 (unsigned long long)n, (unsigned long long)t_min,
+		 (unsigned long long)t_max, (long long)w->run);
 	return exec(w->s, sql);
 }
 
@@ -1165,16 +1195,6 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 	}
 	d->next_seq += b->n;
 	w->samples += b->n;
-	if (!w->have_t) {
-		w->t_min = b->t0[0];
-		w->t_max = b->t1[0];
-		w->have_t = 1;
-	}
-	if (b->t0[0] < w->t_min)
-		w->t_min = b->t0[0];
-	for (uint32_t i = 0; i < b->n; i++) /* the largest t1, however batched */
-		if (b->t1[i] > w->t_max)
-			w->t_max = b->t1[i];
 	s->pending_values += (uint64_t)b->n * (b->m ? b->m : 1);
 	if (s->commit_values && s->pending_values >= s->commit_values)
 		return cs_store_commit(s);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "pack.h"
 #include "reader.h"
 #include "store.h"
@@ -418,6 +419,63 @@ static void check_runs_intact(cs_store *s, int runs, uint32_t n)
 	}
 }
 
+static void count_problem(void *arg, const char *msg)
+{
+	(void)msg;
+	++*(int *)arg;
+}
+
+/* A commit that leaves the open chunk buffered (the daemon's periodic one)
+ * writes a runs row counting only what it commits: the process dying right
+ * after leaves a row that agrees with its data, and check compares them. */
+static void test_run_counts_what_commits(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("counts.db");
+	cs_store_close(s);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char err[256];
+		cs_store *cs = cs_store_open(tu_path("counts.db"), 0, err, sizeof err);
+		cs_store_set_commit_values(cs, 0);
+		cs_writer *w = cs_writer_begin(cs, &run_info, err, sizeof err);
+		uint32_t id;
+		cs_metric_info mi = {.name = "a"};
+		cs_writer_add_metric(w, &mi, &id);
+		static uint64_t t0[7000], t1[7000];
+		static double v[7000];
+		for (int i = 0; i < 7000; i++)
+			t0[i] = 1000 + 10 * (uint64_t)i, t1[i] = t0[i] + 10, v[i] = i;
+		cs_batch b = {0, 0, 7000, 1, &id, t0, t1, v}; /* a chunk and 2904 more */
+		cs_writer_append(w, &b);
+		cs_store_commit_ex(cs, 0);
+		_exit(0); /* dies with the rest buffered */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	char err[256];
+	s = cs_store_open(tu_path("counts.db"), CS_OPEN_READONLY, err, sizeof err);
+	assert_non_null(s);
+	assert_int_equal(sql_int(s, "SELECT coalesce(sum(n), 0) FROM timelines"), 4096);
+	assert_int_equal(sql_int(s, "SELECT samples FROM runs"), 4096);
+	assert_int_equal(sql_int(s, "SELECT t_max FROM runs"), 1000 + 10 * 4095 + 10);
+	cs_check_stats st;
+	int problems = 0;
+	assert_int_equal(cs_store_check(s, 1, count_problem, &problems, &st), 0);
+	assert_int_equal(problems, 0);
+	cs_store_close(s);
+
+	/* a row that claims more than its data is a problem check names */
+	s = cs_store_open(tu_path("counts.db"), 0, err, sizeof err);
+	assert_non_null(s);
+	assert_int_equal(sqlite3_exec(cs_store_db(s), "UPDATE runs SET samples = 7000", NULL, NULL,
+				      NULL),
+			 SQLITE_OK);
+	assert_int_equal(cs_store_check(s, 1, count_problem, &problems, &st), 0);
+	assert_int_equal(problems, 1);
+	cs_store_close(s);
+}
+
 static void test_dead_writer_marked_incomplete(void **state)
 {
 	(void)state;
@@ -809,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_discard_removes_run),
 		cmocka_unit_test(test_run_stats_and_extremes),
 		cmocka_unit_test(test_dead_writer_marked_incomplete),
+		cmocka_unit_test(test_run_counts_what_commits),
 		cmocka_unit_test(test_live_writer_with_growing_memory),
 		cmocka_unit_test(test_batch_without_metrics),
 		cmocka_unit_test(test_sigkill_mid_import),
