@@ -16,7 +16,7 @@
 #include "csv_reader.h"
 
 #define MAX_COLUMNS 4096
-#define MAX_DEVICES 1024
+#define MAX_DEVICES (CS_MAX_DEVICE_INDEX + 1)
 #define BATCH 4096
 
 enum col_role { COL_METRIC, COL_T0, COL_T1, COL_DEVICE };

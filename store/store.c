@@ -898,6 +898,13 @@ cs_writer *cs_writer_begin(cs_store *s, const cs_run_info *info, char *err,
 		snprintf(err, errlen, "run source is required");
 		return NULL;
 	}
+	if (info->meta) {
+		const char *m = info->meta + strspn(info->meta, " \t\r\n");
+		if (*m != '{') {
+			snprintf(err, errlen, "run meta must be a JSON object ({...}), not '%.20s'", m);
+			return NULL;
+		}
+	}
 	w = calloc(1, sizeof *w);
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
@@ -1010,6 +1017,9 @@ static dev_buf *new_dev(cs_writer *w, uint32_t index)
 
 int cs_writer_add_device(cs_writer *w, const cs_device_info *d)
 {
+	if (d->index > CS_MAX_DEVICE_INDEX)
+		return fail(w->s, -EINVAL, "run %lld: device index %u is past the limit of %u",
+			    (long long)w->run, d->index, CS_MAX_DEVICE_INDEX);
 	if (find_dev(w, d->index))
 		return fail(w->s, -EEXIST, "run %lld: device %u declared twice",
 			    (long long)w->run, d->index);
@@ -1086,6 +1096,9 @@ static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
 		return fail(s, -EINVAL, "run %lld: batch without metric ids or values", run);
 	if (!b->t0 || !b->t1)
 		return fail(s, -EINVAL, "run %lld: batch without timestamps", run);
+	if (b->device > CS_MAX_DEVICE_INDEX)
+		return fail(s, -EINVAL, "run %lld: device index %u is past the limit of %u", run,
+			    b->device, CS_MAX_DEVICE_INDEX);
 	if (d && d->have_seq && b->seq0 != d->next_seq)
 		return fail(s, -EINVAL,
 			    "run %lld device %u: batch starts at seq %llu, "

@@ -23,6 +23,10 @@
 #define CS_SCHEMA_VERSION 4
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
+/* The largest device index a run may hold (a GPU's index on its host, or a
+ * simulator's device: CSV exports round-trip through the importer's table
+ * of this many). */
+#define CS_MAX_DEVICE_INDEX 1023u
 /* Samples per chunk the writer produces. */
 #define CS_CHUNK_SAMPLES 4096u
 

@@ -419,6 +419,40 @@ static void check_runs_intact(cs_store *s, int runs, uint32_t n)
 	}
 }
 
+/* A run's meta is a JSON object; a device index past CS_MAX_DEVICE_INDEX
+ * is refused, declared or first seen in samples, and nothing is stored. */
+static void test_meta_and_device_limits(void **state)
+{
+	(void)state;
+	cs_store *s = open_new("limits.db");
+	char err[256] = "";
+	cs_run_info info = run_info;
+	info.meta = " [1,2]";
+	assert_null(cs_writer_begin(s, &info, err, sizeof err));
+	assert_non_null(strstr(err, "JSON object"));
+	info.meta = "{\"a\": 1}";
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	assert_non_null(w);
+	cs_device_info di = {.index = 1024};
+	assert_int_not_equal(cs_writer_add_device(w, &di), 0);
+	di.index = 1023;
+	assert_int_equal(cs_writer_add_device(w, &di), 0);
+	uint32_t id;
+	cs_metric_info mi = {.name = "a"};
+	assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+	uint64_t t[2] = {1, 2};
+	double v[2] = {1, 2};
+	cs_batch b = {4294967295u, 0, 2, 1, &id, t, t, v};
+	assert_int_not_equal(cs_writer_append(w, &b), 0);
+	b.device = 1023;
+	assert_int_equal(cs_writer_append(w, &b), 0);
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(sql_int(s, "SELECT max(idx) FROM devices"), 1023);
+	assert_int_equal(sql_int(s, "SELECT samples FROM runs"), 2);
+	cs_store_close(s);
+}
+
 static void count_problem(void *arg, const char *msg)
 {
 	(void)msg;
@@ -868,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_run_stats_and_extremes),
 		cmocka_unit_test(test_dead_writer_marked_incomplete),
 		cmocka_unit_test(test_run_counts_what_commits),
+		cmocka_unit_test(test_meta_and_device_limits),
 		cmocka_unit_test(test_live_writer_with_growing_memory),
 		cmocka_unit_test(test_batch_without_metrics),
 		cmocka_unit_test(test_sigkill_mid_import),
