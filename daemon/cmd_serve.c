@@ -221,7 +221,7 @@ static int run_serve(int argc, char **argv)
 	}
 	cs_ingest_opts io = {c.socket,	     c.queue_mb << 20,	 c.commit_ms,
 			     c.commit_values, c.partial_flush_ms, c.max_connections,
-			     reg,	     c.live_flush_ms};
+			     reg,	     c.live_flush_ms,	 c.idle_producer_ms};
 	/* 64 MiB of page cache a connection: the writer's and every
 	 * request's share this much. */
 	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB);

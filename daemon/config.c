@@ -38,6 +38,7 @@ static const key keys[] = {
 	U("live_flush_ms", live_flush_ms, 10, 3600000),
 	U("read_only", read_only, 0, 1),
 	U("max_connections", max_connections, 1, 10000),
+	U("idle_producer_ms", idle_producer_ms, 0, 86400000),
 	U("http_connections", http_connections, 1, 10000),
 	U("http_busy", http_busy, 1, 1024),
 	U("http_timeout_s", http_timeout_s, 1, 3600),
@@ -71,6 +72,7 @@ void cs_config_defaults(cs_config *c)
 	c->partial_flush_ms = 1000;
 	c->live_flush_ms = 100;
 	c->max_connections = 256;
+	c->idle_producer_ms = 10000;
 	c->http_connections = 64;
 	c->http_busy = 2;
 	c->http_timeout_s = 60;

@@ -27,6 +27,7 @@ typedef struct cs_config {
 	uint64_t live_flush_ms;    /* ... and this often while a run is followed */
 	uint64_t read_only;        /* 1: HTTP refuses commands and deletions */
 	uint64_t max_connections;  /* ingest connections */
+	uint64_t idle_producer_ms; /* when full, one that began nothing goes */
 	uint64_t http_connections;
 	uint64_t http_busy;
 	uint64_t http_timeout_s;

@@ -67,6 +67,9 @@ typedef struct conn_thread {
 	pthread_t tid;
 	int fd;
 	int done;
+	uint64_t opened_ms;
+	atomic_int busy; /* began a run or registered: never evicted as idle */
+	int evicted;     /* under conns_mu */
 	conn_state *cs;
 	cs_ingest *in;
 	struct conn_thread *next;
@@ -626,6 +629,8 @@ static void *conn_main(void *arg)
 				       (unsigned long long)stream_off, err);
 				goto out;
 			}
+			if (it->msg.type == CS_WIRE_RUN_BEGIN || it->msg.type == CS_WIRE_REGISTER)
+				atomic_store(&ct->busy, 1);
 			if (it->msg.type == CS_WIRE_HELLO) {
 				pid = it->msg.u.hello.pid; /* for log lines; cs belongs to the writer */
 				free(host);
@@ -749,6 +754,35 @@ static void reap(cs_ingest *in, int all)
 	pthread_mutex_unlock(&in->conns_mu);
 }
 
+/* With every connection taken, closes the oldest that has begun no run
+ * and registered nothing for idle_producer_ms (its reader ends as on any
+ * close); 1 when one was. Idle HELLOs cannot lock producers out. */
+static int evict_idle(cs_ingest *in)
+{
+	uint64_t now = mono_ms();
+	conn_thread *old = NULL;
+	if (!in->o.idle_producer_ms)
+		return 0;
+	pthread_mutex_lock(&in->conns_mu);
+	for (conn_thread *ct = in->conns; ct; ct = ct->next)
+		if (!ct->done && !atomic_load(&ct->busy) && !ct->evicted &&
+		    now - ct->opened_ms >= in->o.idle_producer_ms &&
+		    (!old || ct->opened_ms <= old->opened_ms)) /* newest first: the last is oldest */
+			old = ct;
+	if (old) {
+		old->evicted = 1;
+		shutdown(old->fd, SHUT_RDWR); /* the fd stays open until reaped */
+		atomic_fetch_add(&in->st.conns_evicted, 1);
+		cs_log(CS_LOG_WARN,
+		       "ingest: all %llu connections taken; closing one that sent nothing past "
+		       "its HELLO for %llu ms",
+		       (unsigned long long)in->o.max_connections,
+		       (unsigned long long)(now - old->opened_ms));
+	}
+	pthread_mutex_unlock(&in->conns_mu);
+	return old != NULL;
+}
+
 static void *accept_main(void *arg)
 {
 	cs_ingest *in = arg;
@@ -765,7 +799,7 @@ static void *accept_main(void *arg)
 		int fd = accept4(in->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (atomic_load(&in->st.conns_open) >= in->o.max_connections) {
+		if (atomic_load(&in->st.conns_open) >= in->o.max_connections && !evict_idle(in)) {
 			atomic_fetch_add(&in->st.conns_refused, 1);
 			cs_log(CS_LOG_WARN, "ingest: %llu connections open, refusing another",
 			       (unsigned long long)in->o.max_connections);
@@ -790,6 +824,7 @@ static void *accept_main(void *arg)
 		ct->fd = fd;
 		ct->cs = cs;
 		ct->in = in;
+		ct->opened_ms = mono_ms();
 		atomic_fetch_add(&in->st.conns_open, 1);
 		atomic_fetch_add(&in->st.conns_total, 1);
 		pthread_mutex_lock(&in->conns_mu);
@@ -933,6 +968,7 @@ void cs_ingest_metrics_text(cs_ingest *in, cs_buf *out)
 		M("cyclescope_ingest_connections", "gauge", "Producer connections open", conns_open),
 		M("cyclescope_ingest_connections_total", "counter", "Producer connections accepted", conns_total),
 		M("cyclescope_ingest_connections_refused_total", "counter", "Connections over the limit", conns_refused),
+		M("cyclescope_ingest_connections_evicted_total", "counter", "Idle connections closed to let a new one in", conns_evicted),
 		M("cyclescope_ingest_queue_items", "gauge", "Records waiting for the writer", queue_items),
 		M("cyclescope_ingest_queue_bytes", "gauge", "Bytes waiting for the writer", queue_bytes),
 		M("cyclescope_ingest_backpressure_total", "counter", "Times a reader waited on a full queue", queue_waits),

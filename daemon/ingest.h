@@ -30,6 +30,7 @@ typedef struct cs_ingest_stats {
 	atomic_uint_fast64_t conns_open;
 	atomic_uint_fast64_t conns_total;
 	atomic_uint_fast64_t conns_refused;
+	atomic_uint_fast64_t conns_evicted;
 	atomic_uint_fast64_t queue_items;
 	atomic_uint_fast64_t queue_bytes;
 	atomic_uint_fast64_t queue_waits;  /* times a reader blocked on a full queue */
@@ -49,6 +50,10 @@ typedef struct cs_ingest_opts {
 	struct cs_collectors *collectors; /* collectors that register (REGISTER)
 					     go here; NULL = none (borrowed) */
 	uint64_t live_flush_ms; /* partial chunks this often while followed */
+	/* with max_connections open, a connection that has begun no run and
+	 * registered no collector this long after it opened is closed to let
+	 * a new one in; 0 = never */
+	uint64_t idle_producer_ms;
 } cs_ingest_opts;
 
 typedef struct cs_ingest cs_ingest;

@@ -622,5 +622,62 @@ kill $OPID; wait $OPID 2>/dev/null
 [ "$(grep -c 'http://' "$T/once.err")" -eq 1 ] && ok "serve announces itself once" || no "serve announcement" "$T/once.err"
 "$CS" run --help | grep -q '^  --name ' && ok "run --help describes --name" || no "run --help --name"
 
+# Idle connections cannot lock producers out: with every connection taken,
+# the oldest one that has sent nothing past its HELLO makes room for a new
+# one; one that began a run is never closed so (256 HELLO-only producers
+# held every slot and each new producer was refused).
+printf 'max_connections = 3\nidle_producer_ms = 300\n' >"$T/idle.conf"
+"$CS" serve --db "$T/idle.db" --socket "$T/idle.sock" --listen 127.0.0.1:0 --config "$T/idle.conf" \
+	--log "$T/idle.log" 2>"$T/idle.err" &
+IPID=$!
+i=0; while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/idle.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+python3 - "$T/idle.sock" >"$T/idle.out" 2>&1 <<'PY'
+import socket, struct, sys, time
+path = sys.argv[1]
+def frame(t, p): return struct.pack("<IBBHI", 0x50435343, 1, t, 0, len(p)) + p
+def s(x): b = x.encode(); return struct.pack("<I", len(b)) + b
+HELLO = frame(1, struct.pack("<I", 1) + s("h") + s("idle") + s("0.1.0"))
+def begin(name): return frame(2, struct.pack("<BBHQd", 1, 1, 0, 0, 0.0) + s("") + s("t") + s(name) + s(""))
+END = frame(7, struct.pack("<B7xQQQQ", 1, 0, 0, 0, 0))
+def conn(*frames):
+    c = socket.socket(socket.AF_UNIX); c.connect(path)
+    for f in frames: c.sendall(f)
+    return c
+def closed(c, wait):
+    c.settimeout(wait)
+    try: return c.recv(1) == b""
+    except socket.timeout: return False
+    except OSError: return True
+busy = conn(HELLO, begin("busy"))
+time.sleep(0.05)
+idle = [conn(HELLO)]
+time.sleep(0.05)
+idle.append(conn(HELLO))
+ack, deadline = None, time.time() + 60
+while ack is None and time.time() < deadline:
+    c = conn(HELLO, begin("late"), END)
+    c.settimeout(5)
+    try:
+        hdr = c.recv(12)
+        if len(hdr) == 12 and hdr[5] == 18:
+            ack = c.recv(struct.unpack("<I", hdr[8:12])[0])
+    except OSError:
+        pass
+    c.close()
+    if ack is None: time.sleep(0.1)
+print("ack", ack[0] if ack else None)
+print("oldest idle closed", closed(idle[0], 5))
+print("busy open", not closed(busy, 0.5))
+print("newer idle open", not closed(idle[1], 0.2))
+PY
+evicted=$(curl -sS --noproxy '*' "$(sed -n 's/^cyclescope serve:.*\(http:[^ ]*\/\).*/\1/p' "$T/idle.err" | head -n 1)metrics" |
+	awk '$1 == "cyclescope_ingest_connections_evicted_total" { print $2 }')
+kill "$IPID"; wait "$IPID" 2>/dev/null
+grep -qx 'ack 1' "$T/idle.out" && grep -qx 'oldest idle closed True' "$T/idle.out" &&
+	grep -qx 'busy open True' "$T/idle.out" && grep -qx 'newer idle open True' "$T/idle.out" && [ "${evicted:-0}" -ge 1 ] &&
+	grep -q "closing one that sent nothing past its HELLO" "$T/idle.log" &&
+	ok "all 3 connections taken: the oldest HELLO-only one makes room, a new run is stored, the one in a run stays ($evicted evicted)" ||
+	no "idle connections make room (evicted ${evicted:-?})" "$T/idle.out"
+
 echo "daemon: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
