@@ -241,6 +241,24 @@ static const char *degraded_reason(int e)
 	return e == ENOSPC ? "disk full" : "I/O error";
 }
 
+/* Tells the producer what became of its run (the ACK frame).
+ * Never blocks: a producer that does not read gets what fits in its
+ * socket buffer, and a connection already gone gets nothing. */
+static void send_ack(conn_state *c, uint8_t status, uint64_t samples, const char *message)
+{
+	cs_buf b = CS_BUF_INIT;
+	cs_wire_msg m = {.type = CS_WIRE_ACK};
+	m.u.ack = (cs_wire_ack){status, samples, (char *)cs_apply_uuid(c->a), (char *)message};
+	if (cs_wire_encode(&b, &m) == 0) {
+		pthread_mutex_lock(&c->fd_mu);
+		if (!c->reader_done && send(c->fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			cs_log(CS_LOG_DEBUG, "ingest: connection %llu: ACK not sent: %s",
+			       (unsigned long long)c->id, strerror(errno));
+		pthread_mutex_unlock(&c->fd_mu);
+	}
+	cs_buf_free(&b);
+}
+
 /* A store failure that may have lost written data (the disk is full, an
  * I/O error) is a state, not a per-connection error: what is uncommitted
  * is rolled back, every open run is cut (its producer's connection
@@ -265,6 +283,7 @@ static int degrade(cs_ingest *in, int rc)
 	while (in->open) {
 		conn_state *c = in->open;
 		open_unlink(in, c);
+		send_ack(c, CS_WIRE_ACK_FAILED, 0, why); /* read by the producer before the close */
 		conn_fail(in, c, "store", why);
 		cs_apply_cut(c->a);
 		atomic_fetch_add(&in->st.runs_incomplete, 1);
@@ -387,23 +406,10 @@ static void hook_ended(void *ctx, int64_t run, int complete, int rc)
 		atomic_fetch_add(&in->st.runs_incomplete, 1);
 }
 
-/* Tells the producer what became of the run it just ended (the ACK frame).
- * Never blocks: a producer that does not read gets what fits in its
- * socket buffer, and a connection already gone gets nothing. */
+/* Tells the producer what became of the run it just ended (the ACK frame). */
 static void hook_ack(void *ctx, uint8_t status, uint64_t samples, const char *message)
 {
-	conn_state *c = ctx;
-	cs_buf b = CS_BUF_INIT;
-	cs_wire_msg m = {.type = CS_WIRE_ACK};
-	m.u.ack = (cs_wire_ack){status, samples, (char *)cs_apply_uuid(c->a), (char *)message};
-	if (cs_wire_encode(&b, &m) == 0) {
-		pthread_mutex_lock(&c->fd_mu);
-		if (!c->reader_done && send(c->fd, b.data, b.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			cs_log(CS_LOG_DEBUG, "ingest: connection %llu: ACK not sent: %s",
-			       (unsigned long long)c->id, strerror(errno));
-		pthread_mutex_unlock(&c->fd_mu);
-	}
-	cs_buf_free(&b);
+	send_ack(ctx, status, samples, message);
 }
 
 static void hook_dropped(void *ctx, uint64_t samples)

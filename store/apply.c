@@ -187,6 +187,7 @@ static void run_begin(cs_apply *a, const cs_wire_run_begin *b)
 	a->failed = 0;
 	const char *no = a->h->refuse_begin ? a->h->refuse_begin(a->ctx, err, sizeof err) : NULL;
 	if (no) {
+		HOOK(a, ack, CS_WIRE_ACK_FAILED, 0, no);
 		refuse(a, "RUN_BEGIN", no);
 		return;
 	}

@@ -107,6 +107,43 @@ static int send_all(cs_producer *p, const uint8_t *data, size_t len)
 	return rc;
 }
 
+/* The daemon closed the connection: an ACK it sent first (status 4,
+ * the disk is full, the run refused) says why. 1 when one did (p's error
+ * is its message). */
+static int closing_ack(cs_producer *p)
+{
+	uint8_t buf[4096];
+	size_t len = p->nunread;
+	memcpy(buf, p->unread, len);
+	p->nunread = 0;
+	for (;;) {
+		ssize_t n = recv(p->fd, buf + len, sizeof buf - len, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == sizeof buf)
+			break;
+	}
+	size_t off = 0;
+	while (off < len) {
+		cs_wire_msg m;
+		size_t used;
+		char err[256];
+		if (cs_wire_decode(buf + off, len - off, &m, &used, err, sizeof err))
+			return 0;
+		off += used;
+		int failed = m.type == CS_WIRE_ACK && m.u.ack.status == CS_WIRE_ACK_FAILED;
+		if (failed)
+			perr(p, -EIO, "the daemon could not store %s: %s", p->label, m.u.ack.message);
+		cs_wire_msg_free(&m);
+		if (failed)
+			return 1;
+	}
+	return 0;
+}
+
 /* Writes the whole of out to the socket; blocks while the daemon applies
  * back-pressure. */
 static int flush_out(cs_producer *p)
@@ -116,6 +153,8 @@ static int flush_out(cs_producer *p)
 	if (rc == -EAGAIN || rc == -EWOULDBLOCK)
 		return perr(p, -ETIMEDOUT, "sending to the daemon: no progress "
 			    "within the send timeout (the daemon stopped reading)");
+	if ((rc == -EPIPE || rc == -ECONNRESET) && closing_ack(p))
+		return -EIO;
 	if (rc)
 		return perr(p, rc, "sending to the daemon: %s%s", strerror(-rc),
 			    rc == -EPIPE || rc == -ECONNRESET

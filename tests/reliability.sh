@@ -45,6 +45,10 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$T/m" && mount -t tmpfs -o size=8m tmpfs "$T/m
 	"$PRODUCE" --socket "$SOCK" --name big --samples 3000000 --metrics 8 --expect "$T/big.csv" >"$T/prod" 2>&1
 	rc=$?
 	[ $rc -ne 0 ] && ok "the producer of the run that filled the disk fails (exit $rc), it is not told all is well" || no "producer on a full disk exited 0" "$T/prod"
+	# it is told why (ACK status 4 before the close), not only that the
+	# connection closed
+	grep -q "the daemon could not store run .*disk full" "$T/prod" &&
+		ok "that producer is told why: its run could not be stored, the disk is full" || no "producer told why" "$T/prod"
 	wait_for 5 health_is '"status":"degraded","reason":"disk full"' && ok "health: degraded, disk full" || no "health degraded" "$T/log"
 	get "$U/metrics" | grep -q '^cyclescope_store_degraded 1' && ok "metrics: cyclescope_store_degraded 1" || no "degraded gauge"
 	grep -q "disk full: .*1 open run(s) cut" "$T/log" && ok "the log says the disk is full and the run was cut" || no "log line" "$T/log"
@@ -53,6 +57,8 @@ if [ "$(id -u)" -eq 0 ] && mkdir "$T/m" && mount -t tmpfs -o size=8m tmpfs "$T/m
 	rc=$?
 	[ $rc -eq 1 ] && grep -q "RUN_BEGIN: refused: the daemon's database cannot be written (disk full)" "$T/log" &&
 		ok "a new run is refused while the disk is full (import exits 1; the log says why)" || no "new run while full (exit $rc)" "$T/out"
+	grep -q "could not store .*disk full" "$T/out" &&
+		ok "the refused import says why: the disk is full" || no "refused import told why" "$T/out"
 	! grep -q "no transaction is active" "$T/log" && ok "the writer stays in step with SQLite (no 'no transaction is active')" || no "writer out of step" "$T/log"
 	rm -f "$MNT/ballast"
 	wait_for 10 health_is '"status":"ok"' && ok "space freed: health is ok again" || no "health after freeing" "$T/log"
