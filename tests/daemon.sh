@@ -390,6 +390,37 @@ code=$(get -o "$T/body" -w '%{http_code}' -X DELETE "$U/api/v1/runs/doomed")
 # --- metrics, log reopen ---
 expect "prometheus metrics" /metrics 200 'cyclescope_ingest_values_total'
 grep -q '^cyclescope_ingest_bad_frames_total 1' "$T/body" && grep -q '^cyclescope_runs_incomplete_total 1' "$T/body" && ok "metrics count bad frames and incomplete runs" || no "metrics values" "$T/body"
+
+# Follow streams take only a share of the connections (127 streams from
+# one address closed every other request, health included): with 40 asked
+# from one address, 28 stream (32 per address, less 4), the rest are 429,
+# and health answers while they hold.
+"$PRODUCE" --socket "$SOCK" --name longrun --samples 1000000 --metrics 1 --batch 10 --batch-ms 100 \
+	>"$T/long.out" 2>&1 &
+LP=$!
+i=0
+while [ $i -lt 400 ] && [ "$(status /api/v1/runs/longrun)" != 200 ]; do sleep 0.05; i=$((i + 1)); done
+python3 - "$PORT" "$TOKEN" "$U/api/v1/health" >"$T/streams.out" 2>&1 <<'PY'
+import socket, subprocess, sys, time
+port, token, health = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+held, codes = [], []
+for i in range(40):
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(("GET /api/v1/runs/longrun/follow?heartbeat_ms=200 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+               "Authorization: Bearer %s\r\n\r\n" % (port, token)).encode())
+    c.settimeout(30)
+    line = c.makefile("rb").readline().decode()
+    codes.append(int(line.split()[1]) if line.startswith("HTTP/") else 0)
+    held.append(c)
+print("200:", codes.count(200), "429:", codes.count(429), "other:", len(codes) - codes.count(200) - codes.count(429))
+h = subprocess.run(["curl", "-sS", "--noproxy", "*", "-m", "20", "-o", "/dev/null", "-w", "%{http_code}",
+                    "-H", "Authorization: Bearer " + token, health], capture_output=True, text=True)
+print("health:", h.stdout)
+PY
+kill "$LP" 2>/dev/null; wait "$LP" 2>/dev/null
+grep -qx '200: 28 429: 12 other: 0' "$T/streams.out" && grep -qx 'health: 200' "$T/streams.out" &&
+	ok "40 follow streams from one address: 28 stream, 12 are 429, health answers while they hold" ||
+	no "follow streams share" "$T/streams.out"
 mv "$T/log" "$T/log.1"
 kill -HUP "$DPID"
 sleep 0.2
@@ -641,7 +672,10 @@ def begin(name): return frame(2, struct.pack("<BBHQd", 1, 1, 0, 0, 0.0) + s("") 
 END = frame(7, struct.pack("<B7xQQQQ", 1, 0, 0, 0, 0))
 def conn(*frames):
     c = socket.socket(socket.AF_UNIX); c.connect(path)
-    for f in frames: c.sendall(f)
+    try:
+        for f in frames: c.sendall(f)
+    except OSError:
+        pass  # refused: closed at once
     return c
 def closed(c, wait):
     c.settimeout(wait)

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -158,9 +159,47 @@ void cs_http_guard_waiting(cs_http *h, struct MHD_Connection *c, int waiting)
 		return;
 	pthread_mutex_lock(&h->gmu);
 	ci->waiting = waiting;
+	ci->streaming = 0; /* a request begins or ends: no stream of the last one */
 	if (waiting)
 		ci->since_ms = guard_now();
 	pthread_mutex_unlock(&h->gmu);
+}
+
+/* A follow stream holds its connection for as long as its run lasts, so
+ * streams may take only a share of the connections: one address at most
+ * per_ip less a reserve (28 of 32), all addresses together the slots less
+ * the guard's reserve (56 of 64), so that health, the UI and every other
+ * request always find a connection (127 streams from one address locked
+ * everyone out). 0 when c may stream; else why it may not, for a 429. */
+int cs_http_guard_stream(cs_http *h, struct MHD_Connection *c, char *why, size_t len)
+{
+	conn_info *ci = guard_info(c);
+	if (!ci)
+		return 0;
+	unsigned slots = h->o.connections ? h->o.connections : 64;
+	unsigned per_ip = h->o.per_ip && h->o.per_ip < slots ? h->o.per_ip : slots;
+	unsigned ip_cap = per_ip - (per_ip / 8 < 4 ? per_ip / 8 : 4);
+	unsigned all_cap = slots - (slots / 8 < 4 ? 4 : slots / 8);
+	if (!ip_cap)
+		ip_cap = 1;
+	if (!all_cap)
+		all_cap = 1;
+	unsigned mine = 0, all = 0;
+	pthread_mutex_lock(&h->gmu);
+	for (conn_info *o = h->conns; o; o = o->next)
+		if (o->streaming && o != ci) {
+			all++;
+			mine += (unsigned)same_host(&o->addr, &ci->addr);
+		}
+	int ok = mine < ip_cap && all < all_cap;
+	if (ok)
+		ci->streaming = 1;
+	pthread_mutex_unlock(&h->gmu);
+	if (!ok)
+		snprintf(why, len, "too many follow streams: %u open from this address (at most %u), "
+			 "%u in all (at most %u); close one, or follow fewer runs at once",
+			 mine, ip_cap, all, all_cap);
+	return ok ? 0 : -1;
 }
 
 void *cs_http_guard_main(void *arg)

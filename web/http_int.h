@@ -33,6 +33,7 @@ typedef struct conn_info {
 	int fd;
 	uint64_t since_ms;   /* accepted, or the last request ended */
 	int waiting;         /* 1 while the next request's headers are awaited */
+	int streaming;       /* 1 while it holds a follow stream */
 	struct sockaddr_storage addr;
 } conn_info;
 
@@ -178,6 +179,7 @@ enum MHD_Result cs_http_do_collectors(struct MHD_Connection *c, cs_http *h, cons
 void cs_http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 			 enum MHD_ConnectionNotificationCode code);
 void cs_http_guard_waiting(cs_http *h, struct MHD_Connection *c, int waiting);
+int cs_http_guard_stream(cs_http *h, struct MHD_Connection *c, char *why, size_t len);
 void *cs_http_guard_main(void *arg);
 
 #endif

@@ -103,6 +103,8 @@ enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_stor
 	q.device = (uint32_t)dev;
 	int status;
 	char err[1200];
+	if (cs_http_guard_stream(h, c, err, sizeof err))
+		return owned_error(c, h, s, 429, "%s", err);
 	cs_follow *f = cs_follow_open(s, &q, &status, err, sizeof err);
 	if (!f)
 		return owned_error(c, h, s, (unsigned)status, "%s", err);
