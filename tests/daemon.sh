@@ -713,5 +713,42 @@ grep -qx 'ack 1' "$T/idle.out" && grep -qx 'oldest idle closed True' "$T/idle.ou
 	ok "all 3 connections taken: the oldest HELLO-only one makes room, a new run is stored, the one in a run stays ($evicted evicted)" ||
 	no "idle connections make room (evicted ${evicted:-?})" "$T/idle.out"
 
+# A trace's memory is bounded whatever its buckets (buckets=100000 over 879
+# metrics took 2.7 GB for a 2.9 MB answer), and one whose client has gone
+# stops (20 departed clients made the next request wait 17 s).
+printf 'commit_ms = 20\n' >"$T/wide.conf"
+"$CS" serve --db "$T/wide.db" --socket "$T/wide.sock" --listen 127.0.0.1:0 --config "$T/wide.conf" \
+	--log "$T/wide.log" 2>"$T/wide.err" &
+WPID=$!
+i=0; while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/wide.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+WU=$(sed -n 's/^cyclescope serve:.*\(http:[^ ]*\/\).*/\1/p' "$T/wide.err" | head -n 1)
+"$PRODUCE" --socket "$T/wide.sock" --name wide --metrics 879 --samples 500 --expect "$T/wide.csv" >"$T/wide.out" 2>&1
+rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$WPID/status")
+code=$(curl -sS --noproxy '*' -o "$T/wide.json" -w '%{http_code}' "${WU}api/v1/runs/wide/trace.json?buckets=100000")
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$WPID/status")
+events=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "C"))' "$T/wide.json" 2>/dev/null)
+# every sample falls in a bucket of its own: a point per value sent
+want=$(python3 -c 'import csv, sys; print(sum(1 for r in list(csv.reader(open(sys.argv[1])))[1:] for v in r[2:] if v))' "$T/wide.csv")
+[ "$code" = 200 ] && [ "$events" = "$want" ] && [ $(((hwm - rss0) / 1024)) -lt 256 ] &&
+	ok "trace.json?buckets=100000 over 879 metrics: 200, $events counter points (as sent), the daemon grew $(((hwm - rss0) / 1024)) MiB (bound 256)" ||
+	no "trace memory (code $code, events $events of ${want:-?}, grew $(((hwm - rss0) / 1024)) MiB)" "$T/wide.log"
+start_t=$(date +%s%N)
+curl -sS --noproxy '*' -o /dev/null "${WU}api/v1/runs/wide/trace.json?buckets=1000000"
+full_ms=$((($(date +%s%N) - start_t) / 1000000))
+gone=
+for k in 1 2 3 4 5 6; do
+	curl -sS --noproxy '*' -m 0.3 -o /dev/null "${WU}api/v1/runs/wide/trace.json?buckets=1000000" 2>/dev/null &
+	gone="$gone $!"
+done
+wait $gone
+start_t=$(date +%s%N)
+curl -sS --noproxy '*' -o /dev/null "${WU}api/v1/runs/wide/series.csv?metric=lts__t_sectors.sum"
+after_ms=$((($(date +%s%N) - start_t) / 1000000))
+kill "$WPID"; wait "$WPID" 2>/dev/null
+# six left after 0.3 s; two at a time they would hold the next request 3 full traces
+[ "$after_ms" -lt "$full_ms" ] &&
+	ok "6 clients that left a ${full_ms} ms trace: the next request waited $after_ms ms" ||
+	no "departed trace clients (next request $after_ms ms, a trace $full_ms ms)" "$T/wide.log"
+
 echo "daemon: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

@@ -58,8 +58,13 @@ enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_stor
 	return cs_http_stream(c, h, st, "series.csv");
 }
 
+/* A trace is built whole before it is sent: over HTTP at most this much
+ * (two at once with http_busy 2); `cyclescope export` allows 512 MiB. */
+#define TRACE_HTTP_MAX_BYTES (128u << 20)
+
 /* GET /api/v1/runs/{run}/trace.json?metric=&from=&to=&buckets=&raw=1: the
- * Trace Event JSON of `cyclescope export --format perfetto`. */
+ * Trace Event JSON of `cyclescope export --format perfetto`. Stops when its
+ * client has gone. */
 enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				  const cs_http_run *ref)
 {
@@ -72,7 +77,8 @@ enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store
 		return cs_http_error(c, h, 400, "buckets: expected 1..1000000");
 	const char *raw = cs_http_arg(c, "raw");
 	cs_trace_req rq = {.run = run, .metrics = cs_http_arg(c, "metric"), .from = from, .to = to,
-			   .buckets = (uint32_t)nb, .raw = raw && strcmp(raw, "0")};
+			   .buckets = (uint32_t)nb, .raw = raw && strcmp(raw, "0"),
+			   .max_bytes = TRACE_HTTP_MAX_BYTES, .cancelled = cs_http_client_gone, .cancel_ctx = c};
 	char err[1200];
 	cs_buf b = CS_BUF_INIT;
 	int rc = cs_trace_json(s, &rq, &b, err, sizeof err);

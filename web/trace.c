@@ -40,7 +40,25 @@ typedef struct tw {
 	int pid;
 	char (*names)[256];
 	uint32_t m;
+	uint64_t max_bytes;
+	const cs_trace_req *rq; /* its cancelled() */
+	unsigned tick;
 } tw;
+
+/* Buckets are read a part at a time, at most this many bucket-metric
+ * cells (32 MiB of aggregates), whatever buckets and metrics ask. */
+#define TRACE_PART_CELLS (1u << 20)
+
+/* -E2BIG past the byte budget, -ECANCELED once the asker has gone (looked
+ * at every 64 calls), else 0. */
+static int trace_stop(tw *w)
+{
+	if (w->b->len > w->max_bytes)
+		return -E2BIG;
+	if (w->rq->cancelled && !(++w->tick & 63) && w->rq->cancelled(w->rq->cancel_ctx))
+		return -ECANCELED;
+	return 0;
+}
 
 static void event_start(tw *w)
 {
@@ -105,10 +123,8 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 	cs_range_row rr;
 	int rc = 0, src;
 	while ((src = cs_ranges_next(cur, &rr)) == 1) {
-		if (w->b->len > TRACE_MAX_BYTES) {
-			rc = -E2BIG;
+		if ((rc = trace_stop(w)))
 			break;
-		}
 		const char *kind = rr.kind;
 		const char *name = rr.name;
 		double t0 = (double)rr.t0, t1 = (double)rr.t1;
@@ -189,8 +205,9 @@ static void counter(tw *w, uint32_t k, double t, double v)
 static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *aggs)
 {
 	tw *w = ctx;
-	if (w->b->len > TRACE_MAX_BYTES)
-		return -E2BIG;
+	int rc = trace_stop(w);
+	if (rc)
+		return rc;
 	(void)i;
 	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
@@ -202,8 +219,9 @@ static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_a
 static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *values)
 {
 	tw *w = ctx;
-	if (w->b->len > TRACE_MAX_BYTES)
-		return -E2BIG;
+	int rc = trace_stop(w);
+	if (rc)
+		return rc;
 	(void)seq;
 	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
@@ -228,7 +246,8 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	uint64_t tmax = sum.t_max > 0 ? (uint64_t)sum.t_max : 0;
 	const char *unit = sum.time_unit;
 	int ns = !strcmp(unit, "ns");
-	tw w = {.b = out, .first = 1, .per_us = ns ? 1000.0 : 1.0};
+	tw w = {.b = out, .first = 1, .per_us = ns ? 1000.0 : 1.0, .rq = rq,
+		.max_bytes = rq->max_bytes ? rq->max_bytes : TRACE_MAX_BYTES};
 	/* the metrics */
 	uint32_t *all = NULL, nall = 0, *ids = NULL;
 	int rc = cs_read_metric_ids(s, run, &all, &nall);
@@ -292,14 +311,21 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		snprintf(pname, sizeof pname, "device %u", devs[d]);
 		process(&w, w.pid, pname);
 		cs_scan q = {.run = run, .device = devs[d], .m = w.m, .metrics = ids, .from = from, .to = to};
-		rc = rq->raw ? cs_read_raw(s, &q, on_row, &w)
-			     : cs_read_buckets(s, &q, rq->buckets ? rq->buckets : 2000, on_bucket, &w, NULL);
-		if (rc < 0 && rc != -E2BIG)
+		uint32_t nb = rq->buckets ? rq->buckets : 2000;
+		uint32_t part = TRACE_PART_CELLS / w.m ? TRACE_PART_CELLS / w.m : 1;
+		if (rq->raw)
+			rc = cs_read_raw(s, &q, on_row, &w);
+		for (uint32_t b0 = 0; !rq->raw && rc == 0 && b0 < nb; b0 += part)
+			rc = cs_read_buckets_part(s, &q, nb, b0, nb - b0 < part ? nb : b0 + part,
+						  on_bucket, &w, NULL);
+		if (rc < 0 && rc != -E2BIG && rc != -ECANCELED)
 			snprintf(err, errlen, "reading run %s: %s", name, cs_store_errmsg(s));
 	}
 	if (rc == -E2BIG)
-		snprintf(err, errlen, "the trace would be over %u MB: fewer --buckets, a window "
-			 "(--from/--to) or fewer metrics", TRACE_MAX_BYTES >> 20);
+		snprintf(err, errlen, "the trace would be over %llu MB: fewer buckets, a window "
+			 "(from/to) or fewer metrics", (unsigned long long)(w.max_bytes >> 20));
+	if (rc == -ECANCELED)
+		snprintf(err, errlen, "cancelled: the client has gone");
 	if (rc == 0)
 		cs_json_raw(out, "\n]}\n");
 	if (rc == -ENOMEM)

@@ -21,10 +21,13 @@ typedef struct cs_trace_req {
 	uint64_t from, to;    /* window in the run's unit; to 0 = the run's end */
 	uint32_t buckets;     /* counter points per metric and device (0 = 2000) */
 	int raw;              /* every sample instead of buckets */
+	uint64_t max_bytes;   /* a longer trace is refused (-E2BIG); 0 = 512 MiB */
+	int (*cancelled)(void *ctx); /* 1 when its asker has gone; NULL = never */
+	void *cancel_ctx;
 } cs_trace_req;
 
 /* Appends the trace to out. 0, or -ENOENT (no run, an unknown metric),
- * -EINVAL, -ENOMEM with the reason in err. */
+ * -EINVAL, -E2BIG, -ENOMEM with the reason in err, or -ECANCELED. */
 int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, size_t errlen);
 
 #endif
