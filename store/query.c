@@ -287,6 +287,11 @@ cs_query *cs_query_open(cs_store *s, const char *sql, const cs_query_opts *o,
 		sqlite3_limit(db, SQLITE_LIMIT_LENGTH, maxlen > 1000000000u ? 1000000000 : (int)maxlen);
 	}
 	if (!o->trusted) {
+		/* Sorts, groups and temporary tables spill to files past 16 MiB
+		 * of cache, not to memory: ORDER BY random() over zeroblobs
+		 * grew the daemon 1.1 GB in 4 s. */
+		sqlite3_exec(db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -16384", NULL, NULL,
+			     NULL);
 		sqlite3_set_authorizer(db, authorize, q);
 		/* from here on, printf() and format() on this connection are the
 		 * checked ones (they stay so until it closes) */

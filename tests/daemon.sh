@@ -716,13 +716,23 @@ grep -qx 'ack 1' "$T/idle.out" && grep -qx 'oldest idle closed True' "$T/idle.ou
 # A trace's memory is bounded whatever its buckets (buckets=100000 over 879
 # metrics took 2.7 GB for a 2.9 MB answer), and one whose client has gone
 # stops (20 departed clients made the next request wait 17 s).
-printf 'commit_ms = 20\n' >"$T/wide.conf"
+printf 'commit_ms = 20\nquery_timeout_ms = 3000\n' >"$T/wide.conf"
 "$CS" serve --db "$T/wide.db" --socket "$T/wide.sock" --listen 127.0.0.1:0 --config "$T/wide.conf" \
 	--log "$T/wide.log" 2>"$T/wide.err" &
 WPID=$!
 i=0; while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/wide.err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 WU=$(sed -n 's/^cyclescope serve:.*\(http:[^ ]*\/\).*/\1/p' "$T/wide.err" | head -n 1)
 "$PRODUCE" --socket "$T/wide.sock" --name wide --metrics 879 --samples 500 --expect "$T/wide.csv" >"$T/wide.out" 2>&1
+# a query's sorts spill to files: ORDER BY random() over 100 kB blobs grew
+# the daemon 1.1 GB before its time limit
+rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$WPID/status")
+code=$(curl -sS --noproxy '*' -o "$T/sort.out" -w '%{http_code}' --get --data-urlencode \
+	"sql=WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT zeroblob(100000) FROM c ORDER BY random()" \
+	"${WU}api/v1/query")
+hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$WPID/status")
+[ "$code" = 504 ] && [ $(((hwm - rss0) / 1024)) -lt 64 ] &&
+	ok "a sort of endless 100 kB blobs runs to its time limit (504) with the daemon $(((hwm - rss0) / 1024)) MiB bigger (bound 64)" ||
+	no "query sort memory (code $code, grew $(((hwm - rss0) / 1024)) MiB)" "$T/sort.out"
 rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$WPID/status")
 code=$(curl -sS --noproxy '*' -o "$T/wide.json" -w '%{http_code}' "${WU}api/v1/runs/wide/trace.json?buckets=100000")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$WPID/status")
