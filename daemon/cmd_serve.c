@@ -86,6 +86,8 @@ static int set_level(const char *name)
 }
 
 #define SERVE_SQLITE_HEAP_MB 256
+/* ...and no more than this at all, whatever a request asks. */
+#define SERVE_SQLITE_HARD_HEAP_MB 1024
 
 typedef struct parts {
 	cs_ingest *in;
@@ -224,7 +226,7 @@ static int run_serve(int argc, char **argv)
 			     reg,	     c.live_flush_ms,	 c.idle_producer_ms};
 	/* 64 MiB of page cache a connection: the writer's and every
 	 * request's share this much. */
-	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB);
+	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB, SERVE_SQLITE_HARD_HEAP_MB);
 	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
 	if (!in) {
 		cs_store_close(s);

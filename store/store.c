@@ -1451,9 +1451,10 @@ const char *cs_store_path(cs_store *s)
 	return p ? p : "";
 }
 
-void cs_store_set_process_heap_mb(unsigned mb)
+void cs_store_set_process_heap_mb(unsigned soft_mb, unsigned hard_mb)
 {
-	sqlite3_soft_heap_limit64((sqlite3_int64)mb << 20);
+	sqlite3_hard_heap_limit64((sqlite3_int64)hard_mb << 20);
+	sqlite3_soft_heap_limit64((sqlite3_int64)soft_mb << 20);
 }
 
 int cs_store_checkpoint(cs_store *s)

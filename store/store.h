@@ -82,9 +82,11 @@ void cs_store_uuid(char out[37]);
 const char *cs_store_path(cs_store *s);
 
 /* Caps the memory of every store in the process together: SQLite's page
- * caches give memory back past mb MiB, so many connections at once (the
- * writer's and every request's) do not add up to many full caches. */
-void cs_store_set_process_heap_mb(unsigned mb);
+ * caches give memory back past soft_mb MiB, so many connections at once
+ * (the writer's and every request's) do not add up to many full caches,
+ * and no allocation past hard_mb MiB succeeds (SQLITE_NOMEM: a request
+ * fails, the process lives). */
+void cs_store_set_process_heap_mb(unsigned soft_mb, unsigned hard_mb);
 
 /* Folds the write-ahead log into the database file and truncates it (at
  * a writer's clean stop). 0 or an error (cs_store_errmsg). */
