@@ -681,12 +681,13 @@ static void *conn_main(void *arg)
 		size_t room = want < have ? want : have;
 		if (room < (1u << 16))
 			room = 1u << 16;
-		if (cs_buf_reserve(&buf, room))
-			break;
-		if (buf.cap > charged) {
-			uint64_t total = atomic_fetch_add(&in->partial_bytes, buf.cap - charged) +
-					 (buf.cap - charged);
-			charged = buf.cap;
+		/* charged before the buffer grows: the budget bounds what is
+		 * allocated, not what was found allocated */
+		size_t cap = cs_buf_cap_for(&buf, room);
+		if (cap > charged) {
+			uint64_t total = atomic_fetch_add(&in->partial_bytes, cap - charged) +
+					 (cap - charged);
+			charged = cap;
 			if (total > in->partial_budget) {
 				cs_log(CS_LOG_WARN,
 				       "ingest: connection %llu (pid %lld): a frame of %zu bytes would "
@@ -698,6 +699,8 @@ static void *conn_main(void *arg)
 				break;
 			}
 		}
+		if (cs_buf_reserve(&buf, room))
+			break;
 		ssize_t n = read(ct->fd, buf.data + buf.len, buf.cap - buf.len);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -6,16 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int cs_buf_reserve(cs_buf *b, size_t extra)
+size_t cs_buf_cap_for(const cs_buf *b, size_t extra)
 {
 	if (extra <= b->cap - b->len)
-		return 0;
+		return b->cap;
 	if (extra > SIZE_MAX / 2 - b->len)
-		return -ENOMEM;
+		return SIZE_MAX;
 	size_t want = b->len + extra;
 	size_t cap = b->cap ? b->cap : 256;
 	while (cap < want)
 		cap *= 2;
+	return cap;
+}
+
+int cs_buf_reserve(cs_buf *b, size_t extra)
+{
+	if (extra <= b->cap - b->len)
+		return 0;
+	size_t cap = cs_buf_cap_for(b, extra);
+	if (cap == SIZE_MAX)
+		return -ENOMEM;
 	uint8_t *p = realloc(b->data, cap);
 	if (!p)
 		return -ENOMEM;

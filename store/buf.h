@@ -23,6 +23,9 @@ typedef struct cs_buf {
 
 /* Makes room for at least `extra` more bytes. Returns 0 or -ENOMEM. */
 int cs_buf_reserve(cs_buf *b, size_t extra);
+/* The capacity cs_buf_reserve(b, extra) leaves b with, without growing
+ * it: a caller that budgets memory checks before it allocates. */
+size_t cs_buf_cap_for(const cs_buf *b, size_t extra);
 
 /* Appends n bytes. Returns 0 or -ENOMEM. */
 int cs_buf_append(cs_buf *b, const void *p, size_t n);

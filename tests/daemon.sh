@@ -519,9 +519,14 @@ PY2=$!
 i=0; while [ $i -lt 400 ] && [ ! -s "$T/closed" ]; do sleep 0.05; i=$((i + 1)); done
 r1=$(rss)
 wait $PY2
-[ $((r1 - r0)) -lt 300000 ] && [ "$(cat "$T/closed")" -ge 17 ] &&
+# the budget (128 MiB) and a slack of 64 MiB for the threads' stacks and
+# what the allocator keeps (docs/protocol.md); a sanitizer's allocator
+# keeps more
+bound=196608
+[ -n "$CS_SAN" ] && bound=307200
+[ $((r1 - r0)) -lt $bound ] && [ "$(cat "$T/closed")" -ge 17 ] &&
 	grep -q "would take the memory held for unfinished frames past its budget (134217728 bytes" "$T/log" &&
-	ok "20 connections each holding 63 MiB of a 64 MiB frame: $(cat "$T/closed") closed at the 128 MiB budget, RSS +$(((r1 - r0) / 1024)) MiB (was 1.29 GB)" ||
+	ok "20 connections each holding 63 MiB of a 64 MiB frame: $(cat "$T/closed") closed at the 128 MiB budget, RSS +$(((r1 - r0) / 1024)) MiB (bound $((bound / 1024)); was 1.29 GB)" ||
 	no "partial frame budget: RSS +$(((r1 - r0) / 1024)) MiB, $(cat "$T/closed") closed" "$T/out"
 get "$U/metrics" | grep -q '^cyclescope_ingest_partial_bytes [0-9]' && ok "metrics: bytes held for unfinished frames" || no "partial bytes metric"
 
