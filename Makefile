@@ -337,10 +337,13 @@ lint:
 	clang-tidy --quiet $(LIB_SRC) daemon/main.c -- $(STD) $(INC) \
 		$(shell pkg-config --cflags $(PKGS))
 
-# libFuzzer targets (clang). FUZZ_SECONDS per target; FUZZ=name runs one.
+# libFuzzer targets (clang). FUZZ_SECONDS per target; FUZZ=name runs one;
+# FUZZ_SEED fixes the mutations' sequence (CI repeats a known exploration;
+# FUZZ_SEED=0 draws one).
 # The store, the bridge and the HTTP side (fuzz_http serves on loopback)
 # are compiled once per run, instrumented, into build-fuzz/lib.a.
 FUZZ_SECONDS ?= 30
+FUZZ_SEED ?= 1
 FUZZ_LIB_SRC := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) $(BUILD)/gen/ui_files.c
 fuzz: $(BUILD)/gen/ui_files.c
 	@rm -rf build-fuzz/obj && mkdir -p build-fuzz/obj
@@ -360,7 +363,7 @@ fuzz: $(BUILD)/gen/ui_files.c
 			$$(pkg-config --cflags --libs $(PKGS)) -lm -lpthread -l:libstdc++.a -o build-fuzz/$$n; \
 		mkdir -p build-fuzz/corpus-$$n; \
 		echo "== $$n ($(FUZZ_SECONDS)s)"; \
-		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+		build-fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -max_len=65536 \
 			build-fuzz/corpus-$$n tests/fuzz/corpus/$$n; \
 	done
 
