@@ -228,11 +228,12 @@ static int run_serve(int argc, char **argv)
 	/* 64 MiB of page cache a connection: the writer's and every
 	 * request's share this much. */
 	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB, SERVE_SQLITE_HARD_HEAP_MB);
-	/* Blocks of 1 MiB and more (frames, answers, aggregates) are mapped and
-	 * given back when freed: glibc otherwise raises this threshold after
-	 * the first such free and keeps later ones in its heap, where the
-	 * budgets above cannot see them go. */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	/* Blocks of 32 MiB and more (frames, answers) are mapped and given back
+	 * when freed: glibc otherwise raises this threshold after the first
+	 * such free and keeps later ones in its heap, where the budgets above
+	 * cannot see them go. Smaller ones (a part of a figure's or a trace's
+	 * aggregates) are reused from the heap. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	cs_ingest *in = cs_ingest_start(s, &io, err, sizeof err);
 	if (!in) {
 		cs_store_close(s);

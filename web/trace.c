@@ -46,8 +46,10 @@ typedef struct tw {
 } tw;
 
 /* Buckets are read a part at a time, at most this many bucket-metric
- * cells (32 MiB of aggregates), whatever buckets and metrics ask. */
-#define TRACE_PART_CELLS (1u << 20)
+ * cells (just under 32 MiB of aggregates, so that the daemon reuses one
+ * block from part to part rather than map a new one), whatever buckets and
+ * metrics ask. */
+#define TRACE_PART_CELLS ((1u << 20) - 1024)
 
 /* -E2BIG past the byte budget, -ECANCELED once the asker has gone (looked
  * at every 64 calls), else 0. */
