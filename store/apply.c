@@ -275,6 +275,11 @@ static void run_end(cs_apply *a, const cs_wire_run_end *e)
 		cs_writer_discard(a->w);
 		forget_run(a);
 		a->failed = 0;
+		/* a deletion that failed may have rolled back what other runs
+		 * wrote: the store's state, not this run's (no ACK of it) */
+		if (cs_store_tx_lost(a->s) && a->h->store_failed &&
+		    a->h->store_failed(a->ctx, "RUN_END", -EIO))
+			return;
 		HOOK(a, discarded, run);
 		HOOK(a, ack, CS_WIRE_ACK_DISCARDED, 0, "");
 		return;

@@ -134,7 +134,8 @@ static int closing_ack(cs_producer *p)
 		if (cs_wire_decode(buf + off, len - off, &m, &used, err, sizeof err))
 			return 0;
 		off += used;
-		int failed = m.type == CS_WIRE_ACK && m.u.ack.status == CS_WIRE_ACK_FAILED;
+		int failed = m.type == CS_WIRE_ACK && m.u.ack.status == CS_WIRE_ACK_FAILED &&
+			     !strcmp(m.u.ack.uuid, p->uuid);
 		if (failed)
 			perr(p, -EIO, "the daemon could not store %s: %s", p->label, m.u.ack.message);
 		cs_wire_msg_free(&m);

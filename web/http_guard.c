@@ -178,12 +178,11 @@ int cs_http_guard_stream(cs_http *h, struct MHD_Connection *c, char *why, size_t
 		return 0;
 	unsigned slots = h->o.connections ? h->o.connections : 64;
 	unsigned per_ip = h->o.per_ip && h->o.per_ip < slots ? h->o.per_ip : slots;
-	unsigned ip_cap = per_ip - (per_ip / 8 < 4 ? per_ip / 8 : 4);
-	unsigned all_cap = slots - (slots / 8 < 4 ? 4 : slots / 8);
-	if (!ip_cap)
-		ip_cap = 1;
-	if (!all_cap)
-		all_cap = 1;
+	unsigned ip_res = per_ip / 8 < 4 ? per_ip / 8 : 4;
+	unsigned all_res = slots / 8 < 4 ? 4 : slots / 8;
+	/* at least one stream, however few the connections */
+	unsigned ip_cap = per_ip > ip_res ? per_ip - ip_res : 1;
+	unsigned all_cap = slots > all_res ? slots - all_res : 1;
 	unsigned mine = 0, all = 0;
 	pthread_mutex_lock(&h->gmu);
 	for (conn_info *o = h->conns; o; o = o->next)
