@@ -107,43 +107,7 @@ static int send_all(cs_producer *p, const uint8_t *data, size_t len)
 	return rc;
 }
 
-/* The daemon closed the connection: an ACK it sent first (status 4,
- * the disk is full, the run refused) says why. 1 when one did (p's error
- * is its message). */
-static int closing_ack(cs_producer *p)
-{
-	uint8_t buf[4096];
-	size_t len = p->nunread;
-	memcpy(buf, p->unread, len);
-	p->nunread = 0;
-	for (;;) {
-		ssize_t n = recv(p->fd, buf + len, sizeof buf - len, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len == sizeof buf)
-			break;
-	}
-	size_t off = 0;
-	while (off < len) {
-		cs_wire_msg m;
-		size_t used;
-		char err[256];
-		if (cs_wire_decode(buf + off, len - off, &m, &used, err, sizeof err))
-			return 0;
-		off += used;
-		int failed = m.type == CS_WIRE_ACK && m.u.ack.status == CS_WIRE_ACK_FAILED &&
-			     !strcmp(m.u.ack.uuid, p->uuid);
-		if (failed)
-			perr(p, -EIO, "the daemon could not store %s: %s", p->label, m.u.ack.message);
-		cs_wire_msg_free(&m);
-		if (failed)
-			return 1;
-	}
-	return 0;
-}
+static int closing_ack(cs_producer *p);
 
 /* Writes the whole of out to the socket; blocks while the daemon applies
  * back-pressure. */
@@ -385,15 +349,16 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits up to p->ack_ms for the daemon's ACK of the run just ended: the
- * run is committed when it comes. Frames of other types are skipped. */
-static int wait_ack(cs_producer *p)
+/* Waits up to ms for the daemon's ACK of the run just ended: the run is
+ * committed when it comes. Frames of other types are skipped. With ms 0 it
+ * reads only what has already arrived. */
+static int wait_ack(cs_producer *p, unsigned ms)
 {
 	uint8_t buf[4096];
 	size_t len = p->nunread;
 	memcpy(buf, p->unread, len);
 	p->nunread = 0;
-	int64_t deadline = mono_ms() + p->ack_ms;
+	int64_t deadline = mono_ms() + ms;
 	for (;;) {
 		cs_wire_msg m;
 		size_t used;
@@ -421,13 +386,13 @@ static int wait_ack(cs_producer *p)
 				    rc == -EAGAIN ? "frame too long" : err);
 		int64_t left = deadline - mono_ms();
 		struct pollfd pf = {p->fd, POLLIN, 0};
-		int r = left > 0 ? poll(&pf, 1, (int)left) : 0;
+		int r = left > 0 || !ms ? poll(&pf, 1, left > 0 ? (int)left : 0) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0)
 			return perr(p, -ETIMEDOUT, "the daemon did not acknowledge %s within %u ms: "
 				    "it may not have stored it (the daemon's log says why)",
-				    p->label, p->ack_ms);
+				    p->label, ms);
 		ssize_t n = r < 0 ? -1 : recv(p->fd, buf + len, sizeof buf - len, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -439,6 +404,14 @@ static int wait_ack(cs_producer *p)
 	}
 }
 
+/* The daemon closed the connection: an ACK of this run it sent first
+ * (status 4: the disk is full, the run refused) says why. 1 when one did
+ * (p's error is its message). */
+static int closing_ack(cs_producer *p)
+{
+	return wait_ack(p, 0) == -EIO;
+}
+
 static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
 {
 	cs_wire_msg m = {.type = CS_WIRE_RUN_END};
@@ -446,7 +419,7 @@ static int send_end(cs_producer *p, uint8_t status, const cs_run_counters *c)
 					c ? c->bad_records : 0, c ? c->empty_samples : 0};
 	int rc = send_msg(p, &m);
 	rc = rc ? rc : flush_out(p);
-	return rc || !p->ack_ms ? rc : wait_ack(p);
+	return rc || !p->ack_ms ? rc : wait_ack(p, p->ack_ms);
 }
 
 void cs_producer_extra_ranges(cs_producer *p, const cs_range *r, size_t n)

@@ -59,6 +59,19 @@ static void guard_cut(cs_http *h, conn_info *ci)
 	atomic_fetch_add(&h->slow_closed, 1);
 }
 
+/* The connection slots, and the reserve of them the guard keeps from
+ * connections waiting for their request (and from follow streams): an
+ * eighth, at least 4. */
+static unsigned guard_slots(const cs_http *h)
+{
+	return h->o.connections ? h->o.connections : 64;
+}
+
+static unsigned guard_reserve(unsigned slots)
+{
+	return slots / 8 < 4 ? 4 : slots / 8;
+}
+
 /* A connection younger than this is never closed to make room: a client
  * that sends its request at once has sent it by then (right after a burst
  * of slow connections, the oldest waiting one could be a quick client's). */
@@ -119,8 +132,8 @@ void cs_http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_con
 		waiting += (unsigned)o->waiting;
 		same += (unsigned)same_host(&o->addr, &ci->addr);
 	}
-	unsigned slots = h->o.connections ? h->o.connections : 64;
-	unsigned reserve = slots / 8 < 4 ? 4 : slots / 8;
+	unsigned slots = guard_slots(h);
+	unsigned reserve = guard_reserve(slots);
 	unsigned per_ip = h->o.per_ip ? h->o.per_ip : slots;
 	int over_ip = same + 1 > per_ip;
 	/* The guard admits; libmicrohttpd's own limit is set higher
@@ -176,10 +189,10 @@ int cs_http_guard_stream(cs_http *h, struct MHD_Connection *c, char *why, size_t
 	conn_info *ci = guard_info(c);
 	if (!ci)
 		return 0;
-	unsigned slots = h->o.connections ? h->o.connections : 64;
+	unsigned slots = guard_slots(h);
 	unsigned per_ip = h->o.per_ip && h->o.per_ip < slots ? h->o.per_ip : slots;
 	unsigned ip_res = per_ip / 8 < 4 ? per_ip / 8 : 4;
-	unsigned all_res = slots / 8 < 4 ? 4 : slots / 8;
+	unsigned all_res = guard_reserve(slots);
 	/* at least one stream, however few the connections */
 	unsigned ip_cap = per_ip > ip_res ? per_ip - ip_res : 1;
 	unsigned all_cap = slots > all_res ? slots - all_res : 1;
