@@ -1015,15 +1015,24 @@ static dev_buf *new_dev(cs_writer *w, uint32_t index)
 	return d;
 }
 
+/* A device index a run may hold: at most CS_MAX_DEVICE_INDEX. */
+static int device_index_ok(cs_writer *w, uint32_t index)
+{
+	if (index <= CS_MAX_DEVICE_INDEX)
+		return 0;
+	return fail(w->s, -EINVAL, "run %lld: device index %u is past the limit of %u",
+		    (long long)w->run, index, CS_MAX_DEVICE_INDEX);
+}
+
 int cs_writer_add_device(cs_writer *w, const cs_device_info *d)
 {
-	if (d->index > CS_MAX_DEVICE_INDEX)
-		return fail(w->s, -EINVAL, "run %lld: device index %u is past the limit of %u",
-			    (long long)w->run, d->index, CS_MAX_DEVICE_INDEX);
+	int rc = device_index_ok(w, d->index);
+	if (rc)
+		return rc;
 	if (find_dev(w, d->index))
 		return fail(w->s, -EEXIST, "run %lld: device %u declared twice",
 			    (long long)w->run, d->index);
-	int rc = insert_device(w, d);
+	rc = insert_device(w, d);
 	if (rc)
 		return rc;
 	return new_dev(w, d->index) ? 0 : fail(w->s, -ENOMEM, "out of memory");
@@ -1096,9 +1105,9 @@ static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
 		return fail(s, -EINVAL, "run %lld: batch without metric ids or values", run);
 	if (!b->t0 || !b->t1)
 		return fail(s, -EINVAL, "run %lld: batch without timestamps", run);
-	if (b->device > CS_MAX_DEVICE_INDEX)
-		return fail(s, -EINVAL, "run %lld: device index %u is past the limit of %u", run,
-			    b->device, CS_MAX_DEVICE_INDEX);
+	int rc = device_index_ok(w, b->device);
+	if (rc)
+		return rc;
 	if (d && d->have_seq && b->seq0 != d->next_seq)
 		return fail(s, -EINVAL,
 			    "run %lld device %u: batch starts at seq %llu, "
