@@ -389,18 +389,24 @@ run_page() {
 		echo "$_ds_n $_ds_f $_ds_run $_ds_cmp $_ds_skip" >"$X/counts"
 	) &
 	sub=$!
+	# The watchdog's own sleep is named in a variable of its own, empty until
+	# it is known: a TERM that comes before then must not reach `kill` with
+	# a value this shell set elsewhere (kill 0 would stop the whole process
+	# group, make and its callers included).
 	(
-		trap 'kill $s 2>/dev/null; exit 0' TERM
+		_dog_sleep=
+		trap '[ -n "$_dog_sleep" ] && kill "$_dog_sleep" 2>/dev/null; exit 0' TERM
 		sleep 60 &
-		s=$!
-		wait $s && echo "# $page: still running after 60 s: stopped" && kill "$sub"
+		_dog_sleep=$!
+		wait "$_dog_sleep" && echo "# $page: still running after 60 s: stopped" && kill "$sub"
 	) 2>/dev/null &
 	dog=$!
 	wait "$sub"
 	kill "$dog" 2>/dev/null
 	if [ -s "$X/counts" ]; then
-		read -r n f r c s <"$X/counts"
-		fails=$((fails + f)) ncmds=$((ncmds + r)) ncompared=$((ncompared + c)) nskipped=$((nskipped + s))
+		read -r _pg_n _pg_f _pg_r _pg_c _pg_s <"$X/counts"
+		n=$_pg_n
+		fails=$((fails + _pg_f)) ncmds=$((ncmds + _pg_r)) ncompared=$((ncompared + _pg_c)) nskipped=$((nskipped + _pg_s))
 	else
 		no "$page: its examples did not finish"
 	fi
