@@ -117,7 +117,8 @@ static int run_import(int argc, char **argv)
 	cs_producer_unit_source(cs_colllib_unit);
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
 	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL, *ranges_path = NULL;
-	const char *cumulative = NULL;
+	const char *cumulative = NULL, *forced = NULL, *tz = NULL;
+	const char *col_time = NULL, *col_metric = NULL, *col_value = NULL, *col_kernel = NULL;
 	int per_bank = 0, json = 0, per_window = 0;
 	const cs_opt opts[] = {
 		{"json", NULL, &json},
@@ -126,6 +127,9 @@ static int run_import(int argc, char **argv)
 		{"map", &map_path, NULL},  {"sample-cycles", &cycles, NULL},
 		{"per-bank", NULL, &per_bank}, {"ranges", &ranges_path, NULL},
 		{"cumulative", &cumulative, NULL}, {"per-window", NULL, &per_window},
+		{"format", &forced, NULL}, {"tz", &tz, NULL},
+		{"time", &col_time, NULL}, {"metric", &col_metric, NULL},
+		{"value", &col_value, NULL}, {"kernel", &col_kernel, NULL},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -136,6 +140,13 @@ static int run_import(int argc, char **argv)
 	if (npos < 1)
 		return cs_cli_usage_error(cmd, "expected [FORMAT] FILE");
 	const char *format = npos == 2 ? pos[0] : NULL, *file = pos[npos - 1];
+	if (forced && format && strcmp(forced, format))
+		return cs_cli_usage_error(cmd, "two formats named: '%s' and --format %s", format,
+					  forced);
+	if (forced)
+		format = forced;
+	if (!format && (col_time || col_metric || col_value || col_kernel))
+		format = "csv-long"; /* naming its columns says what the file is */
 	char known[512];
 	cs_importer_names(known, sizeof known);
 	const cs_importer *im = cs_importer_find(format);
@@ -273,6 +284,11 @@ static int run_import(int argc, char **argv)
 		.cumulative = cumulative,
 		.per_window = per_window,
 		.sample_cycles = sample_cycles,
+		.col_time = col_time,
+		.col_metric = col_metric,
+		.col_value = col_value,
+		.col_kernel = col_kernel,
+		.tz = tz,
 		.progress = pg.on ? show_progress : NULL,
 		.progress_ctx = &pg,
 	};

@@ -39,6 +39,12 @@ typedef struct cs_import_opts {
 				   totals: stored as per-sample deltas */
 	int per_window;        /* no running-total check: values as printed */
 	uint64_t sample_cycles; /* accelwattch: cycles per row; 0 = 500 */
+	/* the long CSV form: which columns hold the time, the metric name
+	 * (comma-separated: joined with '.'), the value and the kernel; NULL =
+	 * found by their common names */
+	const char *col_time, *col_metric, *col_value, *col_kernel;
+	const char *tz;         /* nvidia-smi logs: the zone of their local
+				   timestamps (TZ syntax); NULL = this machine's */
 	cs_progress_fn progress; /* bytes consumed; may be NULL */
 	void *progress_ctx;
 } cs_import_opts;

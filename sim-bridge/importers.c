@@ -68,6 +68,7 @@ static const cs_importer table[] = {
 	{"accelsim-stats", cs_import_accelsim_stats, NULL, 1, sniff_stats, NULL},
 	{"accelwattch-hw", cs_import_accelwattch_hw, NULL, 1, sniff_awhw, NULL},
 	{"csv", import_csv_any, NULL, 0, sniff_csv, NULL},
+	{"csv-long", cs_import_csv_long, NULL, 0, NULL, NULL},
 	{"accelsim-perf", cs_import_accelsim_perf, NULL, 0, sniff_perf, NULL},
 	{"accelwattch", cs_import_accelwattch, NULL, 0, sniff_aw, NULL},
 	{"pm-cupti-csv", cs_import_pm_cupti_csv, NULL, 0, sniff_pmcupti, NULL},

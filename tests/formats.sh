@@ -1,0 +1,92 @@
+#!/bin/sh
+# The files GPU engineers already hold, imported as they come: long CSVs
+# with their own column names, plain GPGPU-Sim stdout, nvidia-smi query
+# logs, nvprof CSVs. The fixtures (tests/fixtures/formats, README.md there)
+# are written in the shapes the tools print; every expected value is
+# computed here from the fixture with python3's csv module or awk, never
+# read from the importer. Bad input: a clear error naming the file and
+# line, and nothing stored. TAP-style.
+#   sh tests/formats.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+F=tests/fixtures/formats
+. tests/lib.sh
+DB="$T/f.db"
+q() { "$CS" query --db "$DB" "$1" | tail -n +2 | tr -d '\r'; }
+same() { # DESC GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1 ($3)"; else echo "got '$2', wanted '$3'" >"$T/why"; no "$1" "$T/why"; fi
+}
+# bad DESC NEEDLE CMD...: fails, says NEEDLE, and stores nothing
+bad() {
+	desc=$1 needle=$2
+	shift 2
+	before=$(q "SELECT count(*) || ':' || coalesce(sum(samples), 0) FROM runs")
+	"$@" >"$T/bad" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] && grep -qF -- "$needle" "$T/bad" &&
+		[ "$(q "SELECT count(*) || ':' || coalesce(sum(samples), 0) FROM runs")" = "$before" ]; then
+		ok "$desc"
+	else
+		echo "rc=$rc" >>"$T/bad"
+		no "$desc" "$T/bad"
+	fi
+}
+"$CS" query --db "$DB" "SELECT 1" >/dev/null 2>&1
+
+# --- long CSVs: one row per time, metric and value ---
+L=$F/long-by-metric.csv
+"$CS" import "$L" --db "$DB" --name long >"$T/out" 2>&1 && grep -q 'looks like csv' "$T/out" &&
+	ok "a long CSV with common column names (kernel_name,timestamp,metric_name,metric_value) is detected" ||
+	no "long CSV detection" "$T/out"
+R=$(q "SELECT id FROM runs WHERE name='long'")
+same "rows grouped by metric become one sample per time, in time order" \
+	"$(q "SELECT group_concat(t0 || '-' || t1 || '=' || CAST(value AS INT), ' ') FROM (SELECT t0, t1, value FROM series WHERE run=$R AND metric='dram__bytes_read.sum' ORDER BY t0)")" \
+	"$(python3 - "$L" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["metric_name"] == "dram__bytes_read.sum"]
+ts = sorted(int(r["timestamp"]) for r in rows)
+v = {int(r["timestamp"]): r["metric_value"] for r in rows}
+ends = ts[1:] + [ts[-1] + ts[-1] - ts[-2]]
+print(" ".join("%d-%d=%s" % (a, b, v[a]) for a, b in zip(ts, ends)))
+PY
+)"
+same "each kernel's stretch of consecutive samples is a kernel range (names with commas kept)" \
+	"$(q "SELECT group_concat(replace(name, ',', '+') || '@' || t0 || '-' || t1, ';') FROM (SELECT name, t0, t1 FROM ranges WHERE run=$R AND kind='kernel' ORDER BY t0)")" \
+	"$(python3 - "$L" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ts = sorted({int(r["timestamp"]) for r in rows})
+ends = dict(zip(ts, ts[1:] + [ts[-1] + ts[-1] - ts[-2]]))
+at = {}
+for r in rows:
+    at.setdefault(int(r["timestamp"]), set()).add(r["kernel_name"])
+out, open_ = [], {}
+for i, t in enumerate(ts):
+    for k in sorted(at[t]):
+        open_.setdefault(k, [t, ends[t]])[1] = ends[t]
+    for k in [k for k in open_ if k not in at[t]]:
+        out.append((open_[k][0], k, open_.pop(k)[1]))
+for k, (a, b) in open_.items():
+    out.append((a, k, b))
+print(";".join("%s@%d-%d" % (k.replace(",", "+"), a, b) for a, k, b in sorted(out)))
+PY
+)"
+"$CS" import "$F/long-own-names.csv" --db "$DB" --name own --time when_ns --metric unit,counter --value reading >"$T/out" 2>&1 &&
+	ok "--time/--metric/--value name the columns (and say it is a long CSV)" || no "long CSV with named columns" "$T/out"
+same "--metric with two columns joins them with '.'" \
+	"$(q "SELECT group_concat(metric || '=' || CAST(s AS INT), ' ') FROM (SELECT metric, sum(value) s FROM series s JOIN runs r ON r.id = s.run WHERE r.name='own' GROUP BY metric ORDER BY metric)")" \
+	"$(awk -F, 'NR > 1 { s[$2 "." $3] += $4 } END { for (k in s) print k "=" s[k] }' "$F/long-own-names.csv" | sort | tr '\n' ' ' | sed 's/ $//')"
+bad "a long CSV without recognisable columns says which to name" "name them with --time COL --metric COL[,COL...] --value COL" \
+	"$CS" import csv-long "$F/long-own-names.csv" --db "$DB"
+bad "--value naming a column the file lacks lists the header" "--value 'val_ue': no such column (the header has 'when_ns', 'unit', 'counter', 'reading', 'host')" \
+	"$CS" import "$F/long-own-names.csv" --db "$DB" --time when_ns --metric counter --value val_ue
+awk 'NR == 4 { $0 = "500,lts,t_sectors,fourteen,node1" } { print }' "$F/long-own-names.csv" >"$T/nan.csv"
+bad "a value that is not a number names the line and column" "nan.csv:4: 'fourteen' (column reading) is not a number" \
+	"$CS" import "$T/nan.csv" --db "$DB" --time when_ns --metric unit,counter --value reading
+awk '{ print } NR == 2 { print "0,lts,t_sectors,13,node2" }' "$F/long-own-names.csv" >"$T/dup.csv"
+bad "two values of one metric at one time name both lines" "dup.csv:3: 'lts.t_sectors' has a second value at time 0 (the first at line 2)" \
+	"$CS" import "$T/dup.csv" --db "$DB" --time when_ns --metric unit,counter --value reading
+
+"$CS" check --db "$DB" >"$T/out" 2>&1 && ok "check: the database is sound after every import and refusal" || no "check" "$T/out"
+echo "formats: $((n - fails)) of $n checks passed"
+[ "$fails" -eq 0 ]
