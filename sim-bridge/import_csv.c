@@ -357,7 +357,7 @@ done:
 	return rc;
 }
 
-/* ---- the importer: a sink that batches rows per device into a writer ---- */
+/* ---- the wide run: rows batched per device into a producer ---- */
 
 typedef struct dev_batch {
 	uint32_t index;
@@ -368,7 +368,7 @@ typedef struct dev_batch {
 	cs_totals totals; /* running totals among its counters */
 } dev_batch;
 
-typedef struct importer {
+struct cs_wide {
 	cs_producer *p;
 	uint32_t m;
 	uint32_t *ids;
@@ -378,40 +378,38 @@ typedef struct importer {
 	const char *label;
 	const cs_import_opts *o;
 	char **names; /* the metric columns' names */
-} importer;
+};
 
-static int imp_header(void *ctx, uint32_t m, const char *const *names,
-		      const char *const *units)
+int cs_wide_header(void *ctx, uint32_t m, const char *const *names, const char *const *units)
 {
-	importer *im = ctx;
-	im->m = m;
-	im->ids = malloc(m * sizeof *im->ids);
-	im->names = calloc(m + 1, sizeof *im->names);
-	if (!im->ids || !im->names)
+	cs_wide *w = ctx;
+	w->m = m;
+	w->ids = malloc((m ? m : 1) * sizeof *w->ids);
+	w->names = calloc(m + 1, sizeof *w->names);
+	if (!w->ids || !w->names)
 		return -ENOMEM;
 	for (uint32_t k = 0; k < m; k++) {
-		if (!(im->names[k] = strdup(names[k])))
+		if (!(w->names[k] = strdup(names[k])))
 			return -ENOMEM;
 		cs_metric_info mi = {.name = names[k], .unit = units[k]};
-		int rc = cs_producer_add_metric(im->p, &mi, &im->ids[k]);
+		int rc = cs_producer_add_metric(w->p, &mi, &w->ids[k]);
 		if (rc) {
-			snprintf(im->err, im->errlen, "%s: %s", im->label,
-				 cs_producer_errmsg(im->p));
+			snprintf(w->err, w->errlen, "%s: %s", w->label, cs_producer_errmsg(w->p));
 			return rc;
 		}
 	}
 	return 0;
 }
 
-static int flush_dev(importer *im, dev_batch *d)
+static int flush_dev(cs_wide *w, dev_batch *d)
 {
 	if (!d->n)
 		return 0;
-	cs_totals_rows(&d->totals, d->values, d->n, im->m);
-	cs_batch b = {d->index, d->next_seq, d->n, im->m, im->ids, d->t0, d->t1, d->values};
-	int rc = cs_producer_append(im->p, &b);
+	cs_totals_rows(&d->totals, d->values, d->n, w->m);
+	cs_batch b = {d->index, d->next_seq, d->n, w->m, w->ids, d->t0, d->t1, d->values};
+	int rc = cs_producer_append(w->p, &b);
 	if (rc) {
-		snprintf(im->err, im->errlen, "%s: %s", im->label, cs_producer_errmsg(im->p));
+		snprintf(w->err, w->errlen, "%s: %s", w->label, cs_producer_errmsg(w->p));
 		return rc;
 	}
 	d->next_seq += d->n;
@@ -419,98 +417,118 @@ static int flush_dev(importer *im, dev_batch *d)
 	return 0;
 }
 
-static int imp_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1,
-		   const double *values)
+int cs_wide_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1, const double *values)
 {
-	importer *im = ctx;
-	dev_batch *d = im->devs[device];
+	cs_wide *w = ctx;
+	if (device >= MAX_DEVICES) {
+		snprintf(w->err, w->errlen, "%s: device %u is past the last device index (%d)",
+			 w->label, device, MAX_DEVICES - 1);
+		return -EINVAL;
+	}
+	dev_batch *d = w->devs[device];
 	if (!d) {
 		d = calloc(1, sizeof *d);
-		if (!d || !(d->values = malloc((size_t)BATCH * (im->m ? im->m : 1) * sizeof(double)))) {
+		if (!d || !(d->values = malloc((size_t)BATCH * (w->m ? w->m : 1) * sizeof(double)))) {
 			free(d);
-			snprintf(im->err, im->errlen, "out of memory");
+			snprintf(w->err, w->errlen, "out of memory");
 			return -ENOMEM;
 		}
 		d->index = device;
-		im->devs[device] = d;
-		cs_totals_init(&d->totals, im->o->cumulative, im->o->per_window, im->label);
-		for (uint32_t k = 0; k < im->m; k++)
-			if (cs_totals_add(&d->totals, im->names[k]) < 0) {
-				snprintf(im->err, im->errlen, "out of memory");
+		w->devs[device] = d;
+		cs_totals_init(&d->totals, w->o->cumulative, w->o->per_window, w->label);
+		for (uint32_t k = 0; k < w->m; k++)
+			if (cs_totals_add(&d->totals, w->names[k]) < 0) {
+				snprintf(w->err, w->errlen, "out of memory");
 				return -ENOMEM;
 			}
 	}
-	d->t0[d->n] = t0; /* NOLINT(clang-analyzer-unix.Malloc): owned by im->devs */
+	d->t0[d->n] = t0; /* NOLINT(clang-analyzer-unix.Malloc): owned by w->devs */
 	d->t1[d->n] = t1;
-	memcpy(d->values + (size_t)d->n * im->m, values, im->m * sizeof(double));
+	memcpy(d->values + (size_t)d->n * w->m, values, w->m * sizeof(double));
 	if (++d->n == BATCH)
-		return flush_dev(im, d);
+		return flush_dev(w, d);
 	return 0;
+}
+
+cs_wide *cs_wide_open(cs_producer *p, const cs_import_opts *o, const char *format,
+		      const char *unit, const char *kind, const char *extra, char *err,
+		      size_t errlen)
+{
+	const char *label = o->label ? o->label : format;
+	cs_buf meta = CS_BUF_INIT;
+	if (cs_simrun_meta(&meta, label, format, extra)) {
+		snprintf(err, errlen, "%s: out of memory", label);
+		return NULL;
+	}
+	cs_run_info info = {
+		.kind = kind,
+		.source = format,
+		.name = o->name ? o->name : cs_simrun_base_name(label),
+		.time_unit = unit,
+		.meta = (const char *)meta.data,
+		.clock_hz = o->clock_hz,
+	};
+	cs_wide *w = calloc(1, sizeof *w);
+	int rc = w ? cs_producer_begin(p, &info) : -ENOMEM;
+	cs_buf_free(&meta);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", label, w ? cs_producer_errmsg(p) : "out of memory");
+		free(w);
+		return NULL;
+	}
+	w->p = p;
+	w->err = err;
+	w->errlen = errlen;
+	w->label = label;
+	w->o = o;
+	return w;
+}
+
+int cs_wide_close(cs_wide *w, int rc)
+{
+	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
+		if (w->devs[d])
+			rc = flush_dev(w, w->devs[d]);
+	int ndev = 0;
+	for (uint32_t d = 0; d < MAX_DEVICES; d++)
+		ndev += w->devs[d] != NULL;
+	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
+		if (w->devs[d]) {
+			char where[32];
+			snprintf(where, sizeof where, " (device %u)", d);
+			cs_totals_report(&w->devs[d]->totals, ndev > 1 ? where : NULL);
+		}
+	if (!rc) {
+		rc = cs_producer_end(w->p, "complete", NULL);
+		if (rc)
+			snprintf(w->err, w->errlen, "%s: %s", w->label, cs_producer_errmsg(w->p));
+	} else {
+		cs_producer_discard(w->p);
+	}
+	for (uint32_t d = 0; d < MAX_DEVICES; d++) {
+		if (w->devs[d]) {
+			free(w->devs[d]->values);
+			cs_totals_free(&w->devs[d]->totals);
+		}
+		free(w->devs[d]);
+	}
+	for (uint32_t k = 0; w->names && k < w->m; k++)
+		free(w->names[k]);
+	free(w->names);
+	free(w->ids);
+	free(w);
+	return rc;
 }
 
 int cs_import_csv(cs_producer *p, const char *buf, size_t len,
 		  const cs_import_opts *opts, char *err, size_t errlen)
 {
-	const char *label = opts->label ? opts->label : "csv";
 	const char *unit = opts->time_unit ? opts->time_unit : "ns";
 	const char *kind = opts->kind ? opts->kind : strcmp(unit, "cycle") ? "hw" : "sim";
-	cs_buf meta = CS_BUF_INIT;
-	if (cs_simrun_meta(&meta, label, "csv", NULL)) {
-		snprintf(err, errlen, "%s: out of memory", label);
-		return -ENOMEM;
-	}
-	cs_run_info info = {
-		.kind = kind,
-		.source = "csv",
-		.name = opts->name ? opts->name : cs_simrun_base_name(label),
-		.time_unit = unit,
-		.meta = (const char *)meta.data,
-		.clock_hz = opts->clock_hz,
-	};
-	importer im;
-	memset(&im, 0, sizeof im);
-	im.p = p;
-	im.err = err;
-	im.errlen = errlen;
-	im.label = label;
-	im.o = opts;
-	int rc = cs_producer_begin(p, &info);
-	cs_buf_free(&meta);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
-		return rc;
-	}
-	cs_csv_sink sink = {&im, imp_header, imp_row};
-	rc = cs_csv_parse(buf, len, label, &sink, err, errlen);
-	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
-		if (im.devs[d])
-			rc = flush_dev(&im, im.devs[d]);
-	int ndev = 0;
-	for (uint32_t d = 0; d < MAX_DEVICES; d++)
-		ndev += im.devs[d] != NULL;
-	for (uint32_t d = 0; !rc && d < MAX_DEVICES; d++)
-		if (im.devs[d]) {
-			char where[32];
-			snprintf(where, sizeof where, " (device %u)", d);
-			cs_totals_report(&im.devs[d]->totals, ndev > 1 ? where : NULL);
-		}
-	if (!rc) {
-		rc = cs_producer_end(p, "complete", NULL);
-		if (rc)
-			snprintf(err, errlen, "%s: %s", label, cs_producer_errmsg(p));
-	} else {
-		cs_producer_discard(p);
-	}
-	for (uint32_t d = 0; d < MAX_DEVICES; d++) {
-		if (im.devs[d]) {
-			free(im.devs[d]->values);
-			cs_totals_free(&im.devs[d]->totals);
-		}
-		free(im.devs[d]);
-	}
-	for (uint32_t k = 0; im.names && k < im.m; k++)
-		free(im.names[k]);
-	free(im.names);
-	free(im.ids);
-	return rc;
+	cs_wide *w = cs_wide_open(p, opts, "csv", unit, kind, NULL, err, errlen);
+	if (!w)
+		return -EIO;
+	cs_csv_sink sink = {w, cs_wide_header, cs_wide_row};
+	int rc = cs_csv_parse(buf, len, opts->label ? opts->label : "csv", &sink, err, errlen);
+	return cs_wide_close(w, rc);
 }

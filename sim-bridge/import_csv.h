@@ -71,4 +71,20 @@ typedef struct cs_csv_sink {
 int cs_csv_parse(const char *buf, size_t len, const char *label,
 		 const cs_csv_sink *sink, char *err, size_t errlen);
 
+/* A wide run, rows batched per device: what cs_import_csv writes its
+ * parser's rows through, for the formats that come in the same shape
+ * (nvidia-smi logs). Opened with the format's name, time unit and kind
+ * (the options' name, clock and running totals apply) and extra meta
+ * members (JSON text, or NULL); NULL with err set. cs_wide_header and
+ * cs_wide_row are a cs_csv_sink's callbacks (ctx: the cs_wide; devices
+ * up to CS_MAX_DEVICE_INDEX). cs_wide_close ends the run complete when rc
+ * is 0, else discards it; frees w and returns the final rc. */
+typedef struct cs_wide cs_wide;
+cs_wide *cs_wide_open(cs_producer *p, const cs_import_opts *o, const char *format,
+		      const char *unit, const char *kind, const char *extra, char *err,
+		      size_t errlen);
+int cs_wide_header(void *ctx, uint32_t m, const char *const *names, const char *const *units);
+int cs_wide_row(void *ctx, uint32_t device, uint64_t t0, uint64_t t1, const double *values);
+int cs_wide_close(cs_wide *w, int rc);
+
 #endif
