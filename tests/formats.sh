@@ -87,6 +87,40 @@ awk '{ print } NR == 2 { print "0,lts,t_sectors,13,node2" }' "$F/long-own-names.
 bad "two values of one metric at one time name both lines" "dup.csv:3: 'lts.t_sectors' has a second value at time 0 (the first at line 2)" \
 	"$CS" import "$T/dup.csv" --db "$DB" --time when_ns --metric unit,counter --value reading
 
+# --- nvidia-smi query logs ---
+N=$F/nvsmi-h100x2.csv
+ex() { "$CS" export "$1" --db "$DB" | tr -d '\r'; }
+"$CS" import "$N" --db "$DB" --name smi --tz UTC >"$T/out" 2>&1 && grep -q 'looks like nvidia-smi' "$T/out" &&
+	ok "an nvidia-smi query log (2 GPUs with index, units on the values) is detected and imported" || no "nvidia-smi import" "$T/out"
+python3 tests/tools/nvsmi_expect.py "$N" UTC >"$T/want"
+ex "$(q "SELECT id FROM runs WHERE name='smi'")" >"$T/got"
+diff "$T/want" "$T/got" >"$T/why" && ok "every GPU's series, times (UTC) and values as the log says, [N/A] absent" || no "nvidia-smi values" "$T/why"
+same "each series carries the header's unit (degrees C for temperatures)" \
+	"$(q "SELECT group_concat(m.name || '=' || m.unit, ' ') FROM metrics m JOIN runs r ON r.id = m.run WHERE r.name='smi'")" \
+	"$(head -n 1 "$N" | tr ',' '\n' | sed -n 's/^ *\([a-z_.]*\) \[\(.*\)\]$/\1=\2/p; s/^ *\(temperature\.[a-z]*\)$/\1=C/p' | tr '\n' ' ' | sed 's/ $//')"
+line=$(($(wc -l <"$N") + 1))
+grep -q "nvsmi-h100x2.csv:$line: the log ends inside this row" "$T/out" && grep -q 'hold NUL bytes' "$T/out" &&
+	ok "the cut last line and the NULs of a killed job are named in warnings (line $line)" || no "cut log warnings" "$T/out"
+A=$F/nvsmi-a100-nounits.csv
+TZ=America/New_York "$CS" import "$A" --db "$DB" --name smi-a >"$T/out" 2>&1 &&
+	grep -q 'read as GPUs 0..1 in the order printed' "$T/out" && grep -q 'read in America/New_York (this machine' "$T/out" &&
+	ok "nounits, no index: GPUs from the rows sharing a timestamp, the machine's zone named" || no "nvidia-smi nounits" "$T/out"
+python3 tests/tools/nvsmi_expect.py "$A" America/New_York >"$T/want"
+ex "$(q "SELECT id FROM runs WHERE name='smi-a'")" >"$T/got"
+diff "$T/want" "$T/got" >"$T/why" && ok "across the spring-forward hour: times in the zone's offsets, pstate P8 as 8, repeated headers skipped" || no "nvidia-smi DST" "$T/why"
+"$CS" import "$A" --db "$DB" --name smi-tokyo --tz Asia/Tokyo >"$T/out" 2>&1
+same "--tz names the zone the timestamps are read in" \
+	"$(q "SELECT min(t0) FROM series s JOIN runs r ON r.id = s.run WHERE r.name='smi-tokyo'")" \
+	"$(python3 tests/tools/nvsmi_expect.py "$A" Asia/Tokyo | sed -n 2p | cut -d, -f2)"
+bad "--tz with a zone that does not exist" "--tz 'Mars/Olympus': not a time zone" \
+	"$CS" import "$A" --db "$DB" --tz Mars/Olympus
+awk 'NR == 4 { $0 = substr($0, 1, 40) } { print }' "$N" >"$T/mid.csv"
+bad "a cut row in the middle of the log names its line" "mid.csv:4: expected 10 fields (one per header column), found" \
+	"$CS" import nvidia-smi "$T/mid.csv" --db "$DB" --tz UTC
+tail -n +2 "$N" >"$T/nohead.csv"
+bad "a noheader log says to put the field names first" "no header line: the log was written with --format=csv,noheader" \
+	"$CS" import nvidia-smi "$T/nohead.csv" --db "$DB"
+
 "$CS" check --db "$DB" >"$T/out" 2>&1 && ok "check: the database is sound after every import and refusal" || no "check" "$T/out"
 echo "formats: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
