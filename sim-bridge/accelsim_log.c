@@ -8,7 +8,13 @@
  * cycles), kernel launches ("launching kernel name: N uid: U
  * [cuda_stream_id: S]"), completions ("Destroy streams for kernel U:")
  * and exact starts ("gpgpu_sim::set_kernel_done start_cycle=A,
- * end_cycle=B"). From that it decides the file's accounting:
+ * end_cycle=B"). Plain GPGPU-Sim (PTX mode, 3.x and 4.x) prints no launch
+ * lines: there a kernel is launched by "GPGPU-Sim PTX: pushing kernel
+ * 'NAME' to stream S, gridDim= ..." (no uid: pushes are matched to uids
+ * by name, in order) and given its uid by the first "GPGPU-Sim uArch:
+ * Shader N bind to kernel U 'NAME'"; a completion of a uid never seen
+ * takes the oldest unmatched push, or, with none, spans its block. From
+ * that it decides the file's accounting:
  *
  *  - interval: gpu_tot_sim_cycle advances by gpu_sim_cycle, so each
  *    block covers the cycles since the previous one (stock GPGPU-Sim and
@@ -111,6 +117,8 @@ typedef struct alog {
 	size_t ndone, capdone;
 	double pending_start; /* a set_kernel_done not yet tied to a kernel */
 	int have_launches, have_dones, per_kernel;
+	int have_trace;       /* Accel-Sim's "launching kernel" lines: strict uids */
+	int have_pushes;      /* GPGPU-Sim's "pushing kernel" lines */
 	/* second pass */
 	size_t cur;           /* block index */
 	int64_t streams[MAX_STREAMS];
@@ -301,8 +309,84 @@ static int on_launch(alog *a, const char *s)
 	k->after_block = a->nbl;
 	k->done_block = SIZE_MAX;
 	k->start_exact = NAN;
-	a->have_launches = 1;
+	a->have_launches = a->have_trace = 1;
 	return index_uid(a, a->nkn - 1);
+}
+
+/* A new kernel at the current line (uid -1: not known yet). */
+static kern *new_kernel(alog *a, const char *name, size_t nlen, int64_t stream)
+{
+	if (grow((void **)&a->kn, &a->capkn, a->nkn, sizeof *a->kn) < 0)
+		return NULL;
+	kern *k = &a->kn[a->nkn];
+	memset(k, 0, sizeof *k);
+	if (name && !(k->name = strndup(name, nlen)))
+		return NULL;
+	a->nkn++;
+	k->uid = -1;
+	k->stream = stream;
+	k->launch_line = a->im.line;
+	k->after_block = a->nbl;
+	k->done_block = SIZE_MAX;
+	k->start_exact = NAN;
+	return k;
+}
+
+/* The oldest push not yet given a uid, of this name (NULL: any); it gets
+ * uid. NULL when there is none. */
+static kern *claim_push(alog *a, const char *name, int64_t uid)
+{
+	for (size_t j = 0; j < a->nkn; j++) {
+		kern *k = &a->kn[j];
+		if (k->uid >= 0 || k->completed || (name && strcmp(k->name, name)))
+			continue;
+		k->uid = uid;
+		return uid < 0 || index_uid(a, j) == 0 ? k : NULL;
+	}
+	return NULL;
+}
+
+/* "GPGPU-Sim PTX: pushing kernel 'NAME' to stream S, gridDim= ..." */
+static int on_push(alog *a, const char *s)
+{
+	const char *q = strchr(s, '\'');
+	const char *to = q ? strstr(q, "' to stream ") : NULL;
+	if (!q || !to)
+		return structure_error(a, "expected 'pushing kernel 'NAME' to stream N, ...'");
+	char *end;
+	unsigned long long stream = strtoull(to + 12, &end, 10);
+	if (end == to + 12)
+		return structure_error(a, "expected a stream number after 'to stream '");
+	a->have_pushes = a->have_launches = 1;
+	return new_kernel(a, q + 1, (size_t)(to - q - 1),
+			  stream > (unsigned long long)INT64_MAX ? -1 : (int64_t)stream) ? 0 : -ENOMEM;
+}
+
+/* "GPGPU-Sim uArch: Shader N bind to kernel U 'NAME'": the first of a uid
+ * ties it to its push (or, with none, launches it here). */
+static int on_bind(alog *a, const char *s)
+{
+	char *end;
+	errno = 0;
+	long long uid = strtoll(s, &end, 10);
+	const char *q = strchr(end, '\'');
+	const char *qe = q ? strrchr(q + 1, '\'') : NULL;
+	if (end == s || uid < 0 || errno || !q || !qe)
+		return structure_error(a, "expected 'bind to kernel N 'NAME''");
+	if (kernel_by_uid(a, uid))
+		return 0;
+	char name[1024];
+	snprintf(name, sizeof name, "%.*s", (int)(qe - q - 1), q + 1);
+	kern *k = claim_push(a, name, uid);
+	if (!k) {
+		if (!(k = new_kernel(a, name, strlen(name), -1)))
+			return -ENOMEM;
+		k->uid = uid;
+		if (index_uid(a, a->nkn - 1) < 0)
+			return -ENOMEM;
+	}
+	a->have_launches = 1;
+	return 0;
 }
 
 /* "Destroy streams for kernel U: size N" */
@@ -314,9 +398,19 @@ static int on_done(alog *a, const char *s)
 	if (end == s || *end != ':' || errno)
 		return structure_error(a, "expected 'Destroy streams for kernel N: size M'");
 	kern *k = kernel_by_uid(a, uid);
-	if (!k)
+	if (!k && a->have_trace)
 		return fail(a, "completion of kernel uid %lld, which was never launched (no "
 			    "'launching kernel' line for it before)", uid);
+	/* GPGPU-Sim: the oldest push without a uid, else a kernel known only
+	 * by its completion (it spans the block it ends) */
+	if (!k && !(k = claim_push(a, NULL, uid))) {
+		if (!(k = new_kernel(a, NULL, 0, -1)))
+			return -ENOMEM;
+		k->uid = uid;
+		k->after_block = SIZE_MAX;
+		if (index_uid(a, a->nkn - 1) < 0)
+			return -ENOMEM;
+	}
 	if (k->done_line)
 		return fail(a, "kernel uid %lld completes twice (first at line %" PRIu64 ")", uid,
 			    k->done_line);
@@ -379,7 +473,7 @@ static int block_stat(alog *a, const char *key, double x, const char *v)
 				break;
 			if (!b->nuids)
 				b->first_uid = uid;
-			if (a->have_launches && !kernel_by_uid(a, uid))
+			if (a->have_trace && !kernel_by_uid(a, uid))
 				return fail(a, "the statistics block lists kernel uid %lld, which was "
 					    "never launched (no 'launching kernel' line for it before)", uid);
 			b->nuids++;
@@ -504,6 +598,12 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		return a->collect ? on_launch(a, s + 23) : 0;
 	if (!strncmp(s, "Destroy streams for kernel ", 27))
 		return a->collect ? on_done(a, s + 27) : 0;
+	if (!strncmp(s, "GPGPU-Sim PTX: pushing kernel ", 30))
+		return a->collect ? on_push(a, s + 30) : 0;
+	if (!strncmp(s, "GPGPU-Sim uArch: Shader ", 24)) {
+		const char *b = strstr(s + 24, " bind to kernel ");
+		return a->collect && b ? on_bind(a, b + 16) : 0;
+	}
 	if (strstr(s, "set_kernel_done") && strstr(s, "start_cycle"))
 		return a->collect ? on_set_done(a, s) : 0;
 	if (!strncmp(s, "GPGPU-Sim uArch: clock freqs: ", 30)) {
@@ -652,6 +752,8 @@ static int analyse(alog *a)
 			kern *k = NULL;
 			if (b->nuids == 1 && a->have_launches)
 				k = kernel_by_uid(a, b->first_uid);
+			if (!k && a->have_pushes)
+				k = claim_push(a, b->names, b->nuids == 1 ? b->first_uid : -1);
 			if (!k) {
 				k = &a->kn[a->nkn++];
 				memset(k, 0, sizeof *k);
@@ -678,7 +780,9 @@ static int analyse(alog *a)
 		block *b = &a->bl[k->done_block];
 		k->completed = 1;
 		k->t1 = b->t1;
-		if (a->per_kernel)
+		if (!k->name && !(k->name = strndup(b->names, strcspn(b->names, " "))))
+			return -ENOMEM;
+		if (a->per_kernel || k->after_block == SIZE_MAX)
 			k->t0 = b->t0;
 		else if (!isnan(k->start_exact) && k->start_exact <= (double)k->t1)
 			k->t0 = (uint64_t)k->start_exact;
@@ -732,10 +836,14 @@ static int finish(alog *a)
 		kern *k = &a->kn[j];
 		if (!k->completed) {
 			size_t l = strlen(names);
+			char uid[32] = "";
+			if (k->uid >= 0)
+				snprintf(uid, sizeof uid, "uid %" PRId64 " ", k->uid);
 			if (l < sizeof names - 100)
-				snprintf(names + l, sizeof names - l, "%suid %" PRId64 " '%.40s'%s",
-					 unfinished ? ", " : "", k->uid, k->name,
-					 k->done_line ? " (completed, its statistics block cut)" : "");
+				snprintf(names + l, sizeof names - l, "%s%s'%.40s'%s",
+					 unfinished ? ", " : "", uid, k->name ? k->name : "?",
+					 k->done_line ? " (completed, its statistics block cut)"
+					 : k->uid < 0 ? " (pushed, not completed)" : "");
 			unfinished++;
 			continue;
 		}
@@ -749,7 +857,7 @@ static int finish(alog *a)
 		done++;
 	}
 	const char *label = a->im.label;
-	if (unfinished && a->have_dones)
+	if (unfinished && (a->have_dones || a->have_pushes))
 		cs_log(CS_LOG_WARN, "%s: the file ends inside %zu unfinished kernel(s), not imported: %s "
 		       "(cut off?); the %zu finished kernel(s) were", label, unfinished, names, done);
 	cs_log(CS_LOG_INFO, "%s: %s accounting: %s; %zu blocks, %zu kernels, %zu stats", label,

@@ -87,6 +87,26 @@ awk '{ print } NR == 2 { print "0,lts,t_sectors,13,node2" }' "$F/long-own-names.
 bad "two values of one metric at one time name both lines" "dup.csv:3: 'lts.t_sectors' has a second value at time 0 (the first at line 2)" \
 	"$CS" import "$T/dup.csv" --db "$DB" --time when_ns --metric unit,counter --value reading
 
+# --- plain GPGPU-Sim stdout (PTX mode): kernels from push/bind/Destroy lines ---
+kernels() { q "SELECT group_concat(name || '@' || t0 || '-' || t1 || '/' || stream || '/' || correlation_id, ';') FROM (SELECT * FROM ranges WHERE run=(SELECT id FROM runs WHERE name='$1') AND kind='sim-kernel' ORDER BY t0, stream)"; }
+G4=$F/gpgpusim4-ptx-stdout.log
+"$CS" import "$G4" --db "$DB" --name ptx4 >"$T/out" 2>&1 && grep -q 'looks like accelsim-log' "$T/out" &&
+	ok "GPGPU-Sim 4.x PTX-mode stdout (no 'launching kernel' lines) is detected and imported" || no "PTX-mode 4.x import" "$T/out"
+same "kernels from the pushes, bind lines and Destroy lines: streams, uids, concurrent kernels kept concurrent" \
+	"$(kernels ptx4)" "$(python3 tests/tools/gpgpusim_kernels.py "$G4")"
+grep -q "ends inside 1 unfinished kernel(s), not imported: uid 4 '_Z6vecAddPfS_S_i'" "$T/out" &&
+	ok "the kernel the cut log was running is named in a warning, the finished ones imported" || no "PTX-mode cut warning" "$T/out"
+same "cumulative L2 misses become per-block values" \
+	"$(q "SELECT group_concat(CAST(value AS INT), ' ') FROM (SELECT value FROM series s JOIN runs r ON r.id = s.run WHERE r.name='ptx4' AND metric='L2_total_cache_misses' ORDER BY t0)")" \
+	"$(awk '/^L2_total_cache_misses = / { printf "%s%d", (n++ ? " " : ""), $3 - p; p = $3 } END { print "" }' "$G4")"
+G3=$F/gpgpusim3-ptx-stdout.log
+"$CS" import "$G3" --db "$DB" --name ptx3 >"$T/out" 2>&1 &&
+	same "GPGPU-Sim 3.x PTX-mode stdout: one kernel per block, named and on the stream of its push" "$(kernels ptx3)" "$(python3 tests/tools/gpgpusim_kernels.py "$G3")" ||
+	no "PTX-mode 3.x import" "$T/out"
+awk '/^Destroy streams for kernel 1:/ { print "Destroy streams for kernel one: size 0"; next } { print }' "$G4" >"$T/badptx.log"
+bad "a malformed Destroy line in the middle names its line" "badptx.log:$(grep -n '^Destroy streams for kernel 1:' "$G4" | cut -d: -f1): expected 'Destroy streams for kernel N: size M'" \
+	"$CS" import accelsim-log "$T/badptx.log" --db "$DB"
+
 # --- nvidia-smi query logs ---
 N=$F/nvsmi-h100x2.csv
 ex() { "$CS" export "$1" --db "$DB" | tr -d '\r'; }
