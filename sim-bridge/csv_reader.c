@@ -131,3 +131,41 @@ int cs_csvr_field(cs_csvr *r, const char **f, size_t *flen, char *err,
 	*flen = (size_t)(r->p - s);
 	return finish_field(r);
 }
+
+long cs_csvr_split(const char *line, size_t len, cs_buf *fields, char **f, size_t max,
+		   char *why, size_t whylen)
+{
+	cs_csvr r;
+	cs_csvr_init(&r, line, len);
+	r.lenient = 1;
+	fields->len = 0;
+	size_t n = 0;
+	int k;
+	do {
+		const char *fp;
+		size_t fl;
+		k = cs_csvr_field(&r, &fp, &fl, why, whylen);
+		if (k < 0) {
+			cs_csvr_free(&r);
+			return -1;
+		}
+		if (k == CS_CSVR_EOF)
+			break;
+		while (fl && (*fp == ' ' || *fp == '\t'))
+			fp++, fl--;
+		while (fl && (fp[fl - 1] == ' ' || fp[fl - 1] == '\t'))
+			fl--;
+		if (n < max) /* its offset now: the buffer may move */
+			f[n] = (char *)(uintptr_t)fields->len;
+		n++;
+		if (cs_buf_append(fields, fp, fl) || cs_buf_put_u8(fields, 0)) {
+			cs_csvr_free(&r);
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+	} while (k == CS_CSVR_FIELD);
+	cs_csvr_free(&r);
+	for (size_t i = 0; i < n && i < max; i++)
+		f[i] = (char *)fields->data + (uintptr_t)f[i];
+	return (long)n;
+}

@@ -45,4 +45,12 @@ enum cs_csvr_result {
 int cs_csvr_field(cs_csvr *r, const char **f, size_t *flen, char *err,
 		  size_t errlen);
 
+/* One line's fields, read leniently (as tools write them: ", " between
+ * fields, stray quotes), each trimmed of spaces and tabs and copied,
+ * NUL-terminated, into fields (emptied first); f[0..max) point at the
+ * first of them. The number of fields (more than max when the line has
+ * more), or -1 with the reason in why. */
+long cs_csvr_split(const char *line, size_t len, cs_buf *fields, char **f, size_t max,
+		   char *why, size_t whylen);
+
 #endif

@@ -72,47 +72,15 @@ typedef struct tbl {
 
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
-/* Splits line into fields with the CSV tokenizer (csv_reader.h: quoted
- * fields too, read leniently), each trimmed of spaces and tabs and copied into t->fields;
- * one trailing empty field (the trailing comma) is dropped. The number of
- * fields (f holds the first max), or -1 on malformed quoting. */
+/* Splits line into fields (cs_csvr_split: quoted fields too, read
+ * leniently), one trailing empty field (the trailing comma) dropped. The
+ * number of fields (f holds the first max), or -1 on malformed quoting. */
 static long split(tbl *t, const char *line, char **f, size_t max)
 {
-	cs_csvr r;
-	cs_csvr_init(&r, line, strlen(line));
-	r.lenient = 1; /* ", " separators, stray quotes: simulators write them */
-	t->fields.len = 0;
-	size_t n = 0;
-	int k;
-	do {
-		const char *fp;
-		size_t fl;
-		k = cs_csvr_field(&r, &fp, &fl, t->why, sizeof t->why);
-		if (k < 0) {
-			cs_csvr_free(&r);
-			return -1;
-		}
-		if (k == CS_CSVR_EOF)
-			break;
-		while (fl && (*fp == ' ' || *fp == '\t'))
-			fp++, fl--;
-		while (fl && (fp[fl - 1] == ' ' || fp[fl - 1] == '\t'))
-			fl--;
-		if (n < max) /* its offset now: the buffer may move */
-			f[n] = (char *)(uintptr_t)t->fields.len;
-		n++;
-		if (cs_buf_append(&t->fields, fp, fl) || cs_buf_put_u8(&t->fields, 0)) {
-			cs_csvr_free(&r);
-			snprintf(t->why, sizeof t->why, "out of memory");
-			return -1;
-		}
-	} while (k == CS_CSVR_FIELD);
-	cs_csvr_free(&r);
-	for (size_t i = 0; i < n && i < max; i++)
-		f[i] = (char *)t->fields.data + (uintptr_t)f[i];
-	if (n && n <= max && !*f[n - 1])
+	long n = cs_csvr_split(line, strlen(line), &t->fields, f, max, t->why, sizeof t->why);
+	if (n > 0 && (size_t)n <= max && !*f[n - 1])
 		n--;
-	return (long)n;
+	return n;
 }
 
 static int number(const char *s, double *v)
