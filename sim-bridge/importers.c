@@ -16,6 +16,7 @@
 #include "aerialvision.h"
 #include "ncu_csv.h"
 #include "nsys_sqlite.h"
+#include "nvprof.h"
 #include "nvsmi.h"
 #include "simcsv.h"
 #include "textin.h"
@@ -69,6 +70,7 @@ static const cs_importer table[] = {
 	{"accelsim-stats", cs_import_accelsim_stats, NULL, 1, sniff_stats, NULL},
 	{"accelwattch-hw", cs_import_accelwattch_hw, NULL, 1, sniff_awhw, NULL},
 	{"nvidia-smi", cs_import_nvsmi, NULL, 0, cs_nvsmi_sniff, NULL},
+	{"nvprof-csv", cs_import_nvprof, NULL, 0, cs_nvprof_sniff, NULL},
 	{"csv", import_csv_any, NULL, 0, sniff_csv, NULL},
 	{"csv-long", cs_import_csv_long, NULL, 0, NULL, NULL},
 	{"accelsim-perf", cs_import_accelsim_perf, NULL, 0, sniff_perf, NULL},

@@ -141,6 +141,33 @@ tail -n +2 "$N" >"$T/nohead.csv"
 bad "a noheader log says to put the field names first" "no header line: the log was written with --format=csv,noheader" \
 	"$CS" import nvidia-smi "$T/nohead.csv" --db "$DB"
 
+# --- nvprof CSVs: a GPU trace, a metrics report, the summary ---
+P=$F/nvprof-gputrace.csv
+"$CS" import "$P" --db "$DB" --name nvp-trace >"$T/out" 2>&1 && grep -q 'looks like nvprof-csv' "$T/out" &&
+	ok "nvprof --print-gpu-trace --csv is detected and imported" || no "nvprof trace import" "$T/out"
+q "SELECT kind, replace(name, ',', ';'), t0, t1, device, stream, correlation_id, bytes FROM ranges WHERE run=(SELECT id FROM runs WHERE name='nvp-trace') ORDER BY t0" >"$T/got"
+python3 tests/tools/nvprof_expect.py trace "$P" >"$T/want"
+diff "$T/want" "$T/got" >"$T/why" && ok "every kernel, copy and memset a range: times through the units row (ms, us), bytes (MB), streams, correlation ids" || no "nvprof trace ranges" "$T/why"
+same "the two kernels on streams 13 and 14 stay concurrent" \
+	"$(q "SELECT count(*) FROM ranges a JOIN ranges b ON a.run = b.run AND a.stream < b.stream AND a.t0 < b.t1 AND b.t0 < a.t1 WHERE a.run=(SELECT id FROM runs WHERE name='nvp-trace') AND a.kind='kernel' AND b.kind='kernel'")" 1
+for r in metrics summary; do
+	"$CS" import "$F/nvprof-$r.csv" --db "$DB" --name "nvp-$r" >"$T/out" 2>&1 || no "nvprof $r import" "$T/out"
+	python3 tests/tools/nvprof_expect.py samples "$F/nvprof-$r.csv" >"$T/want"
+	"$CS" export "$(q "SELECT id FROM runs WHERE name='nvp-$r'")" --db "$DB" | tr -d '\r' >"$T/got"
+	diff "$T/want" "$T/got" >"$T/why" && ok "nvprof $r report: one sample per kernel or name, its values in one unit each (%, GB/s, levels, ns)" || no "nvprof $r values" "$T/why"
+done
+same "summary rows are kernel, copy and API ranges of their total time" \
+	"$(q "SELECT group_concat(kind, ' ') FROM (SELECT kind FROM ranges WHERE run=(SELECT id FROM runs WHERE name='nvp-summary') ORDER BY t0)")" "kernel kernel memcpy api api"
+awk 'NR == 8 { $0 = substr($0, 1, 30) } { print }' "$P" >"$T/cutrow.csv"
+bad "a cut report row in the middle names its line" "cutrow.csv:8: expected 20 fields (one per header column), found" \
+	"$CS" import nvprof-csv "$T/cutrow.csv" --db "$DB"
+sed 's/"Low (3)"/"Lowish"/; s/,Low (3),/,Lowish,/' "$F/nvprof-metrics.csv" >"$T/lvl.csv"
+bad "a metric value that is no number, rate or level names the line" "lvl.csv:$(grep -n 'Low (3)' "$F/nvprof-metrics.csv" | cut -d: -f1): Max of 'shared_utilization': 'Lowish' is not a number" \
+	"$CS" import nvprof-csv "$T/lvl.csv" --db "$DB"
+grep '^==' "$P" >"$T/empty.csv"
+bad "a log with no report says what nvprof prints" "no nvprof CSV report: expected a header such as" \
+	"$CS" import nvprof-csv "$T/empty.csv" --db "$DB"
+
 "$CS" check --db "$DB" >"$T/out" 2>&1 && ok "check: the database is sound after every import and refusal" || no "check" "$T/out"
 echo "formats: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]

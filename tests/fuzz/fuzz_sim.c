@@ -11,6 +11,7 @@
 #include "aerialvision.h"
 #include "log.h"
 #include "metric_map.h"
+#include "nvprof.h"
 #include "nvsmi.h"
 #include "producer.h"
 #include "simcsv.h"
@@ -22,7 +23,7 @@ typedef int (*import_fn)(cs_producer *, const char *, size_t, const cs_import_op
 static const import_fn fns[] = {
 	cs_import_aerialvision, cs_import_accelsim_log, cs_import_accelsim_perf,
 	cs_import_accelwattch,	cs_import_pm_cupti_csv, cs_import_kernbench,
-	cs_import_csv_long,	cs_import_nvsmi,
+	cs_import_csv_long,	cs_import_nvsmi,	cs_import_nvprof,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
