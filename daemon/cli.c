@@ -371,10 +371,12 @@ int cs_cli_read_file(const char *path, cs_cli_input *in, char *err, size_t errle
 				break;
 			b.len += (size_t)n;
 		}
-		in->data = (char *)b.data;
-		in->len = b.len;
-		if (rc)
+		if (rc) {
 			cs_buf_free(&b);
+		} else {
+			in->data = (char *)b.data;
+			in->len = b.len;
+		}
 	}
 	if (fd > 0)
 		close(fd);

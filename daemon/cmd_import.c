@@ -21,6 +21,7 @@
 #include "metric_map.h"
 #include "producer.h"
 #include "ranges_csv.h"
+#include "reports.h"
 #include "runs.h"
 
 static int run_import(int argc, char **argv);
@@ -53,7 +54,9 @@ const cs_cmd cs_cmd_import = {
 	"  nsys-sqlite    Nsight Systems 'nsys export --type sqlite' (kernels, copies,\n"
 	"                 API calls, NVTX as ranges; GPU_METRICS as the series)\n"
 	"  accelsim-stats Accel-Sim get_stats.py CSV (per-kernel statistics)\n"
-	"  accelwattch-hw AccelWattch hardware-profiler CSV (hw_perf.csv, power)\n\n"
+	"  accelwattch-hw AccelWattch hardware-profiler CSV (hw_perf.csv, power)\n"
+	"  nsys-rep, ncu-rep  Nsight reports: converted with nsys export / ncu\n"
+	"                 --import when on PATH (else the command to run is said)\n\n"
 	"Options:\n"
 	"  --db F          write this database file directly\n"
 	"  --socket PATH   send the run to the daemon listening at PATH\n"
@@ -69,10 +72,8 @@ const cs_cmd cs_cmd_import = {
 	"                  -gpgpu_runtime_stat period; default 500)\n"
 	"  --per-bank      aerialvision: also keep per-bank DRAM series\n"
 	"  --cumulative NAME,...  these counters are running totals: store\n"
-	"                  per-sample deltas (counters that never go down while\n"
-	"                  others do are named on stderr; aerialvision stores its\n"
-	"                  windowed scalars that do so over the first 64 samples\n"
-	"                  as deltas, saying so)\n"
+	"                  per-sample deltas (others that look like totals are\n"
+	"                  named on stderr; docs/sim-bridge.md)\n"
 	"  --per-window    no such check: values as printed\n"
 	"  --format NAME   the file's format (as FORMAT; no guessing)\n"
 	"  --time COL, --metric COL[,COL...], --value COL, --kernel COL\n"
@@ -84,9 +85,7 @@ const cs_cmd cs_cmd_import = {
 	"                  kind,name,t0,t1[,device,stream,correlation_id] (times in\n"
 	"                  the run's unit), e.g. kernels from another tool\n"
 	"  --json          say what was imported as one JSON object on stdout\n"
-	"                  ({\"run\":N,\"name\":...,\"samples\":...,\"metrics\":...,\n"
-	"                  \"devices\":...,\"db\":...}; through a daemon {\"run_uuid\":...,\n"
-	"                  \"name\":...,\"socket\":...})\n\n"
+	"                  ({\"run\":N,\"name\":...,\"samples\":...,...})\n\n"
 	"A file with an error is not imported at all: the message names the file,\n"
 	"line and column.\n",
 };
@@ -208,64 +207,70 @@ static int run_import(int argc, char **argv)
 			return cs_cli_fail(cmd, "%s", err);
 		}
 	}
-	cs_cli_input in;
-	if (cs_cli_read_file(file, &in, err, sizeof err)) {
-		cs_mmap_free(map);
-		cs_ranges_csv_free(ranges, nranges);
-		return cs_cli_fail(cmd, "%s", err);
-	}
-	/* A SQLite file given as text (a cyclescope database, an nsys export)
-	 * would fail deep in a parser with a line that means nothing. */
-	int is_sqlite = in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16);
-	if (is_sqlite && !im && strcmp(file, "-") && (im = cs_importer_detect_file(file)))
-		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
-	int by_path = im && !im->read;
-	if ((is_sqlite && !by_path) || (by_path && !strcmp(file, "-"))) {
-		cs_cli_free_file(&in);
-		cs_mmap_free(map);
-		cs_ranges_csv_free(ranges, nranges);
-		if (by_path)
-			return cs_cli_fail(cmd, "an nsys export is read from a file, not standard input");
-		return cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
-				   "database is read with --db %s; an Nsight Systems export "
-				   "(nsys-sqlite) has tables this one lacks (StringIds and "
-				   "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS or GPU_METRICS)", file,
-				   format ? "a file of format " : "one of the import formats",
-				   format ? format : "", file);
-	}
-	if (!im) {
-		int config;
-		im = cs_importer_detect(in.data ? in.data : "", in.len, &config);
-		if (config) {
-			cs_cli_free_file(&in);
-			cs_mmap_free(map);
-			cs_ranges_csv_free(ranges, nranges);
-			return cs_cli_fail(cmd, "%s is a GPGPU-Sim/Accel-Sim config file (its option lines, "
-					   "-gpgpu_...), not statistics: import what the simulator printed "
-					   "(stdout, the visualizer log) instead", file);
-		}
-		if (!im) {
-			cs_cli_free_file(&in);
-			cs_mmap_free(map);
-			cs_ranges_csv_free(ranges, nranges);
-			return cs_cli_fail(cmd, "%s: cannot tell the format from the content; name it "
-					   "(known: %s)", file, known);
-		}
-		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
-	}
 	/* A daemon that is running owns the database: send it the run. With
 	 * --db, or when no daemon listens, write the file directly. */
 	char sock[512];
 	cs_producer *p = NULL;
 	cs_store *s = NULL;
 	const char *path = cs_cli_db_path(db);
+	char unpacked[4300] = "";
+	const char *sqlite_path = file;
+	cs_cli_input in = {0};
+	if (cs_cli_read_file(file, &in, err, sizeof err)) {
+		rc = cs_cli_fail(cmd, "%s", err);
+		goto done;
+	}
+	/* A gzipped SQLite export is unpacked into a temporary file first. */
+	if (cs_reports_gzipped_sqlite(in.data, in.len)) {
+		if (cs_reports_gunzip(in.data, in.len, file, unpacked, sizeof unpacked, err,
+				      sizeof err)) {
+			rc = cs_cli_fail(cmd, "%s", err);
+			goto done;
+		}
+		sqlite_path = unpacked;
+	}
+	/* A SQLite file given as text (a cyclescope database, an nsys export)
+	 * would fail deep in a parser with a line that means nothing. */
+	int is_sqlite = unpacked[0] || (in.len >= 16 && !memcmp(in.data, "SQLite format 3", 16));
+	if (!im && strcmp(file, "-") && (im = cs_importer_detect_file(sqlite_path)))
+		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
+	int by_path = im && !im->read;
+	if (by_path && !strcmp(file, "-")) {
+		rc = cs_cli_fail(cmd, "%s is read from a file, not standard input", im->name);
+		goto done;
+	}
+	if (is_sqlite && !by_path) {
+		rc = cs_cli_fail(cmd, "%s is a SQLite database, not %s%s: a cyclescope "
+				 "database is read with --db %s; an Nsight Systems export "
+				 "(nsys-sqlite) has tables this one lacks (StringIds and "
+				 "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS or GPU_METRICS)", file,
+				 format ? "a file of format " : "one of the import formats",
+				 format ? format : "", file);
+		goto done;
+	}
+	if (!im) {
+		int config;
+		im = cs_importer_detect(in.data ? in.data : "", in.len, &config);
+		if (config) {
+			rc = cs_cli_fail(cmd, "%s is a GPGPU-Sim/Accel-Sim config file (its option "
+					 "lines, -gpgpu_...), not statistics: import what the simulator "
+					 "printed (stdout, the visualizer log) instead", file);
+			goto done;
+		}
+		if (!im) {
+			char hints[4096];
+			cs_importer_hints(in.data ? in.data : "", in.len, hints, sizeof hints);
+			rc = cs_cli_fail(cmd, "%s: cannot tell the format from the content: %s\n"
+					 "Name the format: cyclescope import FORMAT %s (or --format "
+					 "FORMAT)", file, hints, file);
+			goto done;
+		}
+		fprintf(stderr, "cyclescope import: %s looks like %s\n", file, im->name);
+	}
 	if (socket_path) {
-		p = cs_producer_socket(socket_path, err, sizeof err);
-		if (!p) {
-			cs_cli_free_file(&in);
-			cs_mmap_free(map);
-			cs_ranges_csv_free(ranges, nranges);
-			return cs_cli_fail(cmd, "%s", err);
+		if (!(p = cs_producer_socket(socket_path, err, sizeof err))) {
+			rc = cs_cli_fail(cmd, "%s", err);
+			goto done;
 		}
 	} else if (!db) {
 		cs_producer_default_socket(sock, sizeof sock);
@@ -276,11 +281,8 @@ static int run_import(int argc, char **argv)
 		s = cs_cli_open(cmd, path, CS_CLI_WRITE);
 		p = s ? cs_producer_direct(s) : NULL;
 		if (!p) {
-			cs_store_close(s);
-			cs_cli_free_file(&in);
-			cs_mmap_free(map);
-			cs_ranges_csv_free(ranges, nranges);
-			return CS_EXIT_FAIL;
+			rc = CS_EXIT_FAIL;
+			goto done;
 		}
 	}
 	progress pg = {.on = isatty(2) && in.len > (8u << 20), .t0 = now_s(),
@@ -310,7 +312,7 @@ static int run_import(int argc, char **argv)
 	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
 		cs_log_set_level(CS_LOG_INFO);
 	cs_producer_extra_ranges(p, ranges, nranges);
-	rc = cs_importer_run(im, p, in.data, in.len, file, &io, err, sizeof err);
+	rc = cs_importer_run(im, p, in.data, in.len, sqlite_path, &io, err, sizeof err);
 	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
 	if (rc) {
@@ -365,6 +367,9 @@ static int run_import(int argc, char **argv)
 		}
 		rc = CS_EXIT_OK;
 	}
+done:
+	if (unpacked[0])
+		cs_reports_cleanup(unpacked);
 	cs_producer_free(p);
 	cs_store_close(s);
 	cs_cli_free_file(&in);

@@ -18,6 +18,7 @@
 #include "nsys_sqlite.h"
 #include "nvprof.h"
 #include "nvsmi.h"
+#include "reports.h"
 #include "simcsv.h"
 #include "textin.h"
 
@@ -66,20 +67,40 @@ static int import_csv_any(cs_producer *p, const char *buf, size_t len, const cs_
 }
 
 static const cs_importer table[] = {
-	{"ncu-csv", cs_import_ncu_csv, NULL, 1, cs_ncu_csv_sniff, NULL},
-	{"accelsim-stats", cs_import_accelsim_stats, NULL, 1, sniff_stats, NULL},
-	{"accelwattch-hw", cs_import_accelwattch_hw, NULL, 1, sniff_awhw, NULL},
-	{"nvidia-smi", cs_import_nvsmi, NULL, 0, cs_nvsmi_sniff, NULL},
-	{"nvprof-csv", cs_import_nvprof, NULL, 0, cs_nvprof_sniff, NULL},
-	{"csv", import_csv_any, NULL, 0, sniff_csv, NULL},
-	{"csv-long", cs_import_csv_long, NULL, 0, NULL, NULL},
-	{"accelsim-perf", cs_import_accelsim_perf, NULL, 0, sniff_perf, NULL},
-	{"accelwattch", cs_import_accelwattch, NULL, 0, sniff_aw, NULL},
-	{"pm-cupti-csv", cs_import_pm_cupti_csv, NULL, 0, sniff_pmcupti, NULL},
-	{"kernbench", cs_import_kernbench, NULL, 0, sniff_kernbench, NULL},
-	{"aerialvision", cs_import_aerialvision, NULL, 0, cs_av_sniff, NULL},
-	{"accelsim-log", cs_import_accelsim_log, NULL, 0, cs_accelsim_log_sniff, NULL},
-	{"nsys-sqlite", NULL, cs_import_nsys_sqlite, 0, NULL, sniff_nsys},
+	{"ncu-csv", cs_import_ncu_csv, NULL, 1, cs_ncu_csv_sniff, NULL,
+	 "\"ID\",\"Process ID\",\"Process Name\",... (ncu --csv)"},
+	{"accelsim-stats", cs_import_accelsim_stats, NULL, 1, sniff_stats, NULL,
+	 "a line of dashes, a statistic, APPS,<config>... (get_stats.py)"},
+	{"accelwattch-hw", cs_import_accelwattch_hw, NULL, 1, sniff_awhw, NULL,
+	 "Benchmark,Kernel,... or ,mean HW_power"},
+	{"nvidia-smi", cs_import_nvsmi, NULL, 0, cs_nvsmi_sniff, NULL,
+	 "timestamp, index, power.draw [W], ... (nvidia-smi --query-gpu --format=csv)"},
+	{"nvprof-csv", cs_import_nvprof, NULL, 0, cs_nvprof_sniff, NULL,
+	 "\"Start\",\"Duration\",..., \"Device\",\"Kernel\",\"Invocations\",... or "
+	 "\"Type\",\"Time(%)\",... (nvprof --csv)"},
+	{"csv", import_csv_any, NULL, 0, sniff_csv, NULL, "t0,t1[,device],<metric>,..."},
+	{"csv-long", cs_import_csv_long, NULL, 0, NULL, NULL,
+	 "a header naming a time, a metric and a value column (t,metric,value; "
+	 "timestamp,metric_name,metric_value; or name them with --time --metric --value)"},
+	{"accelsim-perf", cs_import_accelsim_perf, NULL, 0, sniff_perf, NULL,
+	 "gpu_tot_sim_cycle,gpu_sim_cycle,..."},
+	{"accelwattch", cs_import_accelwattch, NULL, 0, sniff_aw, NULL,
+	 "TOT_INST,FP_INT,... or power,IBP,..."},
+	{"pm-cupti-csv", cs_import_pm_cupti_csv, NULL, 0, sniff_pmcupti, NULL,
+	 "a header with StartTimestamp,EndTimestamp"},
+	{"kernbench", cs_import_kernbench, NULL, 0, sniff_kernbench, NULL,
+	 "t_ns,component,stat,value"},
+	{"aerialvision", cs_import_aerialvision, NULL, 0, cs_av_sniff, NULL,
+	 "globalcyclecount: N lines (gpgpusim_visualizer__*.log.gz)"},
+	{"accelsim-log", cs_import_accelsim_log, NULL, 0, cs_accelsim_log_sniff, NULL,
+	 "lines starting GPGPU-Sim PTX:, GPGPU-Sim uArch:, kernel_name = or Accel-Sim [build"},
+	{"nsys-sqlite", NULL, cs_import_nsys_sqlite, 0, NULL, sniff_nsys,
+	 "a SQLite file with StringIds and CUPTI_ACTIVITY_KIND_* tables (nsys export --type "
+	 "sqlite; gzipped too)"},
+	{"nsys-rep", NULL, cs_import_nsys_rep, 0, NULL, cs_reports_is_nsys,
+	 "an Nsight Systems report (.nsys-rep, .qdrep): converted with nsys export"},
+	{"ncu-rep", NULL, cs_import_ncu_rep, 0, NULL, cs_reports_is_ncu,
+	 "an Nsight Compute report (.ncu-rep): converted with ncu --import --csv"},
 };
 #define NTABLE (sizeof table / sizeof *table)
 
@@ -98,6 +119,23 @@ void cs_importer_names(char *buf, size_t len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < NTABLE && off < len; i++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", table[i].name);
+}
+
+void cs_importer_hints(const char *buf, size_t len, char *out, size_t outlen)
+{
+	char first[81];
+	cs_textin_peek(buf, len, first, sizeof first);
+	first[strcspn(first, "\r\n")] = '\0';
+	int binary = 0;
+	for (const unsigned char *c = (const unsigned char *)first; *c; c++)
+		if (*c < 0x20 && *c != '\t')
+			binary = 1;
+	size_t off = (size_t)snprintf(out, outlen, "%s%s%s; what each format starts with:",
+				      binary ? "it is not text" : "its first line is '",
+				      binary ? "" : first, binary ? "" : "'");
+	for (size_t i = 0; i < NTABLE && off < outlen; i++)
+		off += (size_t)snprintf(out + off, outlen - off, "\n  %-15s %s", table[i].name,
+					table[i].looks);
 }
 
 const cs_importer *cs_importer_detect(const char *buf, size_t len, int *config)

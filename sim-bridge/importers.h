@@ -31,6 +31,9 @@ typedef struct cs_importer {
 	int (*sniff)(const char *head);
 	/* The same for a file read by path; NULL = none. */
 	int (*sniff_file)(const char *path);
+	/* What its content starts with, for the message that says a file is
+	 * none of the formats. */
+	const char *looks;
 } cs_importer;
 
 /* The format called name, or NULL. */
@@ -38,6 +41,10 @@ const cs_importer *cs_importer_find(const char *name);
 
 /* The formats' names, ", "-separated, into buf (always terminated). */
 void cs_importer_names(char *buf, size_t len);
+
+/* The message for content no format takes: its first line, then what
+ * each format starts with, one per line, into buf (always terminated). */
+void cs_importer_hints(const char *buf, size_t len, char *out, size_t outlen);
 
 /* What content is: the first format whose sniffer takes its head, or
  * NULL. *config is set to 1 when it is a GPGPU-Sim config file rather

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
 #include <zlib.h>
 
 #define OUT_CHUNK (1u << 20)
@@ -360,4 +361,56 @@ size_t cs_textin_peek(const char *buf, size_t len, char *out, size_t outlen)
 	inflateEnd(&z);
 	out[n] = '\0';
 	return n;
+}
+
+int cs_textin_gunzip(const char *buf, size_t len, int fd, const char *label, char *err,
+		     size_t errlen)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		snprintf(err, errlen, "%s: out of memory", label);
+		return -ENOMEM;
+	}
+	unsigned char out[1 << 16];
+	size_t done = 0;
+	int rc = 0;
+	while (rc == 0) {
+		size_t chunk = len - done > (1u << 30) ? (1u << 30) : len - done;
+		z.next_in = (unsigned char *)(uintptr_t)(buf + done);
+		z.avail_in = (uInt)chunk;
+		z.next_out = out;
+		z.avail_out = sizeof out;
+		int zr = inflate(&z, Z_NO_FLUSH);
+		size_t n = sizeof out - z.avail_out;
+		done += chunk - z.avail_in;
+		for (size_t w = 0; w < n && rc == 0;) {
+			ssize_t k = write(fd, out + w, n - w);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				rc = k < 0 ? -errno : -EIO;
+			else
+				w += (size_t)k;
+		}
+		if (rc) {
+			snprintf(err, errlen, "%s: writing its decompressed copy: %s", label,
+				 strerror(-rc));
+			break;
+		}
+		if (zr == Z_STREAM_END) {
+			if (done == len)
+				break;
+			inflateReset(&z);
+		} else if (zr != Z_OK && !(zr == Z_BUF_ERROR && n)) {
+			snprintf(err, errlen, "%s: %s gzip stream at byte %zu", label,
+				 done == len ? "truncated" : "corrupt", done);
+			rc = -EINVAL;
+		} else if (done == len && !n) {
+			snprintf(err, errlen, "%s: truncated gzip stream at byte %zu", label, done);
+			rc = -EINVAL;
+		}
+	}
+	inflateEnd(&z);
+	return rc;
 }

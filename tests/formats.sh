@@ -168,6 +168,39 @@ grep '^==' "$P" >"$T/empty.csv"
 bad "a log with no report says what nvprof prints" "no nvprof CSV report: expected a header such as" \
 	"$CS" import nvprof-csv "$T/empty.csv" --db "$DB"
 
+# --- binary reports, gzipped exports, and files that are none of the formats ---
+kernels_of() { q "SELECT count(*) FROM ranges WHERE run=(SELECT id FROM runs WHERE name='$1') AND kind='kernel'"; }
+python3 tests/tools/mknsys.py "$T/n.sqlite"
+nk=$(python3 -c "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL').fetchone()[0])" "$T/n.sqlite")
+gzip -c "$T/n.sqlite" >"$T/n.sqlite.gz"
+"$CS" import "$T/n.sqlite.gz" --db "$DB" --name nsys-gz >"$T/out" 2>&1 && grep -q 'looks like nsys-sqlite' "$T/out" &&
+	[ "$(kernels_of nsys-gz)" = "$nk" ] && ok "a gzipped nsys SQLite export is unpacked and imported ($nk kernels)" || no "gzipped nsys export" "$T/out"
+[ -z "$(ls -d "$T"/cyclescope-import-* 2>/dev/null)" ] && ok "its temporary copy is removed" || no "temporary copy left behind"
+printf 'not a report, but named like one\n' >"$T/app.nsys-rep"
+bad "an .nsys-rep without nsys on PATH gives the exact commands to run" "nsys export --type sqlite --output $T/app.sqlite $T/app.nsys-rep" \
+	env PATH=/usr/bin:/bin TMPDIR="$T" "$CS" import "$T/app.nsys-rep" --db "$DB"
+mkdir -p "$T/bin"
+printf '#!/bin/sh\necho "$*" >"%s/nsys.args"\nwhile [ $# -gt 1 ]; do [ "$1" = --output ] && out=$2; shift; done\npython3 %s/tests/tools/mknsys.py "$out"\n' "$T" "$(pwd)" >"$T/bin/nsys"
+printf '#!/bin/sh\necho "$*" >"%s/ncu.args"\ncat %s/tests/fixtures/ncu/raw.csv\n' "$T" "$(pwd)" >"$T/bin/ncu"
+chmod +x "$T/bin/nsys" "$T/bin/ncu"
+PATH="$T/bin:$PATH" TMPDIR="$T" "$CS" import "$T/app.nsys-rep" --db "$DB" --name rep >"$T/out" 2>&1 && grep -q 'converting .*app.nsys-rep with nsys export' "$T/out" &&
+	grep -q "^export --type sqlite --force-overwrite true --output $T/cyclescope-import-.*/report.sqlite $T/app.nsys-rep\$" "$T/nsys.args" &&
+	[ "$(kernels_of rep)" = "$nk" ] && [ -z "$(ls -d "$T"/cyclescope-import-* 2>/dev/null)" ] &&
+	ok "with nsys on PATH the report is exported to SQLite in a temporary directory, imported, and the directory removed" ||
+	{ cat "$T/nsys.args" >>"$T/out"; no "nsys-rep conversion" "$T/out"; }
+printf 'x\n' >"$T/k.ncu-rep"
+nr=$(python3 -c "import csv, sys; print(len({x[0] for x in csv.reader(open(sys.argv[1])) if x and x[0].isdigit()}))" tests/fixtures/ncu/raw.csv)
+PATH="$T/bin:$PATH" TMPDIR="$T" "$CS" import "$T/k.ncu-rep" --db "$DB" --name ncurep >"$T/out" 2>&1 &&
+	[ "$(cat "$T/ncu.args")" = "--import $T/k.ncu-rep --csv --page raw" ] && [ "$(kernels_of ncurep)" = "$nr" ] &&
+	ok "an .ncu-rep is read through ncu --import --csv --page raw ($nr kernels)" || no "ncu-rep conversion" "$T/out"
+bad "an .ncu-rep without ncu on PATH gives the exact command" "ncu --import $T/k.ncu-rep --csv --page raw > $T/k.csv" \
+	env PATH=/usr/bin:/bin "$CS" import "$T/k.ncu-rep" --db "$DB"
+printf 'when,what\n1,2\n' >"$T/what.csv"
+"$CS" import "$T/what.csv" --db "$DB" >"$T/out" 2>&1
+[ $? -ne 0 ] && grep -q "its first line is 'when,what'; what each format starts with:" "$T/out" &&
+	grep -q '^  nvidia-smi  *timestamp, index, power.draw' "$T/out" && grep -q '^  accelsim-log  *lines starting GPGPU-Sim PTX:' "$T/out" &&
+	ok "a file no format takes: its first line and what each format starts with" || no "format hints" "$T/out"
+
 "$CS" check --db "$DB" >"$T/out" 2>&1 && ok "check: the database is sound after every import and refusal" || no "check" "$T/out"
 echo "formats: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
