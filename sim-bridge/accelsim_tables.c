@@ -115,24 +115,65 @@ static krow *row_of(tab *t, const char *label)
 	return k;
 }
 
-/* A statistic's name from its regex: "gpu_tot_sim_cycle\s*=\s*(.*)" ->
- * "gpu_tot_sim_cycle"; escapes dropped ("\[" -> "["). */
-static void stat_name(const char *re, char *out, size_t len)
+/* A statistic's readable name from the regex get_stats.py prints for it
+ * (its stats YAML's entry), or from a plain name:
+ *   "\s+L2_cache_stats_breakdown\[GLOBAL_ACC_R\]\[HIT\]\s*=\s*(.*)"
+ *       -> "L2_cache_stats_breakdown[GLOBAL_ACC_R][HIT]"
+ *   "gpgpu_simulation_time\s*=.*\(([0-9]+) sec\).*" -> "gpgpu_simulation_time"
+ *   "total dram reads\s*=\s*(.*)" -> "total dram reads"
+ * The name is what comes before the '=' (or the first group), escapes
+ * dropped; a literal in parentheses after the capture group is kept
+ * ("gpgpu_simulation_rate\s+=\s+(.*)\s+\(inst\/sec\)" ->
+ * "gpgpu_simulation_rate (inst/sec)", beside "... (cycle/sec)"). tail gets
+ * the other literal text after the group, to tell apart two statistics of
+ * one name. */
+static void stat_name(const char *re, char *out, size_t len, char *tail, size_t tlen)
 {
-	size_t o = 0;
-	for (const char *c = re; *c && o + 1 < len; c++) {
+	size_t o = 0, t = 0;
+	const char *c = re;
+	while (*c == ' ' || *c == '^' || (c[0] == '\\' && c[1] == 's' && (c += 1)) ||
+	       ((*c == '+' || *c == '*') && c > re))
+		c++;
+	for (; *c && *c != '=' && *c != '(' && o + 1 < len; c++) {
 		if (c[0] == '\\' && c[1] == 's')
 			break;
-		if (*c == '=' || *c == '(' || *c == ' ')
-			break;
-		if (*c == '\\' && c[1]) {
+		if (*c == '\\' && c[1])
 			c++;
-		}
 		out[o++] = *c;
 	}
-	while (o && out[o - 1] == ',')
+	while (o && (out[o - 1] == ' ' || out[o - 1] == ','))
 		o--;
 	out[o] = '\0';
+	/* the literal text after the first capture group */
+	const char *g = strstr(c, "(.*)");
+	if (!g)
+		g = strstr(c, "([0-9]+)");
+	if (g)
+		g = strchr(g, ')') + 1;
+	const char *after = g;
+	for (; g && *g && t + 1 < tlen; g++) {
+		if (g[0] == '\\' && g[1] == 's') {
+			g++;
+			continue;
+		}
+		if (*g == '\\' && g[1]) {
+			if (!strchr("()", *++g))
+				tail[t++] = *g;
+			continue;
+		}
+		if (strchr("()+*.?^$,", *g) || (*g == ' ' && (!t || tail[t - 1] == ' ')))
+			continue;
+		tail[t++] = *g;
+	}
+	while (t && tail[t - 1] == ' ')
+		t--;
+	if (tlen)
+		tail[t] = '\0';
+	const char *lp = after ? strstr(after, "\\(") : NULL; /* "\(inst\/sec\)" */
+	if (lp && strstr(lp, "\\)") && o + t + 4 < len) {
+		snprintf(out + o, len - o, " (%s)", tail);
+		tail[0] = '\0';
+	}
 }
 
 /* The fields of one CSV record, copied (at most max). Returns the count,
@@ -170,6 +211,84 @@ static void free_fields(char **f, int n)
 
 #define MAXF 512
 
+/* One statistic's block of get_stats.py's CSV, read whole. */
+typedef struct gblock {
+	char stat[256];
+	uint64_t line;
+	char **cells; /* nrows x ncols, NULL where a row is short */
+	int nrows, ncols;
+	char *hdr[MAXF];
+	int nhdr;
+} gblock;
+
+static void gblock_clear(gblock *b)
+{
+	for (int i = 0; i < b->nrows * b->ncols; i++)
+		free(b->cells[i]);
+	free(b->cells);
+	free_fields(b->hdr, b->nhdr);
+	b->cells = NULL;
+	b->nrows = b->nhdr = 0;
+}
+
+/* The script's own lines, printed into the same stream by old versions. */
+static int chatter(const char *f0)
+{
+	static const char *const said[] = {"Using logfiles", "WARNING", "NOTE", "Script exec time",
+					   "Parsing", NULL};
+	for (const char *const *w = said; *w; w++)
+		if (!strncmp(f0, *w, strlen(*w)))
+			return 1;
+	return 0;
+}
+
+/* A block's values into t: "APPS,<config>..." has a row per kernel, a
+ * column per config; "CFG,<app--kernel>..." (get_stats.py -R) the other
+ * way round. Several configs make "CONFIG:stat" metrics. */
+static int apply_block(tab *t, gblock *b)
+{
+	if (!b->nhdr)
+		return 0;
+	t->im.line = b->line;
+	int by_cfg = !strcmp(b->hdr[0], "CFG");
+	if (strstr(b->stat, "-build")) { /* build names go to the meta */
+		for (int r = 0; r < b->nrows; r++) {
+			const char *v = b->ncols > 1 ? b->cells[r * b->ncols + 1] : NULL;
+			size_t l = strlen(t->builds);
+			if (v && l < sizeof t->builds - 100)
+				snprintf(t->builds + l, sizeof t->builds - l, "%s%s=%.60s", l ? "; " : "",
+					 b->stat, v);
+		}
+		return 0;
+	}
+	int ncfg = by_cfg ? b->nrows : 0;
+	if (!by_cfg)
+		for (int i = 1; i < b->nhdr; i++)
+			ncfg += strcmp(b->hdr[i], "AVG") != 0;
+	for (int r = 0; r < b->nrows; r++)
+		for (int c = 1; c < b->ncols && c < b->nhdr; c++) {
+			const char *cell = b->cells[r * b->ncols + c];
+			const char *first = b->cells[r * b->ncols];
+			if (!cell || !first || !strcmp(b->hdr[c], "AVG") || !strcmp(first, "AVG"))
+				continue;
+			const char *kernel = by_cfg ? b->hdr[c] : first;
+			const char *cfg = by_cfg ? first : b->hdr[c];
+			char name[400];
+			if (ncfg > 1)
+				snprintf(name, sizeof name, "%s:%s", cfg, b->stat);
+			else
+				snprintf(name, sizeof name, "%s", b->stat);
+			krow *k = row_of(t, kernel);
+			int m = k ? metric_of(t, name) : -ENOMEM;
+			if (m < 0)
+				return m;
+			char *end;
+			double v = strtod(cell, &end);
+			k->v[m] = end != cell && !*end ? v : (double)NAN; /* NA: absent */
+		}
+	return 0;
+}
+
 /* get_stats.py's CSV into t. */
 static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t errlen)
 {
@@ -179,69 +298,75 @@ static int read_get_stats(tab *t, const char *buf, size_t len, char *err, size_t
 	cs_csvr_init(&rd, buf, len);
 	char *f[MAXF];
 	int n, rc = 0, state = 0; /* 0: dashes next, 1: stat, 2: header, 3: rows */
-	char stat[256] = "";
-	char *cfg[MAXF];
-	int cfgcol[MAXF];
-	int ncfg = 0;
+	char seen[64][256];
+	int nseen = 0;
+	gblock b;
+	memset(&b, 0, sizeof b);
 	while (rc == 0 && (n = record(&rd, f, MAXF, err, errlen)) != -1) {
 		t->im.line = rd.line;
 		if (n == -2) {
 			rc = fail(t, "%s", err);
 			break;
 		}
-		int dashes = n >= 1 && !strncmp(f[0], "-----", 5);
-		if (dashes) {
+		if (n >= 1 && !strncmp(f[0], "-----", 5)) {
+			rc = apply_block(t, &b);
+			gblock_clear(&b);
 			state = 1;
+		} else if (n >= 1 && (state == 0 || state == 3) && chatter(f[0])) {
+			; /* the script's own messages */
 		} else if (state == 1) {
-			stat_name(f[0], stat, sizeof stat);
-			if (!stat[0])
-				rc = fail(t, "expected a statistic after the dashes");
-			state = 2;
-		} else if (state == 2) {
-			if (n < 2 || (strcmp(f[0], "APPS") && strcmp(f[0], "CFG")))
-				rc = fail(t, "expected the header APPS,<config>,... after the statistic");
-			free_fields(cfg, ncfg);
-			ncfg = 0;
-			for (int i = 1; i < n; i++)
-				if (strcmp(f[i], "AVG") && (cfg[ncfg] = strdup(f[i]))) {
-					cfgcol[ncfg] = i;
-					ncfg++;
-				}
-			state = 3;
-		} else if (state == 3) {
-			int build = strstr(stat, "-build") != NULL;
-			if (build) {
-				size_t l = strlen(t->builds);
-				if (l < sizeof t->builds - 100 && n >= 2)
-					snprintf(t->builds + l, sizeof t->builds - l, "%s%s=%.60s",
-						 l ? "; " : "", stat, f[1]);
+			char tail[64];
+			stat_name(f[0], b.stat, sizeof b.stat, tail, sizeof tail);
+			if (!b.stat[0]) {
+				rc = fail(t, "expected a statistic (a name, or the regex of the stats YAML) "
+					  "after the dashes, found '%.60s'", f[0]);
 			} else {
-				krow *k = row_of(t, f[0]);
-				if (!k)
-					rc = -ENOMEM;
-				for (int i = 0; rc == 0 && i < ncfg && cfgcol[i] < n; i++) {
-					char name[400];
-					if (ncfg > 1)
-						snprintf(name, sizeof name, "%s:%s", cfg[i], stat);
-					else
-						snprintf(name, sizeof name, "%s", stat);
-					int m = metric_of(t, name);
-					if (m < 0) {
-						rc = m;
+				for (int i = 0; i < nseen; i++)
+					if (!strcmp(seen[i], b.stat)) {
+						size_t l = strlen(b.stat);
+						snprintf(b.stat + l, sizeof b.stat - l, " (%s)",
+							 tail[0] ? tail : "again");
 						break;
 					}
-					char *end;
-					const char *cell = f[cfgcol[i]];
-					double v = strtod(cell, &end);
-					k->v[m] = end != cell && !*end ? v : (double)NAN; /* NA: absent */
-				}
+				if (nseen < 64)
+					snprintf(seen[nseen++], sizeof seen[0], "%s", b.stat);
 			}
-		} else {
+			b.line = rd.line;
+			state = 2;
+		} else if (state == 2) {
+			if (n < 2 || (strcmp(f[0], "APPS") && strcmp(f[0], "CFG") && f[0][0]))
+				rc = fail(t, "expected the header APPS,<config>,... (or CFG,<app--kernel>,... "
+					  "from get_stats.py -R) after the statistic");
+			for (int i = 0; rc == 0 && i < n; i++, b.nhdr++)
+				if (!(b.hdr[i] = strdup(f[i])))
+					rc = -ENOMEM;
+			b.ncols = b.nhdr;
+			state = 3;
+		} else if (state == 3) {
+			if (n == 1 && !f[0][0]) {
+				free_fields(f, n);
+				continue;
+			}
+			char **g = realloc(b.cells, (size_t)(b.nrows + 1) * (size_t)b.ncols * sizeof *g);
+			if (!g) {
+				rc = -ENOMEM;
+			} else {
+				b.cells = g;
+				for (int i = 0; i < b.ncols; i++) {
+					g[b.nrows * b.ncols + i] = i < n ? f[i] : NULL;
+					if (i < n)
+						f[i] = NULL;
+				}
+				b.nrows++;
+			}
+		} else if (n >= 1 && !chatter(f[0])) {
 			rc = fail(t, "expected a line of dashes starting a statistic");
 		}
 		free_fields(f, n > 0 ? n : 0);
 	}
-	free_fields(cfg, ncfg);
+	if (rc == 0)
+		rc = apply_block(t, &b);
+	gblock_clear(&b);
 	cs_csvr_free(&rd);
 	if (rc == 0 && !t->nr)
 		rc = fail(t, "no kernel rows in any statistic");
@@ -401,9 +526,24 @@ int cs_import_accelwattch_hw(cs_producer *p, const char *buf, size_t len,
 	return import_table(read_hw, p, buf, len, o, "accelwattch-hw", "hw", err, errlen);
 }
 
+/* get_stats.py's CSV: a line of dashes (after the script's own lines, in
+ * old versions), the statistic, then APPS, CFG or an empty first cell. */
+static int get_stats_head(const char *text)
+{
+	const char *l = text;
+	for (int k = 0; l && *l && k < 8 && strncmp(l, "----------", 10); k++)
+		l = chatter(l) ? strchr(l, '\n') : NULL, l = l ? l + 1 : NULL;
+	if (!l || strncmp(l, "----------", 10))
+		return 0;
+	const char *stat = strchr(l, '\n');
+	const char *hdr = stat ? strchr(stat + 1, '\n') : NULL;
+	return hdr && (!strncmp(hdr + 1, "APPS,", 5) || !strncmp(hdr + 1, "CFG,", 4) ||
+		       hdr[1] == ',');
+}
+
 const char *cs_accelsim_tables_sniff(const char *text)
 {
-	if (!strncmp(text, "-----", 5) && strstr(text, "\nAPPS,"))
+	if (get_stats_head(text))
 		return "accelsim-stats";
 	if (!strncmp(text, "Benchmark,Kernel,", 17) || !strncmp(text, ",mean HW_power", 14))
 		return "accelwattch-hw";

@@ -107,6 +107,26 @@ awk '/^Destroy streams for kernel 1:/ { print "Destroy streams for kernel one: s
 bad "a malformed Destroy line in the middle names its line" "badptx.log:$(grep -n '^Destroy streams for kernel 1:' "$G4" | cut -d: -f1): expected 'Destroy streams for kernel N: size M'" \
 	"$CS" import accelsim-log "$T/badptx.log" --db "$DB"
 
+# --- Accel-Sim get_stats.py CSVs with the stats YAML's regexes as names ---
+col() { # RUN METRIC: the metric's values in sample order ('' where absent)
+	"$CS" export "$(q "SELECT id FROM runs WHERE name='$1'")" --db "$DB" | tr -d '\r' |
+		python3 -c "import csv, sys; r = list(csv.DictReader(sys.stdin)); print(' '.join('' if x[sys.argv[1]] == '' else '%g' % float(x[sys.argv[1]]) for x in r))" "$2"
+}
+S1=$F/get-stats-regex.csv
+"$CS" import "$S1" --db "$DB" --name gs >"$T/out" 2>&1 && grep -q 'looks like accelsim-stats' "$T/out" &&
+	ok "a get_stats.py CSV whose statistics are the stats YAML's regexes is detected and imported" || no "get_stats regex import" "$T/out"
+same "statistic names come out readable (no \\s or (.*); the rate's (inst/sec) and (cycle/sec) kept apart)" \
+	"$(q "SELECT group_concat(substr(m.name, 12), ' ') FROM (SELECT name FROM metrics WHERE run=(SELECT id FROM runs WHERE name='gs') AND name LIKE 'QV100-SASS:%' ORDER BY substr(name, 12)) m")" \
+	"$(python3 tests/tools/get_stats_expect.py "$S1" names QV100-SASS)"
+m='QV100-SASS:L2_cache_stats_breakdown[GLOBAL_ACC_R][HIT]'
+same "one kernel-level sample per app--kernel row, a metric per config and statistic, NA absent" \
+	"$(col gs "$m")" "$(python3 tests/tools/get_stats_expect.py "$S1" values "$m")"
+S2=$F/get-stats-cfg-rows.csv
+"$CS" import "$S2" --db "$DB" --name gs-r >"$T/out" 2>&1 &&
+	same "get_stats.py -R (configs as rows), with the script's own lines mixed in" \
+		"$(col gs-r QV100-SASS:gpu_tot_sim_cycle)" "$(python3 tests/tools/get_stats_expect.py "$S2" values QV100-SASS:gpu_tot_sim_cycle)" ||
+	no "get_stats -R import" "$T/out"
+
 # --- nvidia-smi query logs ---
 N=$F/nvsmi-h100x2.csv
 ex() { "$CS" export "$1" --db "$DB" | tr -d '\r'; }
