@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "csv_reader.h"
+#include "krows.h"
 #include "log.h"
 #include "simrun.h"
 #include "textin.h"
@@ -30,28 +31,6 @@
 #define MAX_COLS 64
 
 enum report { R_NONE, R_TRACE, R_METRICS, R_SUMMARY, R_SKIP };
-
-/* A kernel (metrics) or a name (summary): one sample. */
-typedef struct item {
-	char *name;
-	char *device;   /* metrics: the Device field, to tell GPUs apart */
-	const char *kind;
-	int64_t dev;
-	double dur_ns;
-} item;
-
-/* One value of an item, kept until the end. */
-typedef struct val {
-	size_t item, order;
-	int metric;
-	double avg, min, max;
-} val;
-
-typedef struct mname {
-	char *name;
-	char unit[16];
-	int spread; /* some row's Min differs from its Max */
-} mname;
 
 typedef struct nvprof {
 	cs_imp im;
@@ -66,12 +45,7 @@ typedef struct nvprof {
 	int units_next;         /* the next line may be the units row */
 	int c_start, c_dur, c_name, c_corr, c_dev, c_stream, c_size, c_grid;
 	int c_kernel, c_metric, c_min, c_max, c_avg, c_type, c_pct, c_time, c_calls;
-	item *items;
-	size_t nitems, capitems, last_item;
-	val *vals;
-	size_t nvals, capvals;
-	mname *ms;
-	size_t nms;
+	cs_krows *items;      /* metrics and summary rows */
 	cs_buf fields;
 	char why[128];
 	char pend_err[256];
@@ -328,77 +302,6 @@ static int trace_row(nvprof *n, char **f)
 	return 0;
 }
 
-static int metric_id(nvprof *n, const char *name, const char *unit)
-{
-	for (size_t i = 0; i < n->nms; i++)
-		if (!strcmp(n->ms[i].name, name)) {
-			if (!n->ms[i].unit[0] && unit[0])
-				snprintf(n->ms[i].unit, sizeof n->ms[i].unit, "%s", unit);
-			return (int)i;
-		}
-	mname *g = realloc(n->ms, (n->nms + 1) * sizeof *g);
-	if (!g)
-		return -ENOMEM;
-	n->ms = g;
-	memset(&g[n->nms], 0, sizeof *g);
-	if (!(g[n->nms].name = strdup(name)))
-		return -ENOMEM;
-	snprintf(g[n->nms].unit, sizeof g[n->nms].unit, "%s", unit);
-	return (int)n->nms++;
-}
-
-/* The item (sample) for a name on a device, made on first sight. */
-static int item_of(nvprof *n, const char *name, const char *device, const char *kind,
-		   size_t *out)
-{
-	size_t i = n->last_item;
-	if (i < n->nitems && !strcmp(n->items[i].name, name) && !strcmp(n->items[i].device, device)) {
-		*out = i;
-		return 0;
-	}
-	for (i = 0; i < n->nitems; i++)
-		if (!strcmp(n->items[i].name, name) && !strcmp(n->items[i].device, device)) {
-			*out = n->last_item = i;
-			return 0;
-		}
-	if (n->nitems == n->capitems) {
-		size_t cap = n->capitems ? n->capitems * 2 : 64;
-		item *g = realloc(n->items, cap * sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		n->items = g;
-		n->capitems = cap;
-	}
-	item *it = &n->items[n->nitems];
-	memset(it, 0, sizeof *it);
-	if (!(it->name = strdup(name)) || !(it->device = strdup(device))) {
-		free(it->name);
-		return -ENOMEM;
-	}
-	it->kind = kind;
-	it->dev = device_of(device);
-	it->dur_ns = 1000;
-	*out = n->last_item = n->nitems++;
-	return 0;
-}
-
-static int keep(nvprof *n, size_t it, int metric, double avg, double min, double max)
-{
-	if (n->nvals == n->capvals) {
-		size_t cap = n->capvals ? n->capvals * 2 : 256;
-		val *g = realloc(n->vals, cap * sizeof *g);
-		if (!g)
-			return -ENOMEM;
-		n->vals = g;
-		n->capvals = cap;
-	}
-	n->vals[n->nvals] = (val){it, n->nvals, metric, avg, min, max};
-	n->nvals++;
-	if (min != max && !(isnan(min) && isnan(max)))
-		n->ms[metric].spread = 1;
-	return 0;
-}
-
 /* A metrics or events row: one value of one kernel. */
 static int metric_row(nvprof *n, char **f)
 {
@@ -417,16 +320,14 @@ static int metric_row(nvprof *n, char **f)
 		return fail(n, "an empty Metric Name");
 	size_t it;
 	int m;
-	if (item_of(n, f[n->c_kernel], f[0], "kernel", &it) < 0 ||
-	    (m = metric_id(n, f[n->c_metric], unit)) < 0)
+	if (cs_krows_item(n->items, f[n->c_kernel], f[0], "kernel", device_of(f[0]), &it) < 0 ||
+	    (m = cs_krows_metric(n->items, f[n->c_metric], unit)) < 0 ||
+	    cs_krows_set(n->items, it, m, v[0], v[1], v[2]) < 0 ||
+	    (m = cs_krows_metric(n->items, "invocations", "")) < 0)
 		return -ENOMEM;
-	int rc = keep(n, it, m, v[0], v[1], v[2]);
-	if (rc == 0 && (m = metric_id(n, "invocations", "")) >= 0) {
-		char *end;
-		double inv = strtod(f[2], &end);
-		rc = keep(n, it, m, *end ? (double)NAN : inv, NAN, NAN);
-	}
-	return rc;
+	char *end;
+	double inv = strtod(f[2], &end);
+	return cs_krows_set(n->items, it, m, *end ? (double)NAN : inv, NAN, NAN);
 }
 
 /* A summary row: one name's times. */
@@ -454,13 +355,12 @@ static int summary_row(nvprof *n, char **f)
 			   : !strncmp(name, "[CUDA memset", 12) ? "memset"
 			   : !strcmp(type, "GPU activities") ? "kernel" : "activity";
 	size_t it;
-	if (item_of(n, name, type, kind, &it) < 0)
+	if (cs_krows_item(n->items, name, type, kind, -1, &it) < 0)
 		return -ENOMEM;
-	if (v[1] >= 1 && v[1] < 9e15)
-		n->items[it].dur_ns = v[1];
+	cs_krows_duration(n->items, it, v[1]);
 	for (int i = 0; i < 6; i++) {
-		int m = metric_id(n, what[i], i == 0 ? "%" : i == 2 ? "" : "ns");
-		if (m < 0 || keep(n, it, m, v[i], v[i], v[i]) < 0)
+		int m = cs_krows_metric(n->items, what[i], i == 0 ? "%" : i == 2 ? "" : "ns");
+		if (m < 0 || cs_krows_set(n->items, it, m, v[i], v[i], v[i]) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -520,64 +420,6 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 	       : n->report == R_METRICS ? metric_row(n, f) : summary_row(n, f);
 }
 
-static int cmp_val(const void *x, const void *y)
-{
-	const val *a = x, *b = y;
-	if (a->item != b->item)
-		return a->item < b->item ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
-}
-
-/* The kept items, one sample each, end to end, with their ranges. */
-static int write_items(nvprof *n)
-{
-	int *id = malloc((n->nms ? n->nms : 1) * 3 * sizeof *id);
-	if (!id)
-		return -ENOMEM;
-	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < n->nms; i++) {
-		char name[512];
-		id[3 * i] = cs_simrun_metric(n->run, n->ms[i].name, n->ms[i].unit[0] ? n->ms[i].unit
-								    : NULL, NULL);
-		id[3 * i + 1] = id[3 * i + 2] = -1;
-		for (int k = 1; k < 3 && n->ms[i].spread && n->family == R_METRICS; k++) {
-			snprintf(name, sizeof name, "%s.%s", n->ms[i].name, k == 1 ? "min" : "max");
-			id[3 * i + k] = cs_simrun_metric(n->run, name, n->ms[i].unit[0] ? n->ms[i].unit
-										: NULL, NULL);
-		}
-		if (id[3 * i] < 0 || (n->ms[i].spread && n->family == R_METRICS &&
-				      (id[3 * i + 1] < 0 || id[3 * i + 2] < 0)))
-			rc = fail(n, "%s", cs_simrun_errmsg(n->run));
-	}
-	qsort(n->vals, n->nvals, sizeof *n->vals, cmp_val);
-	uint64_t at = 0;
-	for (size_t i = 0, v = 0; rc == 0 && i < n->nitems; i++) {
-		item *it = &n->items[i];
-		uint64_t t1 = at + (uint64_t)it->dur_ns;
-		if ((rc = cs_simrun_row(n->run, at, t1)) < 0) {
-			rc = fail(n, "%s", cs_simrun_errmsg(n->run));
-			break;
-		}
-		for (; v < n->nvals && n->vals[v].item == i; v++) {
-			const val *x = &n->vals[v];
-			cs_simrun_set(n->run, id[3 * x->metric], x->avg);
-			if (id[3 * x->metric + 1] >= 0) {
-				cs_simrun_set(n->run, id[3 * x->metric + 1], x->min);
-				cs_simrun_set(n->run, id[3 * x->metric + 2], x->max);
-			}
-		}
-		cs_range r;
-		cs_range_init(&r, it->kind, *it->name ? it->name : "(unnamed)", at, t1);
-		r.device = it->dev;
-		r.correlation_id = (int64_t)i;
-		if (cs_simrun_range(n->run, &r) < 0)
-			rc = fail(n, "%s", cs_simrun_errmsg(n->run));
-		at = t1;
-	}
-	free(id);
-	return rc;
-}
-
 int cs_import_nvprof(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
 		     char *err, size_t errlen)
 {
@@ -589,6 +431,11 @@ int cs_import_nvprof(cs_producer *p, const char *buf, size_t len, const cs_impor
 	cs_imp_init(&n->im, o, err, errlen);
 	n->p = p;
 	n->fields = (cs_buf)CS_BUF_INIT;
+	if (!(n->items = cs_krows_new())) {
+		free(n);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	cs_textin_stats st;
 	int rc = cs_textin_lines(buf, len, n->im.label, on_line, n, o->progress, o->progress_ctx,
 				 &st, err, errlen);
@@ -604,7 +451,7 @@ int cs_import_nvprof(cs_producer *p, const char *buf, size_t len, const cs_impor
 	if (rc == 0 && !n->run)
 		rc = fail(n, "the report has no rows (\"No kernels were profiled\"?)");
 	if (rc == 0 && n->family != R_TRACE)
-		rc = write_items(n);
+		rc = cs_krows_write(n->items, n->run, n->family == R_METRICS, &n->im);
 	if (rc == 0 && n->foreign)
 		cs_log(CS_LOG_INFO, "%s: %" PRIu64 " line(s) that are not report rows were skipped "
 		       "(the application's own output)", label, n->foreign);
@@ -614,20 +461,12 @@ int cs_import_nvprof(cs_producer *p, const char *buf, size_t len, const cs_impor
 		       n->skipped_reports, n->skipped_what, n->family == R_TRACE ? "trace" : "reports");
 	if (rc == 0)
 		cs_log(CS_LOG_INFO, "%s: %s: %zu %s", label, n->family == R_TRACE ? "trace" : "report",
-		       n->family == R_TRACE ? (size_t)n->ranges : n->nitems,
+		       n->family == R_TRACE ? (size_t)n->ranges : cs_krows_count(n->items),
 		       n->family == R_TRACE ? "ranges" : "kernels or names, one sample each");
 	rc = cs_simrun_finish(n->run, p, rc, label, err, errlen);
 	for (size_t i = 0; i < n->ncols; i++)
 		free(n->names[i]);
-	for (size_t i = 0; i < n->nitems; i++) {
-		free(n->items[i].name);
-		free(n->items[i].device);
-	}
-	for (size_t i = 0; i < n->nms; i++)
-		free(n->ms[i].name);
-	free(n->items);
-	free(n->vals);
-	free(n->ms);
+	cs_krows_free(n->items);
 	cs_buf_free(&n->fields);
 	free(n);
 	return rc;
