@@ -43,6 +43,7 @@ const cs_cmd cs_cmd_import = {
 	"                 common names, or --time/--metric/--value/--kernel)\n"
 	"  nvidia-smi     nvidia-smi --query-gpu=timestamp,... --format=csv logs\n"
 	"  nvprof-csv     nvprof --csv reports: --print-gpu-trace, --metrics, summary\n"
+	"  nsys-stats     nsys stats reports (CSV or columns; --stats=true job logs)\n"
 	"  aerialvision   GPGPU-Sim visualizer log gpgpusim_visualizer__*.log.gz\n"
 	"  accelsim-log   Accel-Sim or plain GPGPU-Sim (PTX mode) stdout with\n"
 	"                 per-kernel statistics\n"

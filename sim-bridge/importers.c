@@ -16,6 +16,7 @@
 #include "aerialvision.h"
 #include "ncu_csv.h"
 #include "nsys_sqlite.h"
+#include "nsys_stats.h"
 #include "nvprof.h"
 #include "nvsmi.h"
 #include "reports.h"
@@ -78,6 +79,9 @@ static const cs_importer table[] = {
 	{"nvprof-csv", cs_import_nvprof, NULL, 0, cs_nvprof_sniff, NULL,
 	 "\"Start\",\"Duration\",..., \"Device\",\"Kernel\",\"Invocations\",... or "
 	 "\"Type\",\"Time(%)\",... (nvprof --csv)"},
+	{"nsys-stats", cs_import_nsys_stats, NULL, 0, cs_nsys_stats_sniff, NULL,
+	 "Start (ns),Duration (ns),... or ' Time (%)  Total Time (ns)  Instances ...' and its "
+	 "dashes, or '[3/8] Executing 'cuda_gpu_kern_sum' stats report' (nsys stats)"},
 	{"csv", import_csv_any, NULL, 0, sniff_csv, NULL, "t0,t1[,device],<metric>,..."},
 	{"csv-long", cs_import_csv_long, NULL, 0, NULL, NULL,
 	 "a header naming a time, a metric and a value column (t,metric,value; "

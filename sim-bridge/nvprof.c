@@ -26,6 +26,7 @@
 #include "krows.h"
 #include "log.h"
 #include "simrun.h"
+#include "text.h"
 #include "textin.h"
 
 #define MAX_COLS 64
@@ -93,24 +94,6 @@ static double unit_scale(const char *u)
 	return 0;
 }
 
-/* The number written at s[0..len) times f: by a power of ten through the
- * decimal text itself ("352.706667" us is 352706.667 ns, not
- * 352706.66699999996), otherwise multiplied. */
-static double times(const char *s, size_t len, double f)
-{
-	int e = 0;
-	double g = f;
-	while (g >= 10 && fmod(g, 10) == 0)
-		g /= 10, e++;
-	while (g < 1 && g > 0 && e > -18)
-		g *= 10, e--;
-	if (g != 1 || len > 64)
-		return strtod(s, NULL) * f;
-	char t[96];
-	snprintf(t, sizeof t, "%.*se%d", (int)len, s, e);
-	return strtod(t, NULL);
-}
-
 /* A units row: every field empty or a unit ("us", "KB", "%", "GB/s"). */
 static int units_row(nvprof *n, char **f, long nf)
 {
@@ -154,7 +137,7 @@ static int scaled(nvprof *n, int c, const char *s, double *v)
 	double f = *u ? unit_scale(u) : n->scale[c] ? n->scale[c] : 1;
 	if (!f)
 		return -1;
-	*v = times(s, len, f);
+	*v = cs_text_scaled(s, len, f);
 	return 0;
 }
 
@@ -188,7 +171,7 @@ static int metric_value(const char *s, double *v, char *unit, size_t ulen)
 	}
 	for (size_t i = 0; i < sizeof rates / sizeof *rates; i++)
 		if (!strcmp(u, rates[i].u)) {
-			*v = times(s, len, rates[i].f);
+			*v = cs_text_scaled(s, len, rates[i].f);
 			snprintf(unit, ulen, "GB/s");
 			return 0;
 		}

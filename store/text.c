@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +72,19 @@ int cs_parse_u64(const char *s, uint64_t *v)
 		return -EINVAL;
 	*v = x;
 	return 0;
+}
+
+double cs_text_scaled(const char *num, size_t len, double factor)
+{
+	int e = 0;
+	double g = factor;
+	while (g >= 10 && fmod(g, 10) == 0)
+		g /= 10, e++;
+	while (g < 1 && g > 0 && e > -18)
+		g *= 10, e--;
+	if (g != 1 || len > 64)
+		return strtod(num, NULL) * factor;
+	char t[96];
+	snprintf(t, sizeof t, "%.*se%d", (int)len, num, e);
+	return strtod(t, NULL);
 }

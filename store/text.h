@@ -28,6 +28,12 @@ size_t cs_list_count(const char *list);
  * plain text. */
 void cs_text_printable(char *s);
 
+/* The number written at num[0..len) times factor: by a power of ten
+ * through the decimal text itself ("352.706667" us is 352706.667 ns, not
+ * 352706.66699999996), otherwise multiplied. num must start with the
+ * number (strtod reads it). */
+double cs_text_scaled(const char *num, size_t len, double factor);
+
 /* A whole string as a non-negative decimal integer: no sign, no space, no
  * trailing text, no overflow. 0, or -EINVAL (*v untouched). */
 int cs_parse_u64(const char *s, uint64_t *v);

@@ -188,6 +188,25 @@ grep '^==' "$P" >"$T/empty.csv"
 bad "a log with no report says what nvprof prints" "no nvprof CSV report: expected a header such as" \
 	"$CS" import nvprof-csv "$T/empty.csv" --db "$DB"
 
+# --- nsys stats reports: a job log in the column format, a CSV trace ---
+N1=$F/nsys-stats-log.txt
+"$CS" import "$N1" --db "$DB" --name nsl >"$T/out" 2>&1 && grep -q 'looks like nsys-stats' "$T/out" &&
+	ok "an 'nsys profile --stats=true' log (column format, several reports) is detected and imported" || no "nsys stats log import" "$T/out"
+python3 tests/tools/nsys_stats_expect.py samples "$N1" >"$T/want"
+"$CS" export "$(q "SELECT id FROM runs WHERE name='nsl'")" --db "$DB" | tr -d '\r' >"$T/got"
+diff "$T/want" "$T/got" >"$T/why" && ok "each summary row one sample per name: columns cut by the dashes, thousands separators dropped, MB as bytes, copy time and size of one operation together" || no "nsys summaries" "$T/why"
+same "names are kernel, API, NVTX and copy ranges (names with spaces, commas and nsys's … kept)" \
+	"$(q "SELECT group_concat(kind, ' ') FROM (SELECT kind FROM ranges WHERE run=(SELECT id FROM runs WHERE name='nsl') ORDER BY t0)")" \
+	"nvtx nvtx api api api kernel kernel kernel memcpy memcpy"
+N2=$F/nsys-stats-gputrace.csv
+"$CS" import "$N2" --db "$DB" --name nst >"$T/out" 2>&1 &&
+	q "SELECT kind, replace(name, ',', ';'), t0, t1, device, stream, correlation_id, bytes FROM ranges WHERE run=(SELECT id FROM runs WHERE name='nst') ORDER BY t0" >"$T/got" &&
+	python3 tests/tools/nsys_stats_expect.py trace "$N2" >"$T/want" && diff "$T/want" "$T/got" >"$T/why" &&
+	ok "nsys stats --report cuda_gpu_trace --format csv: kernels, copies and memsets as ranges with devices, streams, ids and bytes" || { cat "$T/out" >>"$T/why"; no "nsys gpu trace" "$T/why"; }
+awk '/^ +51.0 / { sub(/11,639,320/, "11,639,3x0") } { print }' "$N1" >"$T/badnum.txt"
+bad "a number that is not one names its line and column" "badnum.txt:$(grep -n '^ *51.0 ' "$N1" | head -n 1 | cut -d: -f1): '11,639,3x0' (column 2): expected a number" \
+	"$CS" import nsys-stats "$T/badnum.txt" --db "$DB"
+
 # --- binary reports, gzipped exports, and files that are none of the formats ---
 kernels_of() { q "SELECT count(*) FROM ranges WHERE run=(SELECT id FROM runs WHERE name='$1') AND kind='kernel'"; }
 python3 tests/tools/mknsys.py "$T/n.sqlite"
