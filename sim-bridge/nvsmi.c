@@ -29,6 +29,7 @@
 #define MAX_COLS 256
 #define MAX_GPUS ((int)CS_MAX_DEVICE_INDEX + 1)
 #define NS 1000000000ull
+#define HEAD 65536 /* what the first pass reads */
 
 enum col_role { C_VALUE, C_TIME, C_INDEX, C_IDENT, C_TEXT };
 
@@ -72,6 +73,9 @@ typedef struct nvsmi {
 	char pend_err[512];
 	uint64_t pend_line;
 	uint64_t rows, skipped_msgs, nul_lines, dup_rows;
+	uint64_t odd, odd_line; /* later non-numbers in a numeric field */
+	char odd_what[96];
+	size_t hlen;             /* the header line's length */
 	uint64_t last_t[MAX_GPUS];
 	pend *gpus[MAX_GPUS];
 	int ngpus;
@@ -109,18 +113,34 @@ static size_t split(char *line, char **f, size_t max)
 	return n;
 }
 
+/* n digits at t as a number, or -1. */
+static int digits(const char *t, int n)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (t[i] < '0' || t[i] > '9')
+			return -1;
+		v = v * 10 + (t[i] - '0');
+	}
+	return v;
+}
+
 /* "YYYY/MM/DD HH:MM:SS[.fff]" as local time into epoch ns. */
 static int timestamp(nvsmi *s, const char *t, uint64_t *ns)
 {
-	int y, mo, d, h, mi, sec, used = 0;
-	if (sscanf(t, "%4d/%2d/%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) != 6 ||
-	    mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+	if (strlen(t) < 19 || t[4] != '/' || t[7] != '/' || t[10] != ' ' || t[13] != ':' ||
+	    t[16] != ':')
+		return -1;
+	int y = digits(t, 4), mo = digits(t + 5, 2), d = digits(t + 8, 2), h = digits(t + 11, 2);
+	int mi = digits(t + 14, 2), sec = digits(t + 17, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+	    mi > 59 || sec < 0 || sec > 60)
 		return -1;
 	uint64_t frac = 0;
-	const char *f = t + used;
+	const char *f = t + 19;
 	if (*f == '.') {
 		uint64_t scale = NS;
-		for (f++; isdigit((unsigned char)*f); f++)
+		for (f++; *f >= '0' && *f <= '9'; f++)
 			if (scale > 1) {
 				scale /= 10;
 				frac += (uint64_t)(*f - '0') * scale;
@@ -174,6 +194,7 @@ static int value(const col *c, const char *v, double *x, char *unit, size_t ulen
 static int header(nvsmi *s, char *line)
 {
 	snprintf(s->header, sizeof s->header, "%s", line);
+	s->hlen = strlen(s->header);
 	char *f[MAX_COLS + 1];
 	size_t n = split(line, f, MAX_COLS + 1);
 	if (n > MAX_COLS)
@@ -264,7 +285,7 @@ static int gpu_of(nvsmi *s, char **f, uint64_t t)
 		size_t size = s->group_pos + 1;
 		if (s->rows && !s->group_size)
 			s->group_size = size;
-		else if (s->rows && size != s->group_size && s->pass == 1)
+		else if (s->rows && size != s->group_size)
 			return fail(s, "%zu rows share the timestamp of line %" PRIu64 ", %zu that of "
 				    "the first such group: with no index, pci.bus_id or uuid column "
 				    "the GPUs are told apart by the order of the rows that share a "
@@ -316,6 +337,10 @@ static int on_row(nvsmi *s, char **f, size_t n)
 		char unit[32];
 		if (value(c, f[i], &x, unit, sizeof unit) < 0) {
 			c->numeric = 0;
+			if (s->pass == 2 && c->metric >= 0 && !s->odd++) {
+				s->odd_line = s->im.line;
+				snprintf(s->odd_what, sizeof s->odd_what, "%s: '%.40s'", c->name, f[i]);
+			}
 			continue;
 		}
 		c->any = 1;
@@ -380,7 +405,7 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 				    "prints them: 'timestamp, index, power.draw [W], ...')");
 		return header(s, l);
 	}
-	if (!strcmp(l, s->header))
+	if (strlen(l) == s->hlen && !memcmp(l, s->header, s->hlen))
 		return 0; /* one nvidia-smi per sample, appended: its header again */
 	if (!strchr(l, ',')) { /* nvidia-smi's own messages ("No devices were found") */
 		s->skipped_msgs++;
@@ -443,9 +468,10 @@ static int run_pass(nvsmi *s, const char *buf, size_t len, const cs_import_opts 
 	int rc = cs_textin_lines(buf, len, s->im.label, on_line, s,
 				 pass == 2 ? o->progress : NULL, o->progress_ctx, &st, s->im.err,
 				 s->im.errlen);
-	if (rc == 0 && s->pend_err[0] && pass == 1)
+	if (rc == 0 && s->pend_err[0] && pass == 2)
 		cs_log(CS_LOG_WARN, "%s:%" PRIu64 ": the log ends inside this row (%s): it is not "
 		       "imported", s->im.label, s->pend_line, s->pend_err);
+	s->pend_err[0] = '\0'; /* the head's last line may be cut where the head ends */
 	return rc;
 }
 
@@ -468,8 +494,15 @@ int cs_import_nvsmi(cs_producer *p, const char *buf, size_t len, const cs_import
 	else if (o->tz)
 		setenv("TZ", o->tz, 1);
 	tzset();
+	/* The first pass reads the file's head only (its first 64 KiB): the
+	 * header, which fields are numbers, how GPUs are told apart. The
+	 * second reads it all, once. */
+	char *head = rc == 0 ? malloc(HEAD) : NULL;
+	if (rc == 0 && !head)
+		rc = fail(s, "out of memory");
 	if (rc == 0)
-		rc = run_pass(s, buf, len, o, 1);
+		rc = run_pass(s, head, cs_textin_peek(buf, len, head, HEAD), o, 1);
+	free(head);
 	if (rc == 0 && !s->have_header)
 		rc = fail(s, "empty file: expected nvidia-smi's header line");
 	if (rc == 0 && !s->rows)
@@ -531,6 +564,10 @@ int cs_import_nvsmi(cs_producer *p, const char *buf, size_t len, const cs_import
 		cs_log(CS_LOG_INFO, "%s: %" PRIu64 " rows, %zu series, GPUs from %s, timestamps "
 		       "read in %s%s", s->im.label, s->rows, s->nmetrics, devs, zone,
 		       o->tz ? "" : " (this machine's zone; --tz names another)");
+	if (rc == 0 && s->odd)
+		cs_log(CS_LOG_WARN, "%s: %" PRIu64 " value(s) of numeric fields are not numbers (the "
+		       "first at line %" PRIu64 ", %s): stored as absent", s->im.label, s->odd,
+		       s->odd_line, s->odd_what);
 	if (rc == 0 && s->dup_rows)
 		cs_log(CS_LOG_WARN, "%s: %" PRIu64 " row(s) repeat their GPU's previous timestamp: "
 		       "skipped", s->im.label, s->dup_rows);

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Import speed of the simulator formats against plain decompression of the
-# same file, measured in the same run (issue goal: the import takes at most
-# 2x the time of `zcat FILE > /dev/null`). Inputs are made here: the real
-# QV100 visualizer log repeated (a multi-member gzip of 40 x N samples) and
-# a perf_counter CSV of Accel-Sim's shape (one gzip member per 64 rows).
+# Import speed of the large formats against plain decompression of the
+# same file, measured in the same run (goal: the import takes at most 2x
+# the time of `zcat FILE > /dev/null`). Inputs are made here: the real
+# QV100 visualizer log repeated (a multi-member gzip of 40 x N samples), a
+# perf_counter CSV of Accel-Sim's shape (one gzip member per 64 rows), and
+# the hardware tools' files below.
 #   sh tests/bench/bench_import.sh BUILD_DIR WORK_DIR
 B=${1:-build}
 W=${2:-$B/bench}
@@ -51,15 +52,66 @@ with open(sys.argv[1], "wb") as f:
     if block:
         f.write(gzip.compress("".join(block).encode(), 1))
 PY
+# The files GPU engineers hold, in their tools' shapes, large: an
+# nvidia-smi log of 8 GPUs every 100 ms, nsys and nvprof GPU traces, a
+# long CSV (one row per time, metric and value).
+python3 - "$W" <<'PY'
+import gzip, sys
+w = sys.argv[1]
+with gzip.open(w + "/smi.csv.gz", "wt", compresslevel=1) as f:
+    f.write("timestamp, index, name, pci.bus_id, power.draw [W], clocks.current.sm [MHz], "
+            "clocks.current.memory [MHz], utilization.gpu [%], memory.used [MiB], temperature.gpu\n")
+    for r in range(90000):
+        s, ms = divmod(r * 100, 1000)
+        h, rest = divmod(s, 3600)
+        for g in range(8):
+            f.write("2026/11/30 %02d:%02d:%02d.%03d, %d, NVIDIA H100 80GB HBM3, 00000000:%02X:00.0, "
+                    "%.2f W, %d MHz, 2619 MHz, %d %%, %d MiB, %d\n" % (h % 24, rest // 60, rest % 60, ms + g,
+                    g, 0x19 + g, 80 + (r * 7 + g) % 600 + 0.37, 1980 - (r % 40) * 10, r % 101,
+                    3441 + (r % 5000) * 12, 34 + (r + g) % 40))
+with gzip.open(w + "/nsys-trace.csv.gz", "wt", compresslevel=1) as f:
+    f.write("Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),"
+            "DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name\n")
+    t = 1000
+    for r in range(700000):
+        t += 1500 + r % 700
+        if r % 10 == 9:
+            f.write("%d,%d,%d,,,,,,,,,,33.554,95195.131,Pinned,Device,NVIDIA H100 80GB HBM3 (%d),1,,7,"
+                    "[CUDA memcpy Host-to-Device]\n" % (t, 352480, r, r % 8))
+        else:
+            f.write('%d,%d,%d,132,1,1,128,1,1,128,0.049,0.000,,,,,NVIDIA H100 80GB HBM3 (%d),1,,%d,'
+                    '"void gemm_kernel<float, 128>(float *, const float *, int)"\n' % (t, 1200 + r % 900, r, r % 8, 13 + r % 2))
+with gzip.open(w + "/nvprof-trace.csv.gz", "wt", compresslevel=1) as f:
+    f.write("==20153== Profiling result:\n")
+    f.write('"Start","Duration","Grid X","Grid Y","Grid Z","Block X","Block Y","Block Z","Registers Per Thread",'
+            '"Static SMem","Dynamic SMem","Size","Throughput","SrcMemType","DstMemType","Device","Context","Stream",'
+            '"Name","Correlation_ID"\nms,us,,,,,,,,KB,B,MB,GB/s,,,,,,,\n')
+    t = 0.0
+    for r in range(700000):
+        t += 0.0017
+        f.write('%.6f,%.6f,80,1,1,256,1,1,128,48.000000,0,,,,,"Tesla V100-SXM2-16GB (0)","1","%d",'
+                '"void gemm_kernel<float, 128>(float*, float const*, int)",%d\n' % (t, 1.2 + (r % 900) / 1000, 13 + r % 2, r))
+with gzip.open(w + "/long.csv.gz", "wt", compresslevel=1) as f:
+    f.write("timestamp,kernel_name,metric_name,metric_value\n")
+    names = ["sm__inst_executed.sum", "lts__t_sectors.sum", "dram__bytes_read.sum", "gpc__cycles_elapsed.max",
+             "sm__warps_active.avg", "l1tex__t_sectors.sum", "smsp__cycles_active.avg", "nvlrx__bytes.sum"]
+    for r in range(250000):
+        k = "gemm" if (r // 1000) % 2 else "nccl_allgather"
+        for j, m in enumerate(names):
+            f.write("%d,%s,%s,%d\n" % (r * 10000, k, m, (r * 31 + j * 7) % 100000))
+PY
 echo "== import speed vs decompression (best of 3)"
 printf '%-16s %10s %10s %10s %10s %8s\n' format "text MB" "zcat s" "import s" "MB/s" ratio
-for f in aerialvision:av.log.gz accelsim-perf:perf.csv.gz; do
+for f in aerialvision:av.log.gz accelsim-perf:perf.csv.gz nvidia-smi:smi.csv.gz nsys-stats:nsys-trace.csv.gz \
+	nvprof-csv:nvprof-trace.csv.gz csv-long:long.csv.gz; do
 	fmt=${f%%:*} file=$W/${f#*:}
 	mb=$(zcat "$file" | wc -c | awk '{ printf "%.1f", $1 / 1e6 }')
 	z=$(best sh -c "zcat '$file' > /dev/null")
 	i=$(best sh -c "rm -f '$W/i.db'; '$CS' import $fmt '$file' --db '$W/i.db'")
+	ratio=$(awk -v a="$i" -v b="$z" 'BEGIN { printf "%.2f", a / b }')
 	printf '%-16s %10s %10s %10s %10.1f %7.2fx\n' "$fmt" "$mb" "$z" "$i" \
-		"$(awk -v m="$mb" -v t="$i" 'BEGIN { print m / t }')" "$(awk -v a="$i" -v b="$z" 'BEGIN { print a / b }')"
+		"$(awk -v m="$mb" -v t="$i" 'BEGIN { print m / t }')" "$ratio"
+	[ -n "$BENCH_FIGURES" ] && echo "import.speed.${fmt}_over_zcat $ratio $ratio x <=2" >>"$BENCH_FIGURES"
 done
 
 # Bytes per value of simulator runs: the real QV100 visualizer log alone
