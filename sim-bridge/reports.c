@@ -154,70 +154,115 @@ static void stem(const char *path, char *out, size_t len)
 		*dot = '\0';
 }
 
+/* A report's tool and how it exports: its arguments and the commands a
+ * person runs by hand, with @IN (the report), @OUT (the export in the
+ * temporary directory) and @BASE (the report's name without extension). */
+typedef struct tool {
+	const char *name, *what, *reads;
+	const char *file;      /* the export's name in the temporary directory */
+	int to_stdout;         /* the export is the tool's standard output */
+	const char *const *argv;
+	const char *by_hand;
+} tool;
+
+static const char *const nsys_argv[] = {"nsys", "export", "--type", "sqlite", "--force-overwrite",
+					 "true", "--output", "@OUT", "@IN", NULL};
+static const tool nsys_tool = {"nsys", "an Nsight Systems report", "its SQLite export",
+			       "report.sqlite", 0, nsys_argv,
+			       "nsys export --type sqlite --output @BASE.sqlite @IN\n"
+			       "then: cyclescope import @BASE.sqlite"};
+static const char *const ncu_argv[] = {"ncu", "--import", "@IN", "--csv", "--page", "raw", NULL};
+static const tool ncu_tool = {"ncu", "an Nsight Compute report", "its CSV export", "raw.csv", 1,
+			      ncu_argv,
+			      "ncu --import @IN --csv --page raw > @BASE.csv\n"
+			      "then: cyclescope import @BASE.csv"};
+
+/* t with @IN, @OUT and @BASE replaced, into out. */
+static void subst(const char *t, const char *in, const char *outp, const char *base, char *out,
+		  size_t len)
+{
+	size_t o = 0;
+	while (*t && o + 1 < len) {
+		const char *v = !strncmp(t, "@IN", 3) ? in : !strncmp(t, "@OUT", 4) ? outp
+			      : !strncmp(t, "@BASE", 5) ? base : NULL;
+		if (v) {
+			o += (size_t)snprintf(out + o, len - o, "%s", v);
+			t += t[1] == 'I' ? 3 : t[1] == 'O' ? 4 : 5;
+		} else {
+			out[o++] = *t++;
+		}
+	}
+	out[o < len ? o : len - 1] = '\0';
+}
+
+/* Exports the report at path with t into a new temporary directory dir:
+ * the export's path into out. 0, or a negative errno with what to run by
+ * hand in err (dir is then gone). */
+static int convert(const tool *t, const char *path, char *dir, size_t dirlen, char *out,
+		   size_t outlen, char *err, size_t errlen)
+{
+	char base[4096], manual[8192];
+	stem(path, base, sizeof base);
+	subst(t->by_hand, path, "", base, manual, sizeof manual);
+	if (!on_path(t->name)) {
+		snprintf(err, errlen, "%s is %s; cyclescope reads %s, and %s is not on PATH here. "
+			 "Where it is installed, run:\n  %s", path, t->what, t->reads, t->name, manual);
+		return -ENOENT;
+	}
+	int rc = temp_dir(dir, dirlen, err, errlen);
+	if (rc)
+		return rc;
+	char log[4200], args[10][4200];
+	char *argv[11];
+	snprintf(out, outlen, "%s/%s", dir, t->file);
+	snprintf(log, sizeof log, "%s/tool.log", dir);
+	size_t n = 0;
+	for (; t->argv[n] && n < 10; n++) {
+		subst(t->argv[n], path, out, base, args[n], sizeof args[n]);
+		argv[n] = args[n];
+	}
+	argv[n] = NULL;
+	fprintf(stderr, "cyclescope import: converting %s with %s %s\n", path, t->name, argv[1]);
+	rc = run_tool(argv, t->to_stdout ? out : NULL, log, err, errlen);
+	if (rc) {
+		size_t l = strlen(err);
+		snprintf(err + l, errlen - l, " (converting %s; by hand: %s)", path, manual);
+		const char *const files[] = {t->file, "tool.log", NULL};
+		remove_dir(dir, files);
+	}
+	return rc;
+}
+
+static void convert_done(const tool *t, const char *dir)
+{
+	const char *const files[] = {t->file, "tool.log", NULL};
+	remove_dir(dir, files);
+}
+
 int cs_import_nsys_rep(cs_producer *p, const char *path, const cs_import_opts *o, char *err,
 		       size_t errlen)
 {
-	char base[4096];
-	stem(path, base, sizeof base);
-	if (!on_path("nsys")) {
-		snprintf(err, errlen, "%s is an Nsight Systems report; cyclescope reads its SQLite "
-			 "export, and nsys is not on PATH here. Where Nsight Systems is installed, run:\n"
-			 "  nsys export --type sqlite --output %s.sqlite %s\n"
-			 "then: cyclescope import %s.sqlite", path, base, path, base);
-		return -ENOENT;
-	}
-	char dir[4096], out[4200], log[4200];
-	int rc = temp_dir(dir, sizeof dir, err, errlen);
+	char dir[4096], out[4300];
+	int rc = convert(&nsys_tool, path, dir, sizeof dir, out, sizeof out, err, errlen);
 	if (rc)
 		return rc;
-	snprintf(out, sizeof out, "%s/report.sqlite", dir);
-	snprintf(log, sizeof log, "%s/nsys.log", dir);
-	char *argv[] = {"nsys", "export", "--type", "sqlite", "--force-overwrite", "true",
-			"--output", out, (char *)path, NULL};
-	fprintf(stderr, "cyclescope import: converting %s with nsys export\n", path);
-	rc = run_tool(argv, NULL, log, err, errlen);
-	if (rc == 0) {
-		cs_import_opts io = *o;
-		io.label = path;
-		rc = cs_import_nsys_sqlite(p, out, &io, err, errlen);
-	} else {
-		size_t l = strlen(err);
-		snprintf(err + l, errlen - l, " (converting %s: nsys export --type sqlite --output "
-			 "%s.sqlite %s)", path, base, path);
-	}
-	static const char *const files[] = {"report.sqlite", "nsys.log", NULL};
-	remove_dir(dir, files);
+	cs_import_opts io = *o;
+	io.label = path;
+	rc = cs_import_nsys_sqlite(p, out, &io, err, errlen);
+	convert_done(&nsys_tool, dir);
 	return rc;
 }
 
 int cs_import_ncu_rep(cs_producer *p, const char *path, const cs_import_opts *o, char *err,
 		      size_t errlen)
 {
-	char base[4096];
-	stem(path, base, sizeof base);
-	if (!on_path("ncu")) {
-		snprintf(err, errlen, "%s is an Nsight Compute report; cyclescope reads its CSV "
-			 "export, and ncu is not on PATH here. Where Nsight Compute is installed, run:\n"
-			 "  ncu --import %s --csv --page raw > %s.csv\n"
-			 "then: cyclescope import %s.csv", path, path, base, base);
-		return -ENOENT;
-	}
-	char dir[4096], out[4200], log[4200];
-	int rc = temp_dir(dir, sizeof dir, err, errlen);
+	char dir[4096], out[4300];
+	int rc = convert(&ncu_tool, path, dir, sizeof dir, out, sizeof out, err, errlen);
 	if (rc)
 		return rc;
-	snprintf(out, sizeof out, "%s/raw.csv", dir);
-	snprintf(log, sizeof log, "%s/ncu.log", dir);
-	char *argv[] = {"ncu", "--import", (char *)path, "--csv", "--page", "raw", NULL};
-	fprintf(stderr, "cyclescope import: converting %s with ncu --import\n", path);
-	rc = run_tool(argv, out, log, err, errlen);
 	size_t len = 0;
-	char *csv = NULL;
-	if (rc) {
-		size_t l = strlen(err);
-		snprintf(err + l, errlen - l, " (converting %s: ncu --import %s --csv --page raw)",
-			 path, path);
-	} else if (!(csv = slurp(out, &len, err, errlen))) {
+	char *csv = slurp(out, &len, err, errlen);
+	if (!csv) {
 		rc = -EIO;
 	} else {
 		cs_import_opts io = *o;
@@ -225,8 +270,7 @@ int cs_import_ncu_rep(cs_producer *p, const char *path, const cs_import_opts *o,
 		rc = cs_import_ncu_csv(p, csv, len, &io, err, errlen);
 		free(csv);
 	}
-	static const char *const files[] = {"raw.csv", "ncu.log", NULL};
-	remove_dir(dir, files);
+	convert_done(&ncu_tool, dir);
 	return rc;
 }
 
