@@ -119,6 +119,7 @@ typedef struct alog {
 	int have_launches, have_dones, per_kernel;
 	int have_trace;       /* Accel-Sim's "launching kernel" lines: strict uids */
 	int have_pushes;      /* GPGPU-Sim's "pushing kernel" lines */
+	size_t push_cursor;   /* no push before it lacks a uid */
 	/* second pass */
 	size_t cur;           /* block index */
 	int64_t streams[MAX_STREAMS];
@@ -333,12 +334,16 @@ static kern *new_kernel(alog *a, const char *name, size_t nlen, int64_t stream)
 }
 
 /* The oldest push not yet given a uid, of this name (NULL: any); it gets
- * uid. NULL when there is none. */
+ * uid. NULL when there is none. The scan starts at the oldest push still
+ * without one. */
 static kern *claim_push(alog *a, const char *name, int64_t uid)
 {
-	for (size_t j = 0; j < a->nkn; j++) {
+	while (a->push_cursor < a->nkn && (a->kn[a->push_cursor].uid >= 0 ||
+					    a->kn[a->push_cursor].completed))
+		a->push_cursor++;
+	for (size_t j = a->push_cursor; j < a->nkn; j++) {
 		kern *k = &a->kn[j];
-		if (k->uid >= 0 || k->completed || (name && strcmp(k->name, name)))
+		if (k->uid >= 0 || k->completed || (name && (!k->name || strcmp(k->name, name))))
 			continue;
 		k->uid = uid;
 		return uid < 0 || index_uid(a, j) == 0 ? k : NULL;
@@ -375,18 +380,20 @@ static int on_bind(alog *a, const char *s)
 		return structure_error(a, "expected 'bind to kernel N 'NAME''");
 	if (kernel_by_uid(a, uid))
 		return 0;
-	char name[1024];
-	snprintf(name, sizeof name, "%.*s", (int)(qe - q - 1), q + 1);
+	char *name = strndup(q + 1, (size_t)(qe - q - 1));
+	if (!name)
+		return -ENOMEM;
 	kern *k = claim_push(a, name, uid);
-	if (!k) {
-		if (!(k = new_kernel(a, name, strlen(name), -1)))
-			return -ENOMEM;
+	int rc = 0;
+	if (!k && (k = new_kernel(a, name, strlen(name), -1)) != NULL) {
 		k->uid = uid;
-		if (index_uid(a, a->nkn - 1) < 0)
-			return -ENOMEM;
+		rc = index_uid(a, a->nkn - 1);
+	} else if (!k) {
+		rc = -ENOMEM;
 	}
+	free(name);
 	a->have_launches = 1;
-	return 0;
+	return rc;
 }
 
 /* "Destroy streams for kernel U: size N" */

@@ -2,6 +2,7 @@
  * krows.c - kernel-level rows (krows.h).
  */
 #include "krows.h"
+#include "strmap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,7 +31,8 @@ typedef struct mname {
 
 struct cs_krows {
 	item *items;
-	size_t nitems, capitems, last;
+	size_t nitems, capitems;
+	cs_strmap map; /* group and name -> item */
 	val *vals;
 	size_t nvals, capvals;
 	mname *ms;
@@ -52,29 +54,32 @@ void cs_krows_free(cs_krows *k)
 	}
 	for (size_t i = 0; i < k->nms; i++)
 		free(k->ms[i].name);
+	cs_strmap_free(&k->map);
 	free(k->items);
 	free(k->vals);
 	free(k->ms);
 	free(k);
 }
 
-static int same(const item *it, const char *name, const char *group)
-{
-	return !strcmp(it->name, name) && !strcmp(it->group, group);
-}
-
 int cs_krows_item(cs_krows *k, const char *name, const char *group, const char *kind,
 		  int64_t device, size_t *out)
 {
-	if (k->last < k->nitems && same(&k->items[k->last], name, group)) {
-		*out = k->last;
+	size_t gl = strlen(group), nl = strlen(name);
+	char *key = malloc(gl + nl + 2); /* "GROUP\x1fNAME" */
+	if (!key)
+		return -ENOMEM;
+	memcpy(key, group, gl);
+	key[gl] = '\x1f';
+	memcpy(key + gl + 1, name, nl + 1);
+	size_t found = cs_strmap_get(&k->map, key);
+	int rc = found == SIZE_MAX ? cs_strmap_put(&k->map, key, k->nitems) : 0;
+	free(key);
+	if (found != SIZE_MAX) {
+		*out = found;
 		return 0;
 	}
-	for (size_t i = 0; i < k->nitems; i++)
-		if (same(&k->items[i], name, group)) {
-			*out = k->last = i;
-			return 0;
-		}
+	if (rc < 0)
+		return rc;
 	if (k->nitems == k->capitems) {
 		size_t cap = k->capitems ? k->capitems * 2 : 64;
 		item *g = realloc(k->items, cap * sizeof *g);
@@ -92,7 +97,7 @@ int cs_krows_item(cs_krows *k, const char *name, const char *group, const char *
 	it->kind = kind;
 	it->dev = device;
 	it->dur = 1000;
-	*out = k->last = k->nitems++;
+	*out = k->nitems++;
 	return 0;
 }
 

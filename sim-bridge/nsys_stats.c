@@ -204,11 +204,11 @@ static const char *kind_of(stats *s, const char *name, int grid)
 		return "memset";
 	if (strstr(s->id, "nvtx"))
 		return "nvtx";
-	if (strstr(s->id, "osrt") || strstr(s->id, "Operating System"))
+	if (strstr(s->id, "osrt") || strstr(s->id, "operating system"))
 		return "osrt";
-	if (strstr(s->id, "api") || strstr(s->id, "API"))
+	if (strstr(s->id, "api"))
 		return "api";
-	if (strstr(s->id, "kern") || strstr(s->id, "Kernel") || grid)
+	if (strstr(s->id, "kern") || grid)
 		return "kernel";
 	return s->family == F_TRACE ? "api" : "kernel";
 }
@@ -316,9 +316,15 @@ static void banner(stats *s, const char *l)
 	} else if (strstr(l, "Statistics")) { /* the 2020 form's titles */
 		snprintf(s->id, sizeof s->id, "%.63s", l);
 		p = strrchr(l, '(');
-		if (p && (q = strchr(p, ')')))
-			snprintf(s->banner_unit, sizeof s->banner_unit, "%.*s", (int)(q - p - 1), p + 1);
+		if (p && (q = strchr(p, ')'))) { /* "(nanoseconds)", "(by size in KiB)": its last word */
+			const char *w = q;
+			while (w > p + 1 && w[-1] != ' ')
+				w--;
+			snprintf(s->banner_unit, sizeof s->banner_unit, "%.*s", (int)(q - w), w);
+		}
 	}
+	for (char *c = s->id; *c; c++) /* "NVTX", "API", "Kernel" match as "nvtx", ... */
+		*c = (char)tolower((unsigned char)*c);
 }
 
 static int open_report(stats *s, int kind)
@@ -388,6 +394,8 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 			end_report(s);
 		return 0;
 	}
+	if (s->report && s->table && line[0] != ' ')
+		end_report(s); /* the column format's rows start with a space */
 	if (s->report && s->table) { /* each column where the dashes put it */
 		size_t off[MAX_COLS];
 		s->fields.len = 0;

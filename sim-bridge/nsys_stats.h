@@ -14,8 +14,9 @@
  *
  * Reports are found by their header's columns, units read from the
  * header's parentheses ("Total Time (ns)", "Bytes (MB)"); thousands
- * separators in the column format are dropped. A file holding a trace
- * imports the trace; summaries beside it are named in a warning.
+ * separators in the column format are dropped. The first report's kind
+ * (trace or summaries) is the run's; reports of the other kind are named
+ * in a warning.
  */
 #ifndef CS_NSYS_STATS_H
 #define CS_NSYS_STATS_H

@@ -11,8 +11,9 @@
  *   the summary (default, --print-summary)  per name: one sample each with
  *       its time share, total, calls and average/min/max duration
  *
- * A file holding a trace imports the trace; summary or metric reports
- * beside it are named in a warning and not imported.
+ * The first report's kind (trace, or per-kernel and per-name reports) is
+ * the run's; reports of the other kind are named in a warning and not
+ * imported.
  */
 #ifndef CS_NVPROF_H
 #define CS_NVPROF_H

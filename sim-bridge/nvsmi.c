@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "log.h"
 #include "simrun.h"
 #include "store.h"
@@ -55,7 +56,7 @@ typedef struct nvsmi {
 	int pass;            /* 1: learn, 2: write */
 	col cols[MAX_COLS];
 	size_t ncols, nmetrics;
-	char header[4096];   /* the header line as printed (repeats are skipped) */
+	char *header;        /* the header line as printed (repeats are skipped) */
 	int have_header;
 	int c_time, c_index, c_ident;
 	/* GPUs told apart by an identity column (pci.bus_id, uuid) */
@@ -69,6 +70,8 @@ typedef struct nvsmi {
 	/* hour cache for local time: the epoch of (y, m, d, h) */
 	int cy, cm, cd, ch;
 	int64_t cbase;
+	int64_t cfold;       /* the hour's second, standard-time pass; -1: none */
+	int folded;          /* the rows of this hour are on that pass now */
 	/* a malformed row: an error unless it is the last line */
 	char pend_err[512];
 	uint64_t pend_line;
@@ -133,7 +136,7 @@ static int timestamp(nvsmi *s, const char *t, uint64_t *ns)
 		return -1;
 	int y = digits(t, 4), mo = digits(t + 5, 2), d = digits(t + 8, 2), h = digits(t + 11, 2);
 	int mi = digits(t + 14, 2), sec = digits(t + 17, 2);
-	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+	if (y < 1970 || y > 2500 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
 	    mi > 59 || sec < 0 || sec > 60)
 		return -1;
 	uint64_t frac = 0;
@@ -156,8 +159,23 @@ static int timestamp(nvsmi *s, const char *t, uint64_t *ns)
 			return -1;
 		s->cy = y, s->cm = mo, s->cd = d, s->ch = h;
 		s->cbase = (int64_t)base;
+		s->folded = 0;
+		s->cfold = -1;
+		/* The hour a clock set back repeats: it exists in summer and in
+		 * standard time; the first pass is summer time, the second not. */
+		struct tm dst = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+				 .tm_isdst = 1};
+		struct tm std = dst;
+		std.tm_isdst = 0;
+		time_t a = mktime(&dst), b = mktime(&std);
+		if (a != (time_t)-1 && b != (time_t)-1 && dst.tm_isdst == 1 && std.tm_isdst == 0 &&
+		    dst.tm_hour == h && std.tm_hour == h && b > a) {
+			s->cbase = (int64_t)a;
+			s->cfold = (int64_t)b;
+		}
 	}
-	*ns = ((uint64_t)s->cbase + (uint64_t)mi * 60 + (uint64_t)sec) * NS + frac;
+	*ns = ((uint64_t)(s->folded ? s->cfold : s->cbase) + (uint64_t)mi * 60 + (uint64_t)sec) * NS +
+	      frac;
 	return 0;
 }
 
@@ -193,7 +211,9 @@ static int value(const col *c, const char *v, double *x, char *unit, size_t ulen
 
 static int header(nvsmi *s, char *line)
 {
-	snprintf(s->header, sizeof s->header, "%s", line);
+	free(s->header);
+	if (!(s->header = strdup(line)))
+		return fail(s, "out of memory");
 	s->hlen = strlen(s->header);
 	char *f[MAX_COLS + 1];
 	size_t n = split(line, f, MAX_COLS + 1);
@@ -364,6 +384,11 @@ static int on_row(nvsmi *s, char **f, size_t n)
 		    !(p->v = malloc((s->nmetrics ? s->nmetrics : 1) * sizeof *p->v)))
 			return fail(s, "out of memory");
 	}
+	if (p->rows && t < s->last_t[g] && !s->folded && s->cfold >= 0 &&
+	    s->last_t[g] - t <= (uint64_t)(s->cfold - s->cbase) * NS) {
+		s->folded = 1; /* the clock was set back: the repeated hour, its second pass */
+		t += (uint64_t)(s->cfold - s->cbase) * NS;
+	}
 	if (p->rows && t <= s->last_t[g]) {
 		if (t == s->last_t[g]) { /* the same query printed twice */
 			s->dup_rows++;
@@ -500,8 +525,17 @@ int cs_import_nvsmi(cs_producer *p, const char *buf, size_t len, const cs_import
 	char *head = rc == 0 ? malloc(HEAD) : NULL;
 	if (rc == 0 && !head)
 		rc = fail(s, "out of memory");
-	if (rc == 0)
-		rc = run_pass(s, head, cs_textin_peek(buf, len, head, HEAD), o, 1);
+	if (rc == 0) {
+		size_t hn = cs_textin_peek(buf, len, head, HEAD);
+		if (hn == HEAD - 1) { /* the head ends inside a line: up to its last whole one */
+			size_t k = hn;
+			while (k && head[k - 1] != '\n')
+				k--;
+			hn = k ? k : hn;
+			head[hn] = '\0';
+		}
+		rc = run_pass(s, head, hn, o, 1);
+	}
 	free(head);
 	if (rc == 0 && !s->have_header)
 		rc = fail(s, "empty file: expected nvidia-smi's header line");
@@ -533,14 +567,17 @@ int cs_import_nvsmi(cs_producer *p, const char *buf, size_t len, const cs_import
 		cs_log(CS_LOG_WARN, "%s: %" PRIu64 " line(s) hold NUL bytes (the log of a job that "
 		       "was killed?): their text before the NULs was read", s->im.label,
 		       s->nul_lines);
-	char extra[512];
-	snprintf(extra, sizeof extra, "\"timezone\":\"%s\",\"gpus_from\":\"%s\"", zone, devs);
-	for (char *c = extra; *c; c++) /* a zone name is plain; keep the JSON so */
-		if ((unsigned char)*c < 0x20 || *c == '\\')
-			*c = '?';
+	cs_buf extra = CS_BUF_INIT;
+	cs_json_raw(&extra, "\"timezone\":");
+	cs_json_str(&extra, zone);
+	cs_json_raw(&extra, ",\"gpus_from\":");
+	cs_json_str(&extra, devs);
+	if (rc == 0 && cs_buf_put_u8(&extra, 0))
+		rc = fail(s, "out of memory");
 	if (rc == 0 && !(s->w = cs_wide_open(p, o, "nvidia-smi", "ns", o->kind ? o->kind : "hw",
-					     extra, err, errlen)))
+					     (const char *)extra.data, err, errlen)))
 		rc = -EIO;
+	cs_buf_free(&extra);
 	if (rc == 0) {
 		const char *names[MAX_COLS], *units[MAX_COLS];
 		for (size_t i = 0; i < s->ncols; i++)
@@ -590,6 +627,7 @@ int cs_import_nvsmi(cs_producer *p, const char *buf, size_t len, const cs_import
 			free(s->gpus[g]);
 		}
 	free(s->row);
+	free(s->header);
 	free(s);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,9 +84,14 @@ static int run_tool(char *const argv[], const char *out_path, const char *log_pa
 		snprintf(err, errlen, "running %s: %s", argv[0], strerror(rc));
 		return -rc;
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
+	if (w < 0) {
+		snprintf(err, errlen, "waiting for %s: %s", argv[0], strerror(errno));
+		return -EIO;
+	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	char last[512] = "", line[512];
@@ -296,7 +302,17 @@ int cs_reports_gunzip(const char *buf, size_t len, const char *label, char *out,
 		rmdir(dir);
 		return rc;
 	}
-	rc = cs_textin_gunzip(buf, len, fd, label, err, errlen);
+	/* The SQLite header says how large the file is: page size x pages. */
+	unsigned char h[100];
+	size_t max = SIZE_MAX;
+	if (cs_textin_peek(buf, len, (char *)h, sizeof h) == sizeof h - 1) {
+		size_t page = (size_t)h[16] << 8 | h[17];
+		size_t pages = (size_t)h[28] << 24 | (size_t)h[29] << 16 | (size_t)h[30] << 8 | h[31];
+		page = page == 1 ? 65536 : page;
+		if (pages)
+			max = page * pages;
+	}
+	rc = cs_textin_gunzip(buf, len, fd, max, label, err, errlen);
 	if (close(fd) < 0 && rc == 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", out, strerror(-rc));

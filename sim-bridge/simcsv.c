@@ -20,6 +20,7 @@
 #include "csv_reader.h"
 #include "log.h"
 #include "simrun.h"
+#include "strmap.h"
 #include "text.h"
 #include "textin.h"
 
@@ -59,7 +60,8 @@ typedef struct tbl {
 	lrow *lr;            /* the rows, kept to be put in time order */
 	size_t nlr, caplr;
 	char **kern;         /* kernel names, interned */
-	size_t nkern, capkern, last_kern;
+	size_t nkern, capkern;
+	cs_strmap kmap;      /* kernel name -> index */
 	/* row state */
 	double *vals;
 	uint64_t rows;
@@ -331,15 +333,11 @@ out:
 /* A kernel name's index, interned. */
 static int kernel_id(tbl *t, const char *name, uint32_t *id)
 {
-	if (t->last_kern < t->nkern && !strcmp(t->kern[t->last_kern], name)) {
-		*id = (uint32_t)t->last_kern;
+	size_t k = cs_strmap_get(&t->kmap, name);
+	if (k != SIZE_MAX) {
+		*id = (uint32_t)k;
 		return 0;
 	}
-	for (size_t i = 0; i < t->nkern; i++)
-		if (!strcmp(t->kern[i], name)) {
-			*id = (uint32_t)(t->last_kern = i);
-			return 0;
-		}
 	if (t->nkern == t->capkern) {
 		size_t cap = t->capkern ? t->capkern * 2 : 64;
 		char **g = realloc(t->kern, cap * sizeof *g);
@@ -348,9 +346,11 @@ static int kernel_id(tbl *t, const char *name, uint32_t *id)
 		t->kern = g;
 		t->capkern = cap;
 	}
-	if (!(t->kern[t->nkern] = strdup(name)))
+	if (!(t->kern[t->nkern] = strdup(name)) || cs_strmap_put(&t->kmap, name, t->nkern) < 0) {
+		free(t->kern[t->nkern]);
 		return -ENOMEM;
-	*id = (uint32_t)(t->last_kern = t->nkern++);
+	}
+	*id = (uint32_t)t->nkern++;
 	return 0;
 }
 
@@ -649,6 +649,7 @@ static int import(int fmt, cs_producer *p, const char *buf, size_t len,
 	for (size_t i = 0; i < t->nkern; i++)
 		free(t->kern[i]);
 	free(t->kern);
+	cs_strmap_free(&t->kmap);
 	free(t->lr);
 	free(t);
 	return rc;

@@ -363,9 +363,10 @@ size_t cs_textin_peek(const char *buf, size_t len, char *out, size_t outlen)
 	return n;
 }
 
-int cs_textin_gunzip(const char *buf, size_t len, int fd, const char *label, char *err,
-		     size_t errlen)
+int cs_textin_gunzip(const char *buf, size_t len, int fd, size_t max, const char *label,
+		     char *err, size_t errlen)
 {
+	size_t total = 0;
 	z_stream z;
 	memset(&z, 0, sizeof z);
 	if (inflateInit2(&z, 15 + 16) != Z_OK) {
@@ -384,6 +385,11 @@ int cs_textin_gunzip(const char *buf, size_t len, int fd, const char *label, cha
 		int zr = inflate(&z, Z_NO_FLUSH);
 		size_t n = sizeof out - z.avail_out;
 		done += chunk - z.avail_in;
+		if ((total += n) > max) {
+			snprintf(err, errlen, "%s: decompresses to more than %zu bytes", label, max);
+			rc = -EFBIG;
+			break;
+		}
 		for (size_t w = 0; w < n && rc == 0;) {
 			ssize_t k = write(fd, out + w, n - w);
 			if (k < 0 && errno == EINTR)

@@ -35,10 +35,10 @@ int cs_textin_lines(const char *buf, size_t len, const char *label, cs_line_fn f
 		    char *err, size_t errlen);
 
 /* Writes the gzip data buf[0..len) (any number of members) decompressed
- * to the file descriptor fd. 0, or a negative errno with "LABEL: ..." in
- * err. */
-int cs_textin_gunzip(const char *buf, size_t len, int fd, const char *label, char *err,
-		     size_t errlen);
+ * to the file descriptor fd, at most max bytes (more is an error). 0, or
+ * a negative errno with "LABEL: ..." in err. */
+int cs_textin_gunzip(const char *buf, size_t len, int fd, size_t max, const char *label,
+		     char *err, size_t errlen);
 
 /* 1 when buf starts with the gzip magic. */
 int cs_textin_is_gzip(const char *buf, size_t len);

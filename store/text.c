@@ -82,7 +82,8 @@ double cs_text_scaled(const char *num, size_t len, double factor)
 		g /= 10, e++;
 	while (g < 1 && g > 0 && e > -18)
 		g *= 10, e--;
-	if (g != 1 || len > 64)
+	if (g != 1 || len > 64 || memchr(num, 'e', len) || memchr(num, 'E', len) ||
+	    memchr(num, 'x', len) || memchr(num, 'X', len))
 		return strtod(num, NULL) * factor;
 	char t[96];
 	snprintf(t, sizeof t, "%.*se%d", (int)len, num, e);

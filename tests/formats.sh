@@ -152,6 +152,11 @@ diff "$T/want" "$T/got" >"$T/why" && ok "across the spring-forward hour: times i
 same "--tz names the zone the timestamps are read in" \
 	"$(q "SELECT min(t0) FROM series s JOIN runs r ON r.id = s.run WHERE r.name='smi-tokyo'")" \
 	"$(python3 tests/tools/nvsmi_expect.py "$A" Asia/Tokyo | sed -n 2p | cut -d, -f2)"
+FB=$F/nvsmi-fallback.csv
+"$CS" import "$FB" --db "$DB" --name smi-fb --tz Europe/Berlin >"$T/out" 2>&1 &&
+	python3 tests/tools/nvsmi_expect.py "$FB" Europe/Berlin >"$T/want" &&
+	"$CS" export "$(q "SELECT id FROM runs WHERE name='smi-fb'")" --db "$DB" | tr -d '\r' >"$T/got" && diff "$T/want" "$T/got" >"$T/why" &&
+	ok "across the autumn hour that repeats: its second pass read as standard time" || { cat "$T/out" >>"$T/why"; no "nvidia-smi fall-back hour" "$T/why"; }
 bad "--tz with a zone that does not exist" "--tz 'Mars/Olympus': not a time zone" \
 	"$CS" import "$A" --db "$DB" --tz Mars/Olympus
 awk 'NR == 4 { $0 = substr($0, 1, 40) } { print }' "$N" >"$T/mid.csv"

@@ -30,16 +30,19 @@ cols = [i for i, n in enumerate(names)
         and all(num(n, r[i]) != "text" for r in rows)]
 
 
-def ns(ts):
-    d = datetime.datetime.strptime(ts, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=zone)
+def ns(ts, fold=0):
+    d = datetime.datetime.strptime(ts, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=zone, fold=fold)
     return int(d.timestamp()) * 10**9 + d.microsecond * 1000
 
 
 per = {}
 bus = []
 prev_t, pos = None, 0
+last = {}
 for r in rows:
     t = ns(r[names.index("timestamp")])
+    if last and t < max(last.values()):  # the hour the clock was set back: its second pass
+        t = ns(r[names.index("timestamp")], 1)
     if "index" in names:
         g = int(r[names.index("index")])
     elif "pci.bus_id" in names:
@@ -50,15 +53,17 @@ for r in rows:
         pos = pos + 1 if t == prev_t else 0
         g, prev_t = pos, t
     per.setdefault(g, []).append((t, [num(names[i], r[i]) for i in cols]))
+    last[g] = t
 
 
 def show(v):
     return "" if v is None else str(int(v)) if v == int(v) else repr(v)
 
 
-print(",".join(["device", "t0", "t1"] + [names[i] for i in cols]))
+dev = ["device"] if len(per) > 1 else []  # export names the device when there are several
+print(",".join(dev + ["t0", "t1"] + [names[i] for i in cols]))
 for g in sorted(per):
     s = per[g]
     for k, (t, vals) in enumerate(s):
         t1 = s[k + 1][0] if k + 1 < len(s) else t + (t - s[k - 1][0] if k else 0)
-        print(",".join([str(g), str(t), str(t1)] + [show(v) for v in vals]))
+        print(",".join(([str(g)] if dev else []) + [str(t), str(t1)] + [show(v) for v in vals]))
