@@ -576,8 +576,8 @@ static int key_line(av *a, const char *key, char *vals)
 	int ki = find_key(key);
 	int kind = ki == KEY_CFLOG ? K_SKIP : ki < 0 ? K_UNKNOWN : keys[ki].kind;
 	if (kind == K_CYCLE) {
-		if (a->nvals != 1 || !(a->vals[0] >= 0))
-			return fail(a, "expected one cycle count after globalcyclecount");
+		if (a->nvals != 1 || !(a->vals[0] >= 0) || a->vals[0] >= 9.2e18)
+			return fail(a, "expected one cycle count (below 2^63) after globalcyclecount");
 		a->cycle = (uint64_t)a->vals[0];
 		a->have_cycle = 1;
 		return 0;

@@ -563,8 +563,9 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		t1 = t0 + t->sample_cycles;
 	} else if (t->fmt == F_PERF) {
 		double x = t->vals[t->col_t0] + t->vals[t->col_t1];
-		if (!(x >= 0))
-			return fail(t, "bad cycle columns");
+		if (!(x >= 0) || x >= 9.2e18)
+			return fail(t, "gpu_tot_sim_cycle + gpu_sim_cycle is %.6g: not a cycle count "
+				    "below 2^63", x);
 		t1 = (uint64_t)x;
 		t0 = t->rows ? t->last_t : (t1 >= t->sample_cycles ? t1 - t->sample_cycles : 0);
 		if (t->rows && t1 <= t->last_t)
@@ -572,8 +573,9 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 				    (unsigned long long)t->last_t);
 	} else {
 		double a = t->vals[t->col_t0], b = t->vals[t->col_t1];
-		if (!(a >= 0) || !(b >= a))
-			return fail(t, "StartTimestamp %.0f / EndTimestamp %.0f are not an interval", a, b);
+		if (!(a >= 0) || !(b >= a) || b >= 9.2e18)
+			return fail(t, "StartTimestamp %.0f / EndTimestamp %.0f are not an interval of "
+				    "times below 2^63 ns", a, b);
 		t0 = (uint64_t)a;
 		t1 = (uint64_t)b;
 	}
