@@ -136,7 +136,7 @@ static int timestamp(nvsmi *s, const char *t, uint64_t *ns)
 		return -1;
 	int y = digits(t, 4), mo = digits(t + 5, 2), d = digits(t + 8, 2), h = digits(t + 11, 2);
 	int mi = digits(t + 14, 2), sec = digits(t + 17, 2);
-	if (y < 1970 || y > 2500 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+	if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
 	    mi > 59 || sec < 0 || sec > 60)
 		return -1;
 	uint64_t frac = 0;
