@@ -175,7 +175,8 @@ int cs_krows_write(cs_krows *k, cs_simrun *run, int spread, cs_imp *im)
 		if (id[3 * i] < 0 || (both && (id[3 * i + 1] < 0 || id[3 * i + 2] < 0)))
 			rc = cs_imp_fail(im, "%s", cs_simrun_errmsg(run));
 	}
-	qsort(k->vals, k->nvals, sizeof *k->vals, cmp_val);
+	if (k->nvals)
+		qsort(k->vals, k->nvals, sizeof *k->vals, cmp_val);
 	uint64_t at = 0;
 	for (size_t i = 0, v = 0; rc == 0 && i < k->nitems; i++) {
 		item *it = &k->items[i];
