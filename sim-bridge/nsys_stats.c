@@ -213,14 +213,6 @@ static const char *kind_of(stats *s, const char *name, int grid)
 	return s->family == F_TRACE ? "api" : "kernel";
 }
 
-static int64_t device_of(const char *d)
-{
-	const char *p = strrchr(d, '(');
-	char *end;
-	long v = p ? strtol(p + 1, &end, 10) : -1;
-	return p && end != p + 1 && *end == ')' && v >= 0 && v <= 1023 ? v : -1;
-}
-
 static int64_t int_cell(stats *s, char **f, int role)
 {
 	int c = s->at[role];
@@ -255,7 +247,7 @@ static int trace_row(stats *s, char **f)
 	r.pid = int_cell(s, f, R_PID);
 	r.tid = int_cell(s, f, R_TID);
 	if (s->at[R_DEVICE] >= 0)
-		r.device = device_of(f[s->at[R_DEVICE]]);
+		r.device = cs_simrun_device_of(f[s->at[R_DEVICE]]);
 	double b;
 	int cb = s->at[R_BYTES];
 	if (cb >= 0 && !cell_number(&s->cols[cb], f[cb], &b) && b >= 0 && b < 9e18)

@@ -178,15 +178,6 @@ static int metric_value(const char *s, double *v, char *unit, size_t ulen)
 	return -1;
 }
 
-/* The GPU of a Device field, "Tesla K20c (0)": 0; -1 when none. */
-static int64_t device_of(const char *d)
-{
-	const char *p = strrchr(d, '(');
-	char *end;
-	long v = p ? strtol(p + 1, &end, 10) : -1;
-	return p && end != p + 1 && *end == ')' && v >= 0 && v <= 1023 ? v : -1;
-}
-
 static int header(nvprof *n, int report, char **f, long nf)
 {
 	for (size_t i = 0; i < n->ncols; i++)
@@ -268,7 +259,7 @@ static int trace_row(nvprof *n, char **f)
 	cs_range_init(&r, kind, *name ? name : "(unnamed)", (uint64_t)t0, (uint64_t)(t0 + d));
 	r.correlation_id = corr;
 	if (n->c_dev >= 0)
-		r.device = device_of(f[n->c_dev]);
+		r.device = cs_simrun_device_of(f[n->c_dev]);
 	if (n->c_stream >= 0 && *f[n->c_stream]) {
 		char *end;
 		long long v = strtoll(f[n->c_stream], &end, 10);
@@ -303,7 +294,8 @@ static int metric_row(nvprof *n, char **f)
 		return fail(n, "an empty Metric Name");
 	size_t it;
 	int m;
-	if (cs_krows_item(n->items, f[n->c_kernel], f[0], "kernel", device_of(f[0]), &it) < 0 ||
+	if (cs_krows_item(n->items, f[n->c_kernel], f[0], "kernel", cs_simrun_device_of(f[0]),
+			  &it) < 0 ||
 	    (m = cs_krows_metric(n->items, f[n->c_metric], unit)) < 0 ||
 	    cs_krows_set(n->items, it, m, v[0], v[1], v[2]) < 0 ||
 	    (m = cs_krows_metric(n->items, "invocations", "")) < 0)

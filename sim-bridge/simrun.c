@@ -524,3 +524,11 @@ int cs_imp_fail(cs_imp *im, const char *fmt, ...)
 	va_end(ap);
 	return rc;
 }
+
+int64_t cs_simrun_device_of(const char *device)
+{
+	const char *p = strrchr(device, '(');
+	char *end;
+	long v = p ? strtol(p + 1, &end, 10) : -1;
+	return p && end != p + 1 && *end == ')' && v >= 0 && v <= CS_MAX_DEVICE_INDEX ? v : -1;
+}

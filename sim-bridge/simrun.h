@@ -112,6 +112,10 @@ int cs_simrun_finish(cs_simrun *r, cs_producer *p, int rc, const char *label, ch
 		     size_t errlen);
 
 /* Helpers for importers' run metadata and names. */
+/* The GPU a tool's Device field names by its trailing ordinal, as nvprof
+ * and nsys print it ("Tesla K20c (0)": 0); -1 when it names none. */
+int64_t cs_simrun_device_of(const char *device);
+
 /* The last path component of path (borrowed). */
 const char *cs_simrun_base_name(const char *path);
 /* An imported run's meta into meta, NUL-terminated: {"file":LABEL,
