@@ -346,7 +346,7 @@ void cs_apply_frame(cs_apply *a, cs_wire_msg *m)
 			cs_wire_range *r = &m->u.ranges.v[i];
 			cs_range rg = {cs_wire_range_kind_name(r->kind), r->name, r->t0, r->t1,
 				       r->device, r->stream, r->correlation_id, r->pid, r->tid,
-				       r->bytes};
+				       r->bytes, NULL};
 			int rc = cs_writer_add_range(a->w, &rg);
 			if (rc) {
 				store_failed(a, "RANGES", rc);

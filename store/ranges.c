@@ -19,18 +19,20 @@ struct cs_ranges_cursor {
 /* The statement is put together from the conditions the query has, so
  * that SQLite can use the (run, t0) and (run, name) indexes. ?1 run, ?2
  * from, ?3 to, ?4 kinds, ?5 limit, ?6 name, ?7 device. */
-#define RANGE_COLUMNS "id, kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes"
+#define RANGE_COLUMNS "id, kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes, "
 
-static void build_sql(const cs_ranges_query *q, char *sql, size_t len)
+/* args is NULL in files older than schema v5 read where they lie. */
+static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t len)
 {
+	const char *args = has_args ? "args" : "NULL";
 	if (q->by_id) {
-		snprintf(sql, len, "SELECT " RANGE_COLUMNS " FROM ranges WHERE run = ?1 AND id >= ?8"
-			 " ORDER BY id LIMIT %s", q->limit ? "?5" : "-1");
+		snprintf(sql, len, "SELECT " RANGE_COLUMNS "%s FROM ranges WHERE run = ?1 AND id >= ?8"
+			 " ORDER BY id LIMIT %s", args, q->limit ? "?5" : "-1");
 		return;
 	}
 	snprintf(sql, len,
-		 "SELECT " RANGE_COLUMNS " FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
-		 " ORDER BY %s LIMIT %s) ORDER BY %s",
+		 "SELECT " RANGE_COLUMNS "%s FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
+		 " ORDER BY %s LIMIT %s) ORDER BY %s", args,
 		 q->window == CS_RANGES_TOUCHING ? "t1 >= ?2 AND t0 < ?3"
 		 : q->window == CS_RANGES_STRICT ? "t1 > ?2 AND t0 < ?3"
 						 : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
@@ -61,7 +63,7 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 	}
 	c->s = s;
 	char sql[768];
-	build_sql(q, sql, sizeof sql);
+	build_sql(q, cs_store_version(s) >= 5, sql, sizeof sql);
 	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, &c->st, NULL);
 	if (rc != SQLITE_OK) {
 		fail_sql(s, rc, "preparing a ranges query");
@@ -104,6 +106,7 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
 		if (sqlite3_column_type(st, 5 + k) != SQLITE_NULL)
 			r->has |= 1u << k;
 	}
+	r->args = (const char *)sqlite3_column_text(st, 11);
 	return 1;
 }
 

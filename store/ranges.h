@@ -54,6 +54,7 @@ typedef struct cs_range_row {
 	int64_t t0, t1;
 	int64_t device, stream, correlation_id, pid, tid, bytes;
 	unsigned has; /* CS_RANGE_HAS_* */
+	const char *args; /* JSON object text, NULL = none */
 } cs_range_row;
 
 typedef struct cs_ranges_cursor cs_ranges_cursor;

@@ -105,4 +105,9 @@ static const char cs_schema_v3[] =
 static const char cs_schema_v4[] =
 	"CREATE INDEX timelines_t0 ON timelines(run, device, t0_first, seq0);";
 
+/* v5: a range's free attributes as a JSON object (a kernel's grid and
+ * block, an NCCL collective's sequence number), NULL when it has none. */
+static const char cs_schema_v5[] =
+	"ALTER TABLE ranges ADD COLUMN args TEXT;";
+
 #endif

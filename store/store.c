@@ -46,8 +46,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			 " n, t0_first, t0_last, count, vmin, vmax, vsum, data)"
 			 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[ST_INS_RANGE] = "INSERT INTO ranges(run, kind, name, t0, t1, device,"
-			 " stream, correlation_id, pid, tid, bytes)"
-			 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+			 " stream, correlation_id, pid, tid, bytes, args)"
+			 " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
 	[ST_INS_METRIC] = "INSERT INTO metrics(run, id, name, unit, kind, cumulative)"
 			  " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
 	[ST_INS_DEVICE] = "INSERT INTO devices(run, idx, name, chip, uuid, sm_count,"
@@ -99,6 +99,7 @@ typedef struct pending_chunk {
 struct cs_store {
 	sqlite3 *db;
 	int readonly;
+	int version; /* the file's schema version, after any migration */
 	int in_tx;
 	int tx_lost; /* a failure rolled back a transaction (cs_store_abort) */
 	int last_rc; /* of the last failure, with errmsg */
@@ -355,11 +356,18 @@ static int migrate_3_to_4(cs_store *s)
 	return migrate_step(s, cs_schema_v4, 4);
 }
 
+/* v5: ranges.args. */
+static int migrate_4_to_5(cs_store *s)
+{
+	return migrate_step(s, cs_schema_v5, 5);
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_2_to_3,
 	migrate_3_to_4,
+	migrate_4_to_5,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -393,8 +401,11 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			    "understands (%d): upgrade cyclescope to read it",
 			    path, (long long)version, CS_SCHEMA_VERSION);
 	/* v3 only added runs columns that readers do not need, v4 an index
-	 * they use when it is there: a v2 or v3 file on read-only media
-	 * still reads (a window then finds its start by a scan). */
+	 * they use when it is there, v5 ranges.args, which readers take as
+	 * NULL when it is missing (cs_store_version): a v2 to v4 file on
+	 * read-only media still reads (a window then finds its start by a
+	 * scan). */
+	s->version = (int)version;
 	if (version < CS_SCHEMA_VERSION && s->readonly && version >= 2)
 		return 0;
 	if (version < CS_SCHEMA_VERSION && s->readonly)
@@ -408,6 +419,7 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			return fail(s, rc, "%s: migrating schema %lld to %lld: %.400s",
 				    path, (long long)v, (long long)v + 1,
 				    s->errmsg);
+		s->version = (int)v + 1;
 		if (version > 0) /* an existing file, not one being created */
 			cs_log(CS_LOG_INFO, "%s: migrated schema %lld to %lld",
 			       path, (long long)v, (long long)v + 1);
@@ -843,6 +855,12 @@ void cs_range_init(cs_range *r, const char *kind, const char *name,
 	r->t1 = t1;
 	r->device = r->stream = r->correlation_id = -1;
 	r->pid = r->tid = r->bytes = -1;
+	r->args = NULL;
+}
+
+int cs_store_version(const cs_store *s)
+{
+	return s->version;
 }
 
 void cs_store_uuid(char out[37])
@@ -1250,6 +1268,10 @@ int cs_writer_add_range(cs_writer *w, const cs_range *r)
 	bind_opt_int(st, 9, r->pid);
 	bind_opt_int(st, 10, r->tid);
 	bind_opt_int(st, 11, r->bytes);
+	if (r->args)
+		sqlite3_bind_text(st, 12, r->args, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 12);
 	return step_reset(s, st, "writing range");
 }
 

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 
-#define CS_SCHEMA_VERSION 4
+#define CS_SCHEMA_VERSION 5
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
 /* The largest device index a run may hold (a GPU's index on its host, or a
@@ -100,6 +100,10 @@ int cs_store_checkpoint(cs_store *s);
 void cs_store_abort(cs_store *s);
 int cs_store_tx_lost(const cs_store *s);
 
+/* The file's schema version (CS_SCHEMA_VERSION once migrated; older only
+ * for an old file opened read-only). */
+int cs_store_version(const cs_store *s);
+
 /* Marks a run whose writer is gone 'incomplete' (when still 'running'),
  * committed. 0 or the error (the store stays usable). */
 int cs_store_mark_incomplete(cs_store *s, int64_t run);
@@ -171,6 +175,7 @@ typedef struct cs_range {
 	int64_t pid;            /* -1 = none */
 	int64_t tid;            /* -1 = none */
 	int64_t bytes;          /* -1 = unknown */
+	const char *args;       /* JSON object text (grid, block, ...); NULL = none */
 } cs_range;
 
 /* Initialises r with every optional field "none". */

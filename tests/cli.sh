@@ -381,7 +381,7 @@ assert sorted(want) == sorted(got), (sorted(want), sorted(got))
 for d in want:
     assert want[d] == got[d], "device %s differs" % d
 db = sqlite3.connect(sys.argv[3])
-assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+assert db.execute("PRAGMA user_version").fetchone()[0] == 5
 assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'timelines_t0'").fetchone()[0] == 1
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 PY

@@ -145,7 +145,7 @@ for line in open(sys.argv[1]):
 want = [l.rstrip("\r\n") for l in open(sys.argv[2])]
 assert hdr == want[0], (hdr, want[0])
 assert rows == want[1:], (len(rows), len(want) - 1)
-assert ranges[0] == "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes,demangled", ranges[0]
+assert ranges[0] == "kind,name,t0,t1,device,stream,correlation_id,pid,tid,bytes,demangled,args", ranges[0]
 assert len(ranges) == 1 + 2 * 2, ranges
 assert end == '{"status":"complete","samples":2000}', end
 PY

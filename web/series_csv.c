@@ -133,7 +133,7 @@ int cs_series_csv_next(cs_series_csv *x, cs_buf *out)
 void cs_ranges_csv_header(cs_csv *w)
 {
 	static const char *const cols[] = {"kind", "name", "t0", "t1", "device", "stream",
-					   "correlation_id", "pid", "tid", "bytes", "demangled"};
+					   "correlation_id", "pid", "tid", "bytes", "demangled", "args"};
 	for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
 		cs_csv_str(w, cols[i]);
 	cs_csv_end_row(w);
@@ -154,5 +154,9 @@ void cs_ranges_csv_row(cs_csv *w, const cs_range_row *r)
 			cs_csv_empty(w);
 	}
 	cs_csv_str(w, cs_cjob_demangle(r->name ? r->name : "", dm, sizeof dm));
+	if (r->args)
+		cs_csv_str(w, r->args);
+	else
+		cs_csv_empty(w);
 	cs_csv_end_row(w);
 }

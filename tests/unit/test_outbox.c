@@ -85,7 +85,7 @@ static void test_migrates_v1(void **state)
 	cs_store_close(s);
 	char err[512] = "";
 	assert_null(cs_store_open(tu_path("v1.db"), CS_OPEN_READONLY, err, sizeof err));
-	assert_non_null(strstr(err, "schema version 1 needs migrating to 4"));
+	assert_non_null(strstr(err, "schema version 1 needs migrating to 5"));
 	s = open_rw("v1.db", 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), CS_SCHEMA_VERSION);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM sqlite_master"
