@@ -11,7 +11,7 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 ifdef WERROR
 WARN    += -Werror
 endif
-PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl libsystemd
+PKGS    := sqlite3 libzstd libmicrohttpd zlib libcurl libsystemd yajl
 INC     := -Istore -Isim-bridge -Iweb -Idaemon -Icollector
 CFLAGS  := $(STD) $(WARN) $(O) -g -fno-omit-frame-pointer -fPIC $(INC) \
            $(shell pkg-config --cflags $(PKGS)) $(EXTRA_CFLAGS)

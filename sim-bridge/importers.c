@@ -14,6 +14,7 @@
 #include "accelsim_log.h"
 #include "accelsim_tables.h"
 #include "aerialvision.h"
+#include "kineto.h"
 #include "ncu_csv.h"
 #include "nsys_sqlite.h"
 #include "nsys_stats.h"
@@ -70,6 +71,8 @@ static int import_csv_any(cs_producer *p, const char *buf, size_t len, const cs_
 static const cs_importer table[] = {
 	{"ncu-csv", cs_import_ncu_csv, NULL, 1, cs_ncu_csv_sniff, NULL,
 	 "\"ID\",\"Process ID\",\"Process Name\",... (ncu --csv)"},
+	{"kineto", cs_import_kineto, NULL, 0, cs_kineto_sniff, NULL,
+	 "{\"schemaVersion\": 1, \"deviceProperties\": ..., \"traceEvents\": [... (PyTorch profiler)"},
 	{"accelsim-stats", cs_import_accelsim_stats, NULL, 1, sniff_stats, NULL,
 	 "a line of dashes, a statistic, APPS,<config>... (get_stats.py)"},
 	{"accelwattch-hw", cs_import_accelwattch_hw, NULL, 1, sniff_awhw, NULL,

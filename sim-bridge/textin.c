@@ -25,6 +25,7 @@ typedef struct splitter {
 	size_t len, cap;
 	uint64_t lineno;
 	cs_line_fn fn;
+	cs_chunk_fn chunk; /* set: text goes to it in pieces, not split */
 	void *ctx;
 	const char *label;
 	char *err;
@@ -241,7 +242,8 @@ static int gunzip_lines(const char *buf, size_t len, const char *label, splitter
 		size_t n = g->clen[slot], in = g->cin[slot];
 		pthread_mutex_unlock(&g->mu);
 		local->text_bytes += n;
-		rc = feed(s, (char *)g->chunk[slot], n);
+		rc = s->chunk ? s->chunk(s->ctx, (const char *)g->chunk[slot], n)
+			      : feed(s, (char *)g->chunk[slot], n);
 		if (rc == 0 && progress)
 			progress(pctx, in, len);
 		pthread_mutex_lock(&g->mu);
@@ -257,16 +259,22 @@ static int gunzip_lines(const char *buf, size_t len, const char *label, splitter
 	pthread_join(th, NULL);
 	local->members = g->members;
 	if (rc == 0) {
-		unsigned long long lines = (unsigned long long)s->lineno;
+		/* what was read before the fault: lines, or text bytes */
+		char upto[64];
+		if (s->chunk)
+			snprintf(upto, sizeof upto, "%llu bytes of text",
+				 (unsigned long long)local->text_bytes);
+		else
+			snprintf(upto, sizeof upto, "%llu complete lines", (unsigned long long)s->lineno);
 		switch (g->fail) {
 		case GZ_JUNK:
 			snprintf(err, errlen, "%s: byte %zu: expected another gzip member or the end of "
-				 "the file, found other bytes (after %llu lines)", label, g->fail_off, lines);
+				 "the file, found other bytes (after %s)", label, g->fail_off, upto);
 			rc = -EINVAL;
 			break;
 		case GZ_TRUNCATED:
 			snprintf(err, errlen, "%s: truncated gzip stream: the data ends inside member %u "
-				 "at byte %zu (after %llu complete lines)", label, g->members + 1, len, lines);
+				 "at byte %zu (after %s)", label, g->members + 1, len, upto);
 			rc = -EINVAL;
 			break;
 		case GZ_CORRUPT:
@@ -323,6 +331,27 @@ out:
 	if (st)
 		*st = local;
 	free(s.line);
+	if (rc == -ENOMEM && err && !err[0])
+		snprintf(err, errlen, "%s: out of memory", label);
+	return rc;
+}
+
+int cs_textin_chunks(const char *buf, size_t len, const char *label, cs_chunk_fn fn,
+		     void *ctx, cs_progress_fn progress, void *pctx, char *err, size_t errlen)
+{
+	if (!cs_textin_is_gzip(buf, len)) {
+		int rc = 0;
+		for (size_t off = 0; off < len && rc == 0; off += OUT_CHUNK) {
+			size_t n = len - off < OUT_CHUNK ? len - off : OUT_CHUNK;
+			rc = fn(ctx, buf + off, n);
+			if (progress)
+				progress(pctx, off + n, len);
+		}
+		return rc;
+	}
+	splitter s = {.chunk = fn, .ctx = ctx, .label = label, .err = err, .errlen = errlen};
+	cs_textin_stats local = {0};
+	int rc = gunzip_lines(buf, len, label, &s, progress, pctx, &local, err, errlen);
 	if (rc == -ENOMEM && err && !err[0])
 		snprintf(err, errlen, "%s: out of memory", label);
 	return rc;

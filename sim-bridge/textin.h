@@ -34,6 +34,13 @@ int cs_textin_lines(const char *buf, size_t len, const char *label, cs_line_fn f
 		    void *ctx, cs_progress_fn progress, void *pctx, cs_textin_stats *st,
 		    char *err, size_t errlen);
 
+/* The text of buf[0..len) (inflated when gzip) in pieces, in order, for
+ * parsers that take a stream (JSON): data is valid for the call. 0, a
+ * callback's nonzero value, or a negative errno with "LABEL: ..." in err. */
+typedef int (*cs_chunk_fn)(void *ctx, const char *data, size_t len);
+int cs_textin_chunks(const char *buf, size_t len, const char *label, cs_chunk_fn fn,
+		     void *ctx, cs_progress_fn progress, void *pctx, char *err, size_t errlen);
+
 /* Writes the gzip data buf[0..len) (any number of members) decompressed
  * to the file descriptor fd, at most max bytes (more is an error). 0, or
  * a negative errno with "LABEL: ..." in err. */
