@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "strdist.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -308,6 +309,48 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 	if (!s)
 		cs_cli_fail(cmd, "%s", err);
 	return s;
+}
+
+int cs_cli_labels(const cs_cmd *cmd, const char *job, const char *rank, const char *more,
+		  cs_buf *out)
+{
+	int first = 1;
+	cs_json_raw(out, "{");
+	if (job) {
+		if (!*job)
+			return cs_cli_usage_error(cmd, "--job: expected a job name");
+		cs_json_key(out, &first, "job");
+		cs_json_str(out, job);
+	}
+	if (rank) {
+		uint64_t r;
+		if (cs_cli_u64(cmd, "rank", rank, &r) < 0)
+			return CS_EXIT_USAGE;
+		char num[32];
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r);
+		cs_json_key(out, &first, "rank");
+		cs_json_str(out, num);
+	}
+	/* k=v,k=v: a key is letters, digits, '_', '-' or '.' */
+	for (const char *p = more; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		const char *eq = memchr(p, '=', n);
+		size_t kn = eq ? (size_t)(eq - p) : 0;
+		int ok = eq && kn > 0;
+		for (size_t i = 0; ok && i < kn; i++)
+			ok = isalnum((unsigned char)p[i]) || strchr("_-.", p[i]);
+		if (!ok)
+			return cs_cli_usage_error(cmd, "--label: expected KEY=VALUE[,KEY=VALUE...], "
+						  "found '%.*s'", (int)n, p);
+		char key[128];
+		snprintf(key, sizeof key, "%.*s", (int)(kn < 127 ? kn : 127), p);
+		cs_json_key(out, &first, key);
+		cs_json_strn(out, eq + 1, n - kn - 1);
+		p += n + (comma != NULL);
+	}
+	cs_json_raw(out, "}");
+	return cs_buf_put_u8(out, 0) ? CS_EXIT_FAIL : 0;
 }
 
 int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text, uint64_t *out)

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 #include "store.h"
 
 #define CS_VERSION "0.1.0"
@@ -100,6 +102,12 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 		      enum cs_cli_access mode);
 
 /* Parses a non-negative integer option; on error prints and returns -1. */
+/* --job, --rank and --label k=v,... (any may be NULL) as a JSON object of
+ * strings into out (NUL-terminated): 0, or the exit code of a usage
+ * error it printed. */
+int cs_cli_labels(const cs_cmd *cmd, const char *job, const char *rank, const char *more,
+		  cs_buf *out);
+
 int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text,
 	       uint64_t *out);
 

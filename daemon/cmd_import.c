@@ -32,10 +32,11 @@ const cs_cmd cs_cmd_import = {
 	"                         [--map F] [--time-unit ns|cycle] [--kind hw|sim]\n"
 	"                         [--clock-mhz MHZ] [--sample-cycles N] [--per-bank]\n"
 	"                         [--ranges F] [--cumulative NAME,... | --per-window]\n"
-	"                         [--format NAME] [--tz ZONE] [--json]\n"
+	"                         [--format NAME] [--tz ZONE] [--json] [--job J]\n"
+	"                         [--rank N] [--label K=V,...]\n"
 	"                         [--time COL --metric COL[,COL...] --value COL [--kernel COL]]\n\n"
-	"Imports FILE ('-' for standard input; gzip or plain) as one new run. Without\n"
-	"FORMAT the format is detected from the content and named on stderr.\n\n"
+	"Imports FILE ('-' for stdin; gzip or plain) as one new run. Without FORMAT\n"
+	"the format is detected from the content and named on stderr.\n\n"
 	"Formats (docs/sim-bridge.md, docs/import-formats.md):\n"
 	"  csv            wide CSV t0,t1[,device],<metric>,... (what 'export' writes),\n"
 	"                 or the long form (csv-long)\n"
@@ -44,6 +45,7 @@ const cs_cmd cs_cmd_import = {
 	"  nvidia-smi     nvidia-smi --query-gpu=timestamp,... --format=csv logs\n"
 	"  nvprof-csv     nvprof --csv reports: --print-gpu-trace, --metrics, summary\n"
 	"  nsys-stats     nsys stats reports (CSV or columns; --stats=true job logs)\n"
+	"  kineto         PyTorch profiler traces (*.pt.trace.json[.gz])\n"
 	"  aerialvision   GPGPU-Sim visualizer log gpgpusim_visualizer__*.log.gz\n"
 	"  accelsim-log   Accel-Sim or plain GPGPU-Sim (PTX mode) stdout with\n"
 	"                 per-kernel statistics\n"
@@ -64,17 +66,16 @@ const cs_cmd cs_cmd_import = {
 	"                  (default: a daemon on the default socket if one runs,\n"
 	"                  else $CYCLESCOPE_DB or ./cyclescope.db directly)\n"
 	"  --name NAME     run name (default: the file's name)\n"
+	"  --job J --rank N --label K=V,...  labels (over the file's own)\n"
 	"  --time-unit U   unit of t0/t1: ns (default) or cycle\n"
 	"  --kind K        hw or sim (default: hw for ns, sim for cycle)\n"
 	"  --clock-mhz MHZ clock of the time axis, recorded with the run\n"
 	"  --map F         a metric map (configs/metric-maps/): adds NCU-named\n"
 	"                  metrics computed from the simulator's stats\n"
-	"  --sample-cycles N  accelwattch: cycles per row (the run's\n"
-	"                  -gpgpu_runtime_stat period; default 500)\n"
+	"  --sample-cycles N  accelwattch: cycles per row (default 500)\n"
 	"  --per-bank      aerialvision: also keep per-bank DRAM series\n"
 	"  --cumulative NAME,...  these counters are running totals: store\n"
-	"                  per-sample deltas (others that look like totals are\n"
-	"                  named on stderr; docs/sim-bridge.md)\n"
+	"                  per-sample deltas (docs/sim-bridge.md)\n"
 	"  --per-window    no such check: values as printed\n"
 	"  --format NAME   the file's format (as FORMAT; no guessing)\n"
 	"  --time COL, --metric COL[,COL...], --value COL, --kernel COL\n"
@@ -130,6 +131,7 @@ static int run_import(int argc, char **argv)
 	const char *db = NULL, *name = NULL, *unit = NULL, *kind = NULL, *mhz = NULL;
 	const char *socket_path = NULL, *map_path = NULL, *cycles = NULL, *ranges_path = NULL;
 	const char *cumulative = NULL, *forced = NULL, *tz = NULL;
+	const char *job = NULL, *rank = NULL, *label_kv = NULL;
 	const char *col_time = NULL, *col_metric = NULL, *col_value = NULL, *col_kernel = NULL;
 	int per_bank = 0, json = 0, per_window = 0;
 	const cs_opt opts[] = {
@@ -142,6 +144,7 @@ static int run_import(int argc, char **argv)
 		{"format", &forced, NULL}, {"tz", &tz, NULL},
 		{"time", &col_time, NULL}, {"metric", &col_metric, NULL},
 		{"value", &col_value, NULL}, {"kernel", &col_kernel, NULL},
+		{"job", &job, NULL}, {"rank", &rank, NULL}, {"label", &label_kv, NULL},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[2];
@@ -217,6 +220,10 @@ static int run_import(int argc, char **argv)
 	char unpacked[4300] = "";
 	const char *sqlite_path = file;
 	cs_cli_input in = {0};
+	cs_buf labels = CS_BUF_INIT;
+	if ((job || rank || label_kv) &&
+	    (rc = cs_cli_labels(cmd, job, rank, label_kv, &labels)) != 0)
+		goto done;
 	if (cs_cli_read_file(file, &in, err, sizeof err)) {
 		rc = cs_cli_fail(cmd, "%s", err);
 		goto done;
@@ -313,6 +320,8 @@ static int run_import(int argc, char **argv)
 	if (!getenv("CYCLESCOPE_LOG") && was < CS_LOG_INFO)
 		cs_log_set_level(CS_LOG_INFO);
 	cs_producer_extra_ranges(p, ranges, nranges);
+	if (labels.len)
+		cs_producer_labels(p, (const char *)labels.data);
 	rc = cs_importer_run(im, p, in.data, in.len, sqlite_path, &io, err, sizeof err);
 	cs_log_set_level(was);
 	int64_t run = cs_producer_run(p);
@@ -369,6 +378,7 @@ static int run_import(int argc, char **argv)
 		rc = CS_EXIT_OK;
 	}
 done:
+	cs_buf_free(&labels);
 	if (unpacked[0])
 		cs_reports_cleanup(unpacked);
 	cs_producer_free(p);

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "cmds.h"
 #include "collector_lib.h"
+#include "jobphases.h"
 #include "phases.h"
 
 static int run_phases(int argc, char **argv);
@@ -18,7 +19,9 @@ static int run_phases(int argc, char **argv);
 const cs_cmd cs_cmd_phases = {
 	"phases", run_phases, "split a run by two sets of ranges: only A, A and B, only B, neither",
 	"usage: cyclescope phases RUN --a [KIND:]GLOB --b [KIND:]GLOB [--db F]\n"
-	"                         [--metric LIST|@SET] [--device N] [--json | --csv]\n\n"
+	"                         [--metric LIST|@SET] [--device N] [--json | --csv]\n"
+	"       cyclescope phases --job J --a [KIND:]GLOB --b [KIND:]GLOB\n"
+	"                         [--align collectives] [--metric ...] [--json | --csv]\n\n"
 	"Splits RUN's timeline by the ranges whose names match A (e.g. an NCCL\n"
 	"collective: 'kernel:nccl*', or an NVTX range) and those matching B (e.g.\n"
 	"'*gemm*') into phases: only A, A and B overlapped, only B, neither. For each\n"
@@ -28,6 +31,13 @@ const cs_cmd cs_cmd_phases = {
 	"metric's mean rate there against B's isolated time outside the tail.\n"
 	"A sample counts in each phase in proportion to how much of it lies there,\n"
 	"so the phases' sums add up to the run's total. docs/phases.md.\n\n"
+	"With --job, the runs labelled with job J, one per rank: each rank's phases,\n"
+	"and the A ranges matched across ranks as collective instances (the n-th of\n"
+	"each collective on every rank): each instance's start skew, its straggler\n"
+	"(the rank that started last), every rank's wait for it and its exposed\n"
+	"(only A) time; per rank the totals. --align collectives aligns the ranks'\n"
+	"clocks on the collectives' ends (hosts' clocks differ); else the stored\n"
+	"times are used as they are. --csv: one row per instance and rank.\n\n"
 	"  KIND      a range kind (kernel, sim-kernel, nvtx, api, ...); any without\n"
 	"  --metric  names or globs, comma-separated, or @SET (configs/metric-sets/);\n"
 	"            default every metric of the run\n",
@@ -37,16 +47,27 @@ static int run_phases(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_phases;
 	const char *db = NULL, *a = NULL, *b = NULL, *metric = NULL, *device = NULL;
+	const char *job = NULL, *align = NULL;
 	int json = 0, csv = 0;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	   {"a", &a, NULL},	    {"b", &b, NULL},
 		{"metric", &metric, NULL}, {"device", &device, NULL}, {"json", NULL, &json},
-		{"csv", NULL, &csv},	   {NULL, NULL, NULL},
+		{"csv", NULL, &csv},	   {"job", &job, NULL},	    {"align", &align, NULL},
+		{NULL, NULL, NULL},
 	};
-	const char *pos[1];
-	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "one RUN", pos);
-	if (rc)
+	const char *pos[1] = {NULL};
+	int npos = 0;
+	int rc;
+	if ((rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos)) != 0)
 		return CS_CLI_EXIT(rc);
+	if (!job && npos != 1)
+		return cs_cli_usage_error(cmd, "expected one RUN (or --job J)");
+	if (job && npos)
+		return cs_cli_usage_error(cmd, "give RUN or --job J, not both");
+	if (align && strcmp(align, "collectives") && strcmp(align, "none"))
+		return cs_cli_usage_error(cmd, "--align: expected collectives or none");
+	if (align && !job)
+		return cs_cli_usage_error(cmd, "--align goes with --job");
 	if (!a || !b)
 		return cs_cli_usage_error(cmd, "--a GLOB and --b GLOB are required");
 	if (json && csv)
@@ -78,11 +99,15 @@ static int run_phases(int argc, char **argv)
 		cs_buf_free(&list);
 		return CS_EXIT_FAIL;
 	}
+	int format = json ? CS_PHASES_JSON : csv ? CS_PHASES_CSV : CS_PHASES_TEXT;
 	cs_phases_request rq = {.run = pos[0], .a = a, .b = b, .metrics = metric,
-				.device = (uint32_t)dev,
-				.format = json ? CS_PHASES_JSON : csv ? CS_PHASES_CSV : CS_PHASES_TEXT};
+				.device = (uint32_t)dev, .format = format};
+	cs_jobphases_request jq = {.job = job, .a = a, .b = b, .metrics = metric, .format = format,
+				   .align = align && !strcmp(align, "collectives")
+						    ? CS_JOB_ALIGN_COLLECTIVES : CS_JOB_ALIGN_NONE};
 	cs_buf out = CS_BUF_INIT;
-	rc = cs_phases_out(s, &rq, &out, err, sizeof err);
+	rc = job ? cs_jobphases_out(s, &jq, &out, err, sizeof err)
+		 : cs_phases_out(s, &rq, &out, err, sizeof err);
 	if (rc == 0)
 		fwrite(out.data, 1, out.len, stdout);
 	cs_buf_free(&out);

@@ -18,6 +18,7 @@ static int run_runs(int argc, char **argv);
 const cs_cmd cs_cmd_runs = {
 	"runs", run_runs, "list the runs in the database",
 	"usage: cyclescope runs [--db F] [--json] [--kind hw|sim] [--name GLOB] [--since NS]\n"
+	"                       [--job J]\n"
 	"       cyclescope runs delete RUN... [--db F]\n"
 	"       cyclescope runs rename RUN NAME [--db F]\n\n"
 	"Lists every run: id, kind (hw or sim), status (running, complete or\n"
@@ -25,7 +26,9 @@ const cs_cmd cs_cmd_runs = {
 	"samples, time span and name. --json prints every column of the runs table\n"
 	"(docs/schema.md) with device, metric and range counts, and meta as an object.\n"
 	"The filters are those of GET /api/v1/runs: --kind hw|sim, --name NAME (exact,\n"
-	"or a glob like 'gemm*'), --since NS (runs whose start_ns is at least NS).\n\n"
+	"or a glob like 'gemm*'), --since NS (runs whose start_ns is at least NS),\n"
+	"--job J (the runs labelled with job J, with a RANK column; the labels are\n"
+	"in --json's \"labels\": job, rank, world_size, host, ...).\n\n"
 	"delete removes runs and everything recorded for them (samples, ranges,\n"
 	"devices, metrics, shipping marks); rename gives a run a new name. A run a\n"
 	"live producer is still writing is refused; stop the producer first.\n"
@@ -99,10 +102,11 @@ static int change_runs(const cs_cmd *cmd, const char *db, const char **pos, int 
 static int run_runs(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_runs;
-	const char *db = NULL, *kind = NULL, *name = NULL, *since = NULL;
+	const char *db = NULL, *kind = NULL, *name = NULL, *since = NULL, *job = NULL;
 	int json = 0;
 	const cs_opt opts[] = {{"db", &db, NULL},     {"json", NULL, &json}, {"kind", &kind, NULL},
-			       {"name", &name, NULL}, {"since", &since, NULL}, {NULL, NULL, NULL}};
+			       {"name", &name, NULL}, {"since", &since, NULL}, {"job", &job, NULL},
+			       {NULL, NULL, NULL}};
 	const char *pos[66];
 	int npos;
 	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 66, &npos);
@@ -121,7 +125,8 @@ static int run_runs(int argc, char **argv)
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
-	cs_runs_filter f = {.kind = kind, .name = name, .since_ns = since_ns, .have_since = !!since};
+	cs_runs_filter f = {.kind = kind, .name = name, .job = job, .since_ns = since_ns,
+			    .have_since = !!since};
 	rc = CS_EXIT_OK;
 	if (json) {
 		cs_buf b = CS_BUF_INIT;
@@ -148,8 +153,11 @@ static int run_runs(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		if ((int)strlen(rows[i].source) > sw)
 			sw = (int)strlen(rows[i].source);
-	printf("%4s  %-4s  %-10s  %-*s  %-5s  %3s  %7s  %10s  %-12s  %s\n", "ID", "KIND",
-	       "STATUS", sw, "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN", "NAME");
+	if (job && !n)
+		fprintf(stderr, "cyclescope runs: no run is labelled with job '%s'\n", job);
+	printf("%4s  %-4s  %-10s  %-*s  %-5s  %3s  %7s  %10s  %-12s  %s%s\n", "ID", "KIND",
+	       "STATUS", sw, "SOURCE", "UNIT", "DEV", "METRICS", "SAMPLES", "SPAN",
+	       job ? "RANK  " : "", "NAME");
 	for (size_t i = 0; i < n; i++) {
 		cs_run_row *r = &rows[i];
 		char span[32];
@@ -157,10 +165,15 @@ static int run_runs(int argc, char **argv)
 		cs_text_printable(r->name);
 		cs_text_printable(r->source);
 		format_span(span, sizeof span, r->time_unit, r->have_span, r->t_min, r->t_max);
-		printf("%4lld  %-4s  %-10s  %-*s  %-5s  %3lld  %7lld  %10lld  %-12s  %s\n",
+		char rank[40] = "";
+		if (job) {
+			cs_text_printable(r->rank);
+			snprintf(rank, sizeof rank, "%-4s  ", r->rank[0] ? r->rank : "-");
+		}
+		printf("%4lld  %-4s  %-10s  %-*s  %-5s  %3lld  %7lld  %10lld  %-12s  %s%s\n",
 		       (long long)r->id, r->kind, r->status, sw, r->source, r->time_unit,
 		       (long long)r->devices, (long long)r->metrics, (long long)r->samples, span,
-		       r->name);
+		       rank, r->name);
 	}
 	free(rows);
 	cs_store_close(s);

@@ -45,18 +45,24 @@ static int cmp_ival(const void *x, const void *y)
 	return a->t0 < b->t0 ? -1 : a->t0 > b->t0;
 }
 
+const char *cs_overlap_spec(const char *spec, char *kind, size_t klen)
+{
+	const char *colon = strchr(spec, ':');
+	kind[0] = '\0';
+	if (colon && (size_t)(colon - spec) < klen && !memchr(spec, '*', (size_t)(colon - spec))) {
+		snprintf(kind, klen, "%.*s", (int)(colon - spec), spec);
+		return colon + 1;
+	}
+	return spec;
+}
+
 /* The ranges of run matching "[KIND:]GLOB", merged into disjoint
  * intervals (ascending). *n = 0 when none matches. */
-static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec, ival **out,
-		    size_t *n, size_t *nranges)
+static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec, int64_t origin,
+		    ival **out, size_t *n, size_t *nranges)
 {
-	char kind[64] = "";
-	const char *glob = spec;
-	const char *colon = strchr(spec, ':');
-	if (colon && (size_t)(colon - spec) < sizeof kind && !memchr(spec, '*', (size_t)(colon - spec))) {
-		snprintf(kind, sizeof kind, "%.*s", (int)(colon - spec), spec);
-		glob = colon + 1;
-	}
+	char kind[64];
+	const char *glob = cs_overlap_spec(spec, kind, sizeof kind);
 	cs_ranges_query q = {.run = run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING, .kinds = kind,
 			     .name = glob, .name_glob = 1, .have_device = 1, .device = device};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
@@ -78,8 +84,8 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 			}
 			v = g;
 		}
-		v[cnt].t0 = (double)r.t0;
-		v[cnt].t1 = (double)r.t1;
+		v[cnt].t0 = (double)(r.t0 - origin);
+		v[cnt].t1 = (double)(r.t1 - origin);
 		cnt++;
 	}
 	cs_ranges_close(cur);
@@ -184,7 +190,8 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 {
 	job *j = ctx;
 	(void)seq;
-	double s0 = (double)t0, s1 = (double)t1, len = s1 - s0;
+	double s0 = (double)((int64_t)t0 - j->origin), s1 = (double)((int64_t)t1 - j->origin);
+	double len = s1 - s0;
 	/* the first segment ending after the sample's start */
 	size_t lo = 0, hi = j->nseg;
 	while (lo < hi) {
@@ -253,7 +260,8 @@ static int pick_metrics(cs_store *s, int64_t run, const char *want, uint32_t **i
 		(*ids)[j->nm++] = all[i];
 	}
 	free(all);
-	if (!j->nm) {
+	/* A run of ranges only (a trace) has phases but no rates. */
+	if (!j->nm && want && *want) {
 		snprintf(err, errlen, "run %lld has no metric matching '%s'", (long long)run,
 			 want ? want : "");
 		return -ENOENT;
@@ -288,9 +296,17 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 	ival *a = NULL, *b = NULL;
 	size_t na = 0, nb = 0;
 	uint32_t *ids = NULL;
-	int rc = union_of(s, run, device, a_glob, &a, &na, &j->a_ranges);
+	/* Times count from the run's first range or sample, so that epoch
+	 * nanoseconds keep every digit as doubles. */
+	uint64_t r0 = 0, r1 = 0, lo = 0, end = 0;
+	int have_ranges = cs_ranges_extent(s, run, &r0, &r1) == 0 && r1 >= r0 && r1 > 0;
+	int have_samples = cs_read_run_extent(s, run, &lo, &end) == 0 && end > 0;
+	j->origin = have_ranges ? (int64_t)r0 : 0;
+	if (have_samples && (!have_ranges || lo < r0))
+		j->origin = (int64_t)lo;
+	int rc = union_of(s, run, device, a_glob, j->origin, &a, &na, &j->a_ranges);
 	if (rc == 0)
-		rc = union_of(s, run, device, b_glob, &b, &nb, &j->b_ranges);
+		rc = union_of(s, run, device, b_glob, j->origin, &b, &nb, &j->b_ranges);
 	if (rc == 0 && (!na || !nb)) {
 		no_match(s, run, device, !na ? "a" : "b", !na ? a_glob : b_glob,
 			 !na ? j->a_ranges : j->b_ranges, err, errlen);
@@ -299,15 +315,15 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 	if (rc == 0)
 		rc = pick_metrics(s, run, metrics, &ids, j, err, errlen);
 	/* The span: the samples' and the ranges'. */
-	uint64_t lo = 0, end = 0;
 	if (rc == 0) {
 		j->span0 = a[0].t0 < b[0].t0 ? a[0].t0 : b[0].t0;
 		j->span1 = a[na - 1].t1 > b[nb - 1].t1 ? a[na - 1].t1 : b[nb - 1].t1;
-		if (cs_read_run_extent(s, run, &lo, &end) == 0) {
-			if ((double)lo < j->span0)
-				j->span0 = (double)lo;
-			if ((double)end > j->span1)
-				j->span1 = (double)end;
+		if (have_samples) {
+			double l = (double)((int64_t)lo - j->origin), e = (double)((int64_t)end - j->origin);
+			if (l < j->span0)
+				j->span0 = l;
+			if (e > j->span1)
+				j->span1 = e;
 		}
 		rc = segments(a, na, b, nb, j->span0, j->span1, &j->seg, &j->nseg);
 	}
@@ -333,6 +349,29 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 	if (rc)
 		cs_overlap_free(j);
 	return rc;
+}
+
+double cs_overlap_time_in(const cs_overlap *o, double t0, double t1, int phase)
+{
+	/* the first segment ending after t0 */
+	size_t lo = 0, hi = o->nseg;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->seg[mid].t1 <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	double sum = 0;
+	for (size_t i = lo; i < o->nseg && o->seg[i].t0 < t1; i++) {
+		if (o->seg[i].phase != phase)
+			continue;
+		double a = o->seg[i].t0 > t0 ? o->seg[i].t0 : t0;
+		double b = o->seg[i].t1 < t1 ? o->seg[i].t1 : t1;
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
 }
 
 void cs_overlap_free(cs_overlap *o)

@@ -45,6 +45,7 @@ typedef struct cs_overlap {
 	char run_name[256];
 	int ns;                   /* the run's time is ns (else cycles) */
 	size_t a_ranges, b_ranges; /* ranges matched */
+	int64_t origin;           /* the doubles below count from this time */
 	double span0, span1;      /* the samples' and the ranges' span */
 	cs_overlap_seg *seg;
 	size_t nseg;
@@ -63,5 +64,12 @@ int cs_overlap_compute(cs_store *s, const char *run, const char *a, const char *
 		       const char *metrics, uint32_t device, cs_overlap *o, char *err,
 		       size_t errlen);
 void cs_overlap_free(cs_overlap *o);
+
+/* "[KIND:]GLOB": the kind into kind ("" when none), the glob returned. */
+const char *cs_overlap_spec(const char *spec, char *kind, size_t klen);
+
+/* The time of [t0, t1) (from o->origin) that lies in phase (CS_OV_*) by
+ * o's segments. */
+double cs_overlap_time_in(const cs_overlap *o, double t0, double t1, int phase);
 
 #endif

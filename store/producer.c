@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "producer.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +40,7 @@ struct cs_producer {
 	unsigned ack_ms;   /* socket: how long a RUN_END waits for its ACK */
 	uint64_t acked_samples;
 	char errmsg[512];
+	const char *labels;    /* merged into each run's meta.labels */
 	const cs_range *extra; /* added before a complete end */
 	size_t nextra;
 	pthread_mutex_t wmu;   /* socket: one frame sequence on the wire at a time */
@@ -510,11 +512,24 @@ static void free_fixed(char **fixed, int n)
 		free(fixed[n]);
 }
 
+void cs_producer_labels(cs_producer *p, const char *labels)
+{
+	p->labels = labels;
+}
+
 int cs_producer_begin(cs_producer *p, const cs_run_info *info)
 {
-	char *fixed[6];
+	char *fixed[7];
 	int n = 0;
 	cs_run_info c = *info;
+	if (p->labels) {
+		char *merged;
+		int rc = cs_meta_with_labels(c.meta, p->labels, &merged);
+		if (rc)
+			return perr(p, rc, "labels %s: expected a JSON object of strings", p->labels);
+		fixed[n++] = merged;
+		c.meta = merged;
+	}
 	c.source = clean(c.source, fixed, &n);
 	c.name = clean(c.name, fixed, &n);
 	c.host = clean(c.host, fixed, &n);

@@ -34,6 +34,10 @@ void cs_producer_default_socket(char *out, size_t outlen);
 void cs_producer_free(cs_producer *p);
 
 int cs_producer_begin(cs_producer *p, const cs_run_info *info);
+/* Labels (a JSON object of strings: {"job":"J","rank":"3"}, borrowed
+ * while runs begin) merged into the meta.labels of every run begun from
+ * now on, over the labels the source gave itself. NULL = none. */
+void cs_producer_labels(cs_producer *p, const char *labels);
 int cs_producer_add_device(cs_producer *p, const cs_device_info *d);
 int cs_producer_add_metric(cs_producer *p, const cs_metric_info *m, uint32_t *id);
 

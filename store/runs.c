@@ -13,6 +13,17 @@
 
 #define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
 
+/* A run's labels as a JSON object: meta.labels, over the job and rank
+ * that collectors of earlier versions put at meta's top level. */
+#define LABELS_SQL                                                                             \
+	"json_patch(json_patch('{}', json_object('job', json_extract(r.meta, '$.job'),"        \
+	" 'rank', json_extract(r.meta, '$.rank'))),"                                            \
+	" coalesce(json_extract(r.meta, '$.labels'), '{}'))"
+#define JOB_SQL                                                                                \
+	"coalesce(json_extract(r.meta, '$.labels.job'), json_extract(r.meta, '$.job'))"
+#define RANK_SQL                                                                               \
+	"coalesce(json_extract(r.meta, '$.labels.rank'), json_extract(r.meta, '$.rank'))"
+
 /* The JSON object of a run, over the runs table aliased r. */
 #define RUN_JSON_FIELDS                                                                        \
 	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
@@ -22,13 +33,15 @@
 	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
 	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
 	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
-	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id), 'meta', json(r.meta)"
+	" 'ranges', (SELECT count(*) FROM ranges g WHERE g.run = r.id),"                         \
+	" 'labels', json(" LABELS_SQL "), 'meta', json(r.meta)"
 
-/* ?1 kind, ?2 name or glob, ?3 since: NULL = any. (SQLite refuses GLOB
- * patterns over 50000 bytes; callers bound names well below that.) */
+/* ?1 kind, ?2 name or glob, ?3 since, ?4 job: NULL = any. (SQLite
+ * refuses GLOB patterns over 50000 bytes; callers bound names well below
+ * that.) Over the runs table aliased r. */
 #define RUNS_WHERE                                                                             \
 	" WHERE (?1 IS NULL OR kind = ?1) AND (?2 IS NULL OR name = ?2 OR name GLOB ?2)"       \
-	" AND (?3 IS NULL OR start_ns >= ?3)"
+	" AND (?3 IS NULL OR start_ns >= ?3) AND (?4 IS NULL OR " JOB_SQL " = ?4)"
 
 static int prepare(cs_store *s, const char *sql, sqlite3_stmt **st)
 {
@@ -44,6 +57,8 @@ static void bind_filter(sqlite3_stmt *st, const cs_runs_filter *f)
 		sqlite3_bind_text(st, 2, f->name, -1, SQLITE_STATIC);
 	if (f && f->have_since)
 		sqlite3_bind_int64(st, 3, f->since_ns > INT64_MAX ? INT64_MAX : (int64_t)f->since_ns);
+	if (f && f->job)
+		sqlite3_bind_text(st, 4, f->job, -1, SQLITE_STATIC);
 }
 
 static void text(char *out, size_t len, sqlite3_stmt *st, int col)
@@ -61,7 +76,7 @@ int cs_runs_list(cs_store *s, const cs_runs_filter *f, cs_run_row **rows, size_t
 			 "SELECT r.id, r.kind, r.status, r.source, r.time_unit,"
 			 " (SELECT count(*) FROM devices d WHERE d.run = r.id),"
 			 " (SELECT count(*) FROM metrics m WHERE m.run = r.id),"
-			 " r.samples, r.t_min, r.t_max, r.name"
+			 " r.samples, r.t_min, r.t_max, r.name, " JOB_SQL ", " RANK_SQL
 			 " FROM runs r" RUNS_WHERE " ORDER BY r.id",
 			 &st);
 	if (rc)
@@ -94,6 +109,8 @@ int cs_runs_list(cs_store *s, const cs_runs_filter *f, cs_run_row **rows, size_t
 		r->t_min = sqlite3_column_int64(st, 8);
 		r->t_max = sqlite3_column_int64(st, 9);
 		text(r->name, sizeof r->name, st, 10);
+		text(r->job, sizeof r->job, st, 11);
+		text(r->rank, sizeof r->rank, st, 12);
 	}
 	if (src != SQLITE_DONE)
 		rc = fail_sql(s, src, "listing runs");
@@ -123,7 +140,7 @@ int cs_runs_json(cs_store *s, const cs_runs_filter *f, cs_buf *out)
 	sqlite3_stmt *st = NULL;
 	int rc = prepare(s,
 			 "SELECT json_group_array(json_object(" RUN_JSON_FIELDS "))"
-			 " FROM (SELECT * FROM runs" RUNS_WHERE " ORDER BY id) r",
+			 " FROM (SELECT * FROM runs r" RUNS_WHERE " ORDER BY id) r",
 			 &st);
 	if (rc)
 		return rc;
@@ -312,5 +329,98 @@ int cs_runs_metric_unit(cs_store *s, int64_t run, const char *name, char *unit, 
 		rc = rc == SQLITE_DONE ? -ENOENT : fail_sql(s, rc, "reading a metric");
 	}
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_jobs_json(cs_store *s, cs_buf *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s,
+			 "SELECT json_group_array(json_object('job', job, 'runs', n, 'ranks', ranks))"
+			 " FROM (SELECT job, count(*) AS n, json_group_array(json_object('run', id,"
+			 " 'name', name, 'rank', rank, 'labels', json(labels))) AS ranks FROM"
+			 " (SELECT r.id, r.name, " JOB_SQL " AS job, " RANK_SQL " AS rank, " LABELS_SQL
+			 " AS labels FROM runs r WHERE " JOB_SQL " IS NOT NULL"
+			 " ORDER BY job, CAST(rank AS INTEGER), r.id) GROUP BY job ORDER BY job)",
+			 &st);
+	if (rc)
+		return rc;
+	rc = one_json(s, st, out);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_job(cs_store *s, const char *job, cs_job_rank **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	*out = NULL;
+	*n = 0;
+	int rc = prepare(s,
+			 "SELECT r.id, r.name, " RANK_SQL ", r.host,"
+			 " json_extract(r.meta, '$.labels.world_size'), r.time_unit, r.start_ns"
+			 " FROM runs r WHERE " JOB_SQL " = ?1 ORDER BY r.id", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, job, -1, SQLITE_STATIC);
+	size_t cap = 0;
+	int src;
+	while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			cs_job_rank *g = realloc(*out, nc * sizeof *g);
+			if (!g) {
+				rc = cs_store_fail_(s, -ENOMEM, "out of memory reading a job");
+				break;
+			}
+			*out = g;
+			cap = nc;
+		}
+		cs_job_rank *r = &(*out)[(*n)++];
+		memset(r, 0, sizeof *r);
+		r->run = sqlite3_column_int64(st, 0);
+		text(r->name, sizeof r->name, st, 1);
+		const char *rank = (const char *)sqlite3_column_text(st, 2);
+		char *end = NULL;
+		long long v = rank ? strtoll(rank, &end, 10) : -1;
+		r->rank = rank && *rank && end && !*end && v >= 0 && v <= INT32_MAX ? v : -1;
+		text(r->host, sizeof r->host, st, 3);
+		r->world_size = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+		text(r->time_unit, sizeof r->time_unit, st, 5);
+		r->start_ns = sqlite3_column_int64(st, 6);
+	}
+	if (rc == 0 && src != SQLITE_DONE)
+		rc = fail_sql(s, src, "reading a job's runs");
+	sqlite3_finalize(st);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+int cs_meta_with_labels(const char *meta, const char *labels, char **out)
+{
+	*out = NULL;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = -ENOMEM;
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, NULL) !=
+	    SQLITE_OK)
+		goto out;
+	if (sqlite3_prepare_v2(db, "SELECT json_patch(coalesce(?1, '{}'),"
+			       " json_object('labels', json(?2)))", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_text(st, 1, meta, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, labels, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
+		rc = -EINVAL;
+		goto out;
+	}
+	*out = strdup((const char *)sqlite3_column_text(st, 0));
+	rc = *out ? 0 : -ENOMEM;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
 	return rc;
 }

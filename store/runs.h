@@ -19,6 +19,7 @@
 typedef struct cs_runs_filter {
 	const char *kind;
 	const char *name;
+	const char *job; /* the job label (NULL = any) */
 	uint64_t since_ns;
 	int have_since;
 } cs_runs_filter;
@@ -31,6 +32,7 @@ typedef struct cs_run_row {
 	int64_t devices, metrics, samples;
 	int have_span;         /* t_min and t_max are set */
 	int64_t t_min, t_max;
+	char job[128], rank[32]; /* labels; "" when none */
 } cs_run_row;
 
 /* The runs f selects, by id, into *rows (caller frees with free()), their
@@ -84,5 +86,27 @@ int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *valu
 
 /* The run's metrics as a JSON array (id, name, unit, kind, cumulative). */
 int cs_runs_metrics_json(cs_store *s, int64_t run, cs_buf *out);
+
+/* The jobs (runs labelled with a job) as a JSON array of {job, runs,
+ * ranks: [{run, name, rank, labels}]}, by job then rank. */
+int cs_runs_jobs_json(cs_store *s, cs_buf *out);
+
+/* The runs of one job, by id: rank -1 when a run has none (or not a
+ * non-negative integer). *out is freed by the caller. 0 or an error. */
+typedef struct cs_job_rank {
+	int64_t run;
+	char name[256];
+	int64_t rank;
+	int64_t world_size;  /* its world_size label, 0 when none */
+	char host[128];
+	char time_unit[8];
+	int64_t start_ns;
+} cs_job_rank;
+int cs_runs_job(cs_store *s, const char *job, cs_job_rank **out, size_t *n);
+
+/* meta (a JSON object's text; NULL = {}) with labels (a JSON object of
+ * strings) merged into its "labels" member, the given ones winning:
+ * a malloc'd text in *out. 0, -EINVAL (not JSON) or -ENOMEM. */
+int cs_meta_with_labels(const char *meta, const char *labels, char **out);
 
 #endif

@@ -11,8 +11,7 @@
 #include "json.h"
 #include "overlap.h"
 
-/* A duration in the run's unit as words: "3.500 ms" or "12000 cycles". */
-static const char *dur(double d, int ns, char *buf, size_t len)
+const char *cs_phases_dur(double d, int ns, char *buf, size_t len)
 {
 	if (!ns)
 		snprintf(buf, len, "%.0f cycles", d);
@@ -25,6 +24,12 @@ static const char *dur(double d, int ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.0f ns", d);
 	return buf;
+}
+
+/* A time of the analysis (from its origin) as the run's own time. */
+static int64_t abs_t(const cs_overlap *j, double t)
+{
+	return j->origin + (int64_t)llround(t);
 }
 
 static void write_out(cs_buf *b, const cs_phases_request *rq, const cs_overlap *j)
@@ -60,9 +65,9 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, const cs_overlap *
 		cs_json_i64(b, (int64_t)rb);
 		cs_json_key(b, &first, "span");
 		cs_json_raw(b, "[");
-		cs_json_f64(b, j->span0);
+		cs_json_i64(b, abs_t(j, j->span0));
 		cs_json_raw(b, ",");
-		cs_json_f64(b, j->span1);
+		cs_json_i64(b, abs_t(j, j->span1));
 		cs_json_raw(b, "]");
 		cs_json_key(b, &first, "phases");
 		cs_json_raw(b, "[");
@@ -102,9 +107,9 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, const cs_overlap *
 			int f = 1;
 			cs_json_raw(b, "{");
 			cs_json_key(b, &f, "start");
-			cs_json_f64(b, tail0);
+			cs_json_i64(b, abs_t(j, tail0));
 			cs_json_key(b, &f, "end");
-			cs_json_f64(b, tail1);
+			cs_json_i64(b, abs_t(j, tail1));
 			cs_json_key(b, &f, "duration");
 			cs_json_f64(b, tail1 - tail0);
 			cs_json_raw(b, "}");
@@ -121,9 +126,9 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, const cs_overlap *
 		cs_json_raw(b, "[");
 		for (size_t i = 0; i < j->nseg; i++) {
 			cs_json_raw(b, i ? ",[" : "[");
-			cs_json_f64(b, j->seg[i].t0);
+			cs_json_i64(b, abs_t(j, j->seg[i].t0));
 			cs_json_raw(b, ",");
-			cs_json_f64(b, j->seg[i].t1);
+			cs_json_i64(b, abs_t(j, j->seg[i].t1));
 			cs_json_raw(b, ",");
 			cs_json_str(b, j->seg[i].tail ? "tail" : cs_overlap_names[j->seg[i].phase]);
 			cs_json_raw(b, "]");
@@ -149,20 +154,21 @@ static void write_out(cs_buf *b, const cs_phases_request *rq, const cs_overlap *
 		return;
 	}
 	cs_buf_printf(b, "run %lld '%s': A = %s (%zu ranges), B = %s (%zu ranges), over %s\n",
-		(long long)run, run_name, rq->a, ra, rq->b, rb, dur(total, ns, d1, sizeof d1));
+		(long long)run, run_name, rq->a, ra, rq->b, rb, cs_phases_dur(total, ns, d1, sizeof d1));
 	cs_buf_printf(b, "  %-26s %14s %8s\n", "phase", "duration", "share");
 	for (int p = 0; p < CS_OV_NBUCKET; p++) {
 		if (p >= CS_OV_NPHASE && isnan(tail0))
 			break;
-		cs_buf_printf(b, "  %-26s %14s %7.2f%%\n", cs_overlap_names[p], dur(dphase[p], ns, d1, sizeof d1),
+		cs_buf_printf(b, "  %-26s %14s %7.2f%%\n", cs_overlap_names[p], cs_phases_dur(dphase[p], ns, d1, sizeof d1),
 			total > 0 ? 100 * dphase[p] / total : (double)NAN);
 	}
 	if (isnan(tail0))
 		cs_buf_printf(b, "  no tail: %s\n", dphase[CS_OV_AB] > 0 ? "B does not run on after its last overlap with A"
 							      : "A and B never overlap");
 	else
-		cs_buf_printf(b, "  tail: B runs on alone for %s after its last overlap with A (%.0f to %.0f)\n",
-			dur(tail1 - tail0, ns, d1, sizeof d1), tail0, tail1);
+		cs_buf_printf(b, "  tail: B runs on alone for %s after its last overlap with A (%lld to %lld)\n",
+			cs_phases_dur(tail1 - tail0, ns, d1, sizeof d1), (long long)abs_t(j, tail0),
+			(long long)abs_t(j, tail1));
 	cs_buf_printf(b, "\n  %-34s %-24s %14s %14s %14s\n", "metric", "phase", "sum", "mean rate", "peak rate");
 	for (size_t k = 0; k < j->nm; k++) {
 		for (int p = 0; p < CS_OV_NBUCKET; p++) {

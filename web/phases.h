@@ -34,4 +34,21 @@ typedef struct cs_phases_request {
 int cs_phases_out(cs_store *s, const cs_phases_request *rq, cs_buf *out, char *err,
 		  size_t errlen);
 
+/* A duration in the run's unit as words: "3.500 ms" or "12000 cycles". */
+const char *cs_phases_dur(double d, int ns, char *buf, size_t len);
+
+/* The same for the runs of one job, by rank (sim-bridge/jobphases.h):
+ * per rank its phases, exposed and waiting time; per collective instance
+ * each rank's start and end, the start skew, the straggler and each
+ * rank's wait for it and exposed time; the job's summary. */
+typedef struct cs_jobphases_request {
+	const char *job;
+	const char *a, *b, *metrics;
+	int align;           /* CS_JOB_ALIGN_* */
+	int format;          /* cs_phases_format */
+} cs_jobphases_request;
+
+int cs_jobphases_out(cs_store *s, const cs_jobphases_request *rq, cs_buf *out, char *err,
+		     size_t errlen);
+
 #endif

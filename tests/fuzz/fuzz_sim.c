@@ -9,6 +9,7 @@
 
 #include "accelsim_log.h"
 #include "aerialvision.h"
+#include "kineto.h"
 #include "log.h"
 #include "metric_map.h"
 #include "nsys_stats.h"
@@ -25,7 +26,7 @@ static const import_fn fns[] = {
 	cs_import_aerialvision, cs_import_accelsim_log, cs_import_accelsim_perf,
 	cs_import_accelwattch,	cs_import_pm_cupti_csv, cs_import_kernbench,
 	cs_import_csv_long,	cs_import_nvsmi,	cs_import_nvprof,
-	cs_import_nsys_stats,
+	cs_import_nsys_stats,	cs_import_kineto,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
