@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "jobfig.h"
+#include "jobphases.h"
 #include "plot.h"
 
 static int run_plot(int argc, char **argv);
@@ -18,7 +20,9 @@ const cs_cmd cs_cmd_plot = {
 	"usage: cyclescope plot RUN [--db F] [--metric LIST] [--expr E] [--from T]\n"
 	"                       [--to T] [--device N] [--rate sample|second|cycle]\n"
 	"                       [--ranges KINDS|all|none] [--buckets N] [--width PX]\n"
-	"                       [-o FILE]\n\n"
+	"                       [-o FILE]\n"
+	"       cyclescope plot --job J --a [KIND:]GLOB --b [KIND:]GLOB\n"
+	"                       [--align collectives] [--instances N] [--from T --to T]\n\n"
 	"Draws RUN (an id, name or uuid) as a standalone SVG figure for a paper: one\n"
 	"panel per metric or expression on a shared time axis (relative to the run\n"
 	"start, with its unit), bucket means held over their buckets with the\n"
@@ -39,25 +43,91 @@ const cs_cmd cs_cmd_plot = {
 	"                 (default) or 'none'\n"
 	"  --buckets N    buckets across the window (2..10000, default 1000)\n"
 	"  --width PX     figure width (320..4000, default 960)\n"
-	"  -o FILE        write FILE instead of standard output\n",
+	"  -o FILE        write FILE instead of standard output\n\n"
+	"With --job: the job's ranks stacked on one time axis (docs/phases.md):\n"
+	"B grey, A hidden behind B blue, A exposed orange, each instance's straggler\n"
+	"red, the start skew of every instance above; the first --instances N\n"
+	"collectives (default 20), or --from/--to in the job's own ns.\n",
 };
+
+/* Writes out (freed) to outfile or standard output. */
+static int write_svg(const cs_cmd *cmd, const char *outfile, cs_buf *out)
+{
+	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
+	int bad = !f || fwrite(out->data, 1, out->len, f) != out->len;
+	if (f && outfile)
+		bad |= fclose(f) != 0;
+	else if (f)
+		bad |= fflush(f) != 0;
+	int why = errno;
+	cs_buf_free(out);
+	if (bad)
+		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(why));
+	return 0;
+}
+
+static int plot_job(const cs_cmd *cmd, const char *db, const char *job, const char *a,
+		    const char *b, const char *align, const char *instances, const char *from,
+		    const char *to, const char *outfile)
+{
+	if (!a || !b)
+		return cs_cli_usage_error(cmd, "--job needs --a GLOB and --b GLOB");
+	if (align && strcmp(align, "collectives") && strcmp(align, "none"))
+		return cs_cli_usage_error(cmd, "--align: expected collectives or none");
+	if (!from != !to)
+		return cs_cli_usage_error(cmd, "--from and --to go together");
+	cs_jobfig_request rq = {.job = job, .a = a, .b = b, .have_window = from != NULL,
+				.align = align && !strcmp(align, "collectives")
+						 ? CS_JOB_ALIGN_COLLECTIVES : CS_JOB_ALIGN_NONE};
+	uint64_t n = 0;
+	if ((instances && cs_cli_u64(cmd, "instances", instances, &n)) ||
+	    (from && cs_cli_u64(cmd, "from", from, &rq.from)) ||
+	    (to && cs_cli_u64(cmd, "to", to, &rq.to)))
+		return CS_EXIT_USAGE;
+	if (instances && (n < 1 || n > 100000))
+		return cs_cli_usage_error(cmd, "--instances must be 1..100000");
+	if (from && rq.to <= rq.from)
+		return cs_cli_usage_error(cmd, "--to must be after --from");
+	rq.max_instances = (size_t)n;
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
+	if (!s)
+		return CS_EXIT_FAIL;
+	cs_buf out = CS_BUF_INIT;
+	char err[1200] = "";
+	int rc = cs_jobfig_svg(s, &rq, &out, err, sizeof err);
+	cs_store_close(s);
+	if (rc < 0) {
+		cs_buf_free(&out);
+		return cs_cli_fail(cmd, "%s", err);
+	}
+	return write_svg(cmd, outfile, &out);
+}
 
 static int run_plot(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_plot;
 	const char *db = NULL, *metric = NULL, *expr = NULL, *from = NULL, *to = NULL,
 		   *device = NULL, *rate = NULL, *ranges = NULL, *buckets = NULL, *width = NULL,
-		   *outfile = NULL;
+		   *outfile = NULL, *job = NULL, *a = NULL, *b = NULL, *align = NULL,
+		   *instances = NULL;
 	const cs_opt opts[] = {
 		{"db", &db, NULL},	     {"metric", &metric, NULL},   {"expr", &expr, NULL},
 		{"from", &from, NULL},	     {"to", &to, NULL},		  {"device", &device, NULL},
 		{"rate", &rate, NULL},	     {"ranges", &ranges, NULL},	  {"buckets", &buckets, NULL},
-		{"width", &width, NULL},     {"output", &outfile, NULL},  {NULL, NULL, NULL},
+		{"width", &width, NULL},     {"output", &outfile, NULL},  {"job", &job, NULL},
+		{"a", &a, NULL},	     {"b", &b, NULL},		  {"align", &align, NULL},
+		{"instances", &instances, NULL}, {NULL, NULL, NULL},
 	};
-	const char *pos[1];
-	int rc = cs_cli_parse_one(cmd, argc, argv, opts, "a RUN (id, name or uuid)", pos);
+	const char *pos[1] = {NULL};
+	int npos = 0;
+	int rc = cs_cli_parse(cmd, argc, argv, opts, pos, 1, &npos);
 	if (rc)
 		return CS_CLI_EXIT(rc);
+	if (job)
+		return npos ? cs_cli_usage_error(cmd, "give RUN or --job J, not both")
+			    : plot_job(cmd, db, job, a, b, align, instances, from, to, outfile);
+	if (npos != 1)
+		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid), or --job J");
 	cs_plot_req rq = {.run = pos[0], .metrics = metric, .exprs = expr, .rate = rate,
 			  .ranges = ranges};
 	uint64_t dev = 0, nb = 0, w = 0;
@@ -91,15 +161,5 @@ static int run_plot(int argc, char **argv)
 		cs_buf_free(&out);
 		return cs_cli_fail(cmd, "%s", err); /* as export: 1, naming what is wrong */
 	}
-	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
-	int bad = !f || fwrite(out.data, 1, out.len, f) != out.len;
-	if (f && outfile)
-		bad |= fclose(f) != 0;
-	else if (f)
-		bad |= fflush(f) != 0;
-	int why = errno;
-	cs_buf_free(&out);
-	if (bad)
-		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(why));
-	return 0;
+	return write_svg(cmd, outfile, &out);
 }

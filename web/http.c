@@ -135,6 +135,7 @@ static enum MHD_Result ui_file(const call *x) { return get_ui(x->c, x->h, x->res
 static enum MHD_Result ui_icon(const call *x) { return get_ui(x->c, x->h, "favicon.svg"); }
 static enum MHD_Result report(const call *x) { return cs_http_do_correlate(x->c, x->h, 1); }
 static enum MHD_Result correlate(const call *x) { return cs_http_do_correlate(x->c, x->h, 0); }
+static enum MHD_Result jobs(const call *x) { return cs_http_do_jobs(x->c, x->h, x->rest); }
 
 static enum MHD_Result collectors(const call *x)
 {
@@ -383,6 +384,7 @@ static const struct route {
 	{"/api/v1/collectors", M_ANY, LIGHT, "", collectors},
 	{"/api/v1/collectors/", M_ANY, LIGHT | PREFIX, "", collectors},
 	{"/api/v1/runs", M_GET, 0, "GET (or DELETE /api/v1/runs/RUN)", runs},
+	{"/api/v1/jobs", M_GET, PREFIX, "GET", jobs},
 	{"/api/v1/runs/", M_GET | M_DELETE, PREFIX, "GET (or DELETE /api/v1/runs/RUN)", one_run},
 };
 

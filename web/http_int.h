@@ -157,6 +157,17 @@ enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_stor
 				   const cs_http_run *r);
 enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				 const cs_http_run *r);
+/* The format= of a phases request (CS_PHASES_*, JSON when none), -1 when
+ * unknown; and its answer: b with the format's type, or err's status. */
+int cs_http_phases_format(struct MHD_Connection *c);
+enum MHD_Result cs_http_phases_reply(struct MHD_Connection *c, cs_http *h, int rc, int format,
+				     cs_buf *b, const char *err);
+
+/* /api/v1/jobs (the jobs and their ranks), /api/v1/jobs/{job}/phases
+ * (phases --job) and /api/v1/jobs/{job}/figure.svg; rest is what follows
+ * /api/v1/jobs. */
+enum MHD_Result cs_http_do_jobs(struct MHD_Connection *c, cs_http *h, const char *rest);
+
 enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				   const cs_http_run *r);
 

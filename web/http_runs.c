@@ -37,7 +37,8 @@ static enum MHD_Result json_answer(struct MHD_Connection *c, cs_http *h, cs_stor
 
 enum MHD_Result cs_http_get_runs(struct MHD_Connection *c, cs_http *h, cs_store *s)
 {
-	cs_runs_filter f = {.kind = cs_http_arg(c, "kind"), .name = cs_http_arg(c, "name")};
+	cs_runs_filter f = {.kind = cs_http_arg(c, "kind"), .name = cs_http_arg(c, "name"),
+			    .job = cs_http_arg(c, "job")};
 	if (cs_http_arg_u64(c, "since", &f.since_ns, &f.have_since))
 		return cs_http_error(c, h, 400, "since: expected a non-negative integer (ns since the epoch)");
 	if (f.kind && strcmp(f.kind, "hw") && strcmp(f.kind, "sim"))

@@ -168,6 +168,25 @@ enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store 
 	return r;
 }
 
+int cs_http_phases_format(struct MHD_Connection *c)
+{
+	const char *fmt = cs_http_arg(c, "format");
+	return !fmt || !strcmp(fmt, "json") ? CS_PHASES_JSON
+	       : !strcmp(fmt, "csv")	    ? CS_PHASES_CSV
+	       : !strcmp(fmt, "text")	    ? CS_PHASES_TEXT
+					    : -1;
+}
+
+enum MHD_Result cs_http_phases_reply(struct MHD_Connection *c, cs_http *h, int rc, int format,
+				     cs_buf *b, const char *err)
+{
+	if (rc < 0)
+		return cs_http_error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500, "%s", err);
+	return cs_http_reply(c, h, 200, format == CS_PHASES_JSON ? "application/json"
+				 : format == CS_PHASES_CSV ? "text/csv; charset=utf-8"
+							   : "text/plain; charset=utf-8", b);
+}
+
 /* GET /api/v1/runs/{run}/phases?a=&b=&metric=&device=&format=: what
  * `cyclescope phases` prints (web/phases.c), JSON by default. */
 enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_store *s,
@@ -178,11 +197,7 @@ enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_stor
 	int have;
 	if (cs_http_arg_u64(c, "device", &dev, &have) < 0 || dev > UINT32_MAX)
 		return cs_http_error(c, h, 400, "device: expected a device index");
-	const char *fmt = cs_http_arg(c, "format");
-	int format = !fmt || !strcmp(fmt, "json") ? CS_PHASES_JSON
-		     : !strcmp(fmt, "csv")		? CS_PHASES_CSV
-		     : !strcmp(fmt, "text")		? CS_PHASES_TEXT
-							: -1;
+	int format = cs_http_phases_format(c);
 	if (format < 0)
 		return cs_http_error(c, h, 400, "format: json, csv or text");
 	cs_phases_request rq = {.run = run, .a = cs_http_arg(c, "a"), .b = cs_http_arg(c, "b"),
@@ -190,13 +205,7 @@ enum MHD_Result cs_http_get_phases(struct MHD_Connection *c, cs_http *h, cs_stor
 	char err[1200];
 	cs_buf b = CS_BUF_INIT;
 	int rc = cs_phases_out(s, &rq, &b, err, sizeof err);
-	enum MHD_Result r;
-	if (rc < 0)
-		r = cs_http_error(c, h, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500, "%s", err);
-	else
-		r = cs_http_reply(c, h, 200, format == CS_PHASES_JSON ? "application/json"
-				     : format == CS_PHASES_CSV ? "text/csv; charset=utf-8"
-							       : "text/plain; charset=utf-8", &b);
+	enum MHD_Result r = cs_http_phases_reply(c, h, rc, format, &b, err);
 	cs_buf_free(&b);
 	return r;
 }
