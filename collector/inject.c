@@ -39,12 +39,14 @@
 #include <cupti_callbacks.h>
 #include <cupti_result.h>
 
+#include "buf.h"
 #include "catalog.h"
 #include "collector.h"
 #include "control.h"
 #include "cupti_source.h"
 #include "engine.h"
 #include "hooks.h"
+#include "json.h"
 #include "log.h"
 #include "output.h"
 #include "patterns.h"
@@ -637,6 +639,64 @@ static const char *rank_id(void)
 	return "";
 }
 
+/* The first of vars that is set and not empty, or NULL. */
+static const char *first_env(const char *const *vars, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (getenv(vars[i]) && *getenv(vars[i]))
+			return getenv(vars[i]);
+	return NULL;
+}
+
+/* The run's labels as {"labels":{...}}: its job and rank, its local rank
+ * and the world size as the launcher exported them, the host, the GPU a
+ * single-GPU process was given, then CYCLESCOPE_LABELS=k=v,k=v. */
+static char *labels_json(const char *job, const char *rank)
+{
+	static const char *const local[] = {"LOCAL_RANK", "SLURM_LOCALID",
+					    "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+					    "PMI_LOCAL_RANK"};
+	static const char *const world[] = {"WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE",
+					    "PMI_SIZE", "PMIX_SIZE"};
+	const char *lr = first_env(local, sizeof local / sizeof *local);
+	const char *ws = first_env(world, sizeof world / sizeof *world);
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	char host[256] = "";
+	if (gethostname(host, sizeof host - 1))
+		host[0] = '\0';
+	cs_buf b = CS_BUF_INIT;
+	int first = 1;
+	cs_json_raw(&b, "{\"labels\":{");
+	const char *kv[] = {"job", job, "rank", rank, "local_rank", lr, "world_size", ws,
+			    "host", host,
+			    /* one GPU given: that is the device (a list says nothing) */
+			    "device", vis && *vis && !strchr(vis, ',') ? vis : NULL};
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i += 2)
+		if (kv[i + 1] && *kv[i + 1]) {
+			cs_json_key(&b, &first, kv[i]);
+			cs_json_str(&b, kv[i + 1]);
+		}
+	/* k=v,k=v; a pair without '=' is skipped */
+	const char *more = getenv("CYCLESCOPE_LABELS");
+	for (const char *p = more; p && *p;) {
+		size_t n = strcspn(p, ",");
+		const char *eq = memchr(p, '=', n);
+		if (eq && eq > p) {
+			char key[128];
+			snprintf(key, sizeof key, "%.*s", (int)(eq - p < 127 ? eq - p : 127), p);
+			cs_json_key(&b, &first, key);
+			cs_json_strn(&b, eq + 1, n - (size_t)(eq - p) - 1);
+		}
+		p += n + (p[n] == ',');
+	}
+	cs_json_raw(&b, "}}");
+	if (cs_buf_put_u8(&b, 0)) {
+		cs_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
 /* CYCLESCOPE_SOURCE=test: what an application's hooked calls would add,
  * one cudaLaunchKernel range every 10 ms. */
 static void *test_app(void *arg)
@@ -793,19 +853,11 @@ static void init_once(void)
 			cs_log(CS_LOG_WARN, "collector: armed, but no daemon takes commands (%s); "
 			       "nothing will be sampled", err);
 	}
-	/* key, value pairs up to the first NULL: job and rank only when set */
-	const char *meta_kv[11] = {"collector", "libcyclescope_collector",
-				   "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
-				   "kernels", env_or("CYCLESCOPE_KERNELS", "*")};
-	size_t nkv = 6;
-	if (*job) {
-		meta_kv[nkv++] = "job";
-		meta_kv[nkv++] = job;
-	}
-	if (*rank) {
-		meta_kv[nkv++] = "rank";
-		meta_kv[nkv++] = rank;
-	}
+	/* key, value pairs up to the first NULL; the job and rank are labels */
+	const char *meta_kv[7] = {"collector", "libcyclescope_collector",
+				  "apis", env_or("CYCLESCOPE_APIS", DEFAULT_APIS),
+				  "kernels", env_or("CYCLESCOPE_KERNELS", "*")};
+	char *labels = labels_json(job, rank);
 	cs_engine_opts o = {
 		.metrics = g.metrics,
 		.nmetrics = g.nmetrics,
@@ -816,6 +868,7 @@ static void init_once(void)
 		.mode = g.mode,
 		.keep_sources = !g.test,
 		.meta_kv = meta_kv,
+		.meta = labels,
 		.ranges_in_windows = !strcmp(ranges, "in-windows"),
 		.min_interval_ns = min_interval,
 		.max_interval_ns = max_interval,
@@ -825,6 +878,7 @@ static void init_once(void)
 				!strcmp(ranges, "in-windows") ? on_sampling : NULL,
 	};
 	g.engine = g.out ? cs_engine_new(&o, &cs_out_sink_ops, g.out, err, sizeof err) : NULL;
+	free(labels); /* the engine keeps a copy */
 	if (!g.engine) {
 		refuse("%s", g.out ? err : "out of memory");
 		if (!g.test)

@@ -336,7 +336,7 @@ int cs_runs_jobs_json(cs_store *s, cs_buf *out)
 {
 	sqlite3_stmt *st = NULL;
 	int rc = prepare(s,
-			 "SELECT json_group_array(json_object('job', job, 'runs', n, 'ranks', ranks))"
+			 "SELECT json_group_array(json_object('job', job, 'runs', n, 'ranks', json(ranks)))"
 			 " FROM (SELECT job, count(*) AS n, json_group_array(json_object('run', id,"
 			 " 'name', name, 'rank', rank, 'labels', json(labels))) AS ranks FROM"
 			 " (SELECT r.id, r.name, " JOB_SQL " AS job, " RANK_SQL " AS rank, " LABELS_SQL

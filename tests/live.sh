@@ -40,7 +40,7 @@ stop() { kill "$DPID" 2>/dev/null; wait "$DPID" 2>/dev/null; DPID=; }
 app() {
 	name=$1 secs=$2
 	shift 2
-	env CYCLESCOPE_SOURCE=test CYCLESCOPE_MODE=armed CYCLESCOPE_SOCKET="$SOCK" \
+	env -u CUDA_VISIBLE_DEVICES CYCLESCOPE_SOURCE=test CYCLESCOPE_MODE=armed CYCLESCOPE_SOCKET="$SOCK" \
 		CYCLESCOPE_METRICS=lts__t_sectors.sum,dram__bytes_read.sum \
 		CYCLESCOPE_INTERVAL_NS=$INTERVAL CYCLESCOPE_TEST_DEVICES=2 CYCLESCOPE_NAME="$name" \
 		"$@" "$INJ" "$LIB" "$secs" >"$T/$name.out" 2>"$T/$name.err" &
@@ -68,7 +68,7 @@ start
 [ -n "$PORT" ] || { no "daemon starts" "$T/stderr"; exit 1; }
 
 # --- four armed ranks of one job, one trigger for 0.5 s over HTTP ---
-for r in 0 1 2 3; do app "rank$r" 4 CYCLESCOPE_JOB=job-42; done
+for r in 0 1 2 3; do app "rank$r" 4 CYCLESCOPE_JOB=job-42 RANK=$r LOCAL_RANK=$r WORLD_SIZE=4 CYCLESCOPE_LABELS=step=warm,pp=$((r / 2)); done
 wait_collectors 4 job-42 && ok "4 armed collectors register, idle, grouped under job-42" ||
 	{ get "$U/api/v1/collectors" >"$T/c.json"; no "4 collectors registered" "$T/c.json"; }
 get "$U/api/v1/collectors" >"$T/c.json"
@@ -101,7 +101,7 @@ EOF
 wait_apps
 for r in 0 1 2 3; do samples "rank$r"; done
 python3 - "$DB" "$T/t_post" $INTERVAL "$T" <<'EOF' >"$T/check" 2>&1 && ok "each run: one window and one trigger range, samples only inside the window (±1 period), every value the source's" || no "armed runs" "$T/check"
-import csv, sqlite3, sys
+import csv, json, socket, sqlite3, sys
 db, t_post, interval, tdir = sys.argv[1], int(open(sys.argv[2]).read()), int(sys.argv[3]), sys.argv[4]
 con = sqlite3.connect(db)
 runs = con.execute("SELECT id, name, status, meta FROM runs WHERE name LIKE 'rank%' ORDER BY name").fetchall()
@@ -109,7 +109,12 @@ assert len(runs) == 4, runs
 lat = []
 for rid, name, status, meta in runs:
     assert status == "complete", (name, status)
-    assert '"mode":"armed"' in meta and '"job":"job-42"' in meta, meta
+    assert '"mode":"armed"' in meta, meta
+    labels = json.loads(meta)["labels"]
+    r = name[len("rank"):]
+    want = {"job": "job-42", "rank": r, "local_rank": r, "world_size": "4", "host": socket.gethostname(),
+            "step": "warm", "pp": str(int(r) // 2)}
+    assert labels == want, (labels, want)
     win = con.execute("SELECT t0, t1 FROM ranges WHERE run=? AND kind='window'", (rid,)).fetchall()
     trg = con.execute("SELECT t0, t1, name FROM ranges WHERE run=? AND kind='trigger'", (rid,)).fetchall()
     assert len(win) == 1 and len(trg) == 1, (name, win, trg)
@@ -147,6 +152,16 @@ print("trigger latency, request to window start / to first stored sample's t0, m
       % ", ".join("%.1f / %.1f" % x for x in lat))
 EOF
 sed 's/^/# /' "$T/check"
+get "$U/api/v1/jobs" >"$T/jobs.json"
+python3 - "$T/jobs.json" <<'EOF' >"$T/check" 2>&1 && ok "GET /api/v1/jobs: job-42 with ranks 0-3, each its run and labels" || no "jobs" "$T/check"
+import json, sys
+jobs = {j["job"]: j for j in json.load(open(sys.argv[1]))}
+j = jobs["job-42"]
+assert j["runs"] == 4, j
+assert [r["rank"] for r in j["ranks"]] == ["0", "1", "2", "3"], j
+assert [r["name"] for r in j["ranks"]] == ["rank0", "rank1", "rank2", "rank3"], j
+assert all(r["labels"]["world_size"] == "4" for r in j["ranks"]), j
+EOF
 
 # --- the CLI ---
 app cli 300 CYCLESCOPE_JOB=cli-job # lives until this part is done
