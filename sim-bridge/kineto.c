@@ -6,6 +6,7 @@
  * event at a time. Ranges are held (names interned) until the end, since
  * baseTimeNanoseconds, which their times count from, comes last.
  */
+#define _GNU_SOURCE /* memmem */
 #include "kineto.h"
 
 #include <ctype.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <pthread.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -49,12 +52,22 @@ static const char *const kept_args[] = {"Collective name", "Seq", "Process Group
 					"Group size", "In msg nelems", "Out msg nelems", "dtype"};
 
 typedef struct krange {
-	int64_t t0, dur; /* ns, t0 from the base */
+	int64_t t0, dur;  /* ns, t0 from the base */
 	int64_t device, stream, corr, pid, tid, bytes;
-	uint32_t name;   /* index into names */
+	const char *name; /* interned: the map's copy, stable */
+	int64_t args;     /* offset into its block's args, -1 none */
 	uint8_t kind;
-	int64_t args;    /* offset into argtext, -1 none */
 } krange;
+
+/* Ranges in blocks that never move, so that a writer can read finished
+ * blocks while the parser fills the next. */
+#define BLOCK 8192
+#define AHEAD 16 /* blocks the parser may run ahead of the writer */
+typedef struct kblock {
+	krange r[BLOCK];
+	size_t n;
+	cs_buf args;
+} kblock;
 
 /* The event being read. */
 typedef struct event {
@@ -80,12 +93,24 @@ typedef struct kineto {
 	int keep_idx;        /* kept arg being read */
 	event ev;
 	uint64_t nevents;    /* traceEvents entries */
-	krange *r;
-	size_t nr, capr;
+	uint64_t nr;         /* ranges kept */
 	cs_strmap names;
 	char **name_list;
 	size_t nnames, capnames;
-	cs_buf argtext;
+	/* ranges, and the hand-over to the writer (stream mode) */
+	kblock **blocks;
+	size_t nblocks, capblocks;
+	size_t published;    /* blocks complete and visible to the writer */
+	size_t consumed;     /* blocks the writer has stored (and freed) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int streaming;       /* the writer stores while the parser reads */
+	int began;           /* traceEvents reached: the header is known */
+	int parsed;          /* the parser is done, parse_rc its result */
+	int parse_rc;
+	int stop;            /* the writer failed: the parser stops */
+	int late;            /* stream mode's guesses were wrong: read again */
+	int64_t assumed_base;
 	/* metadata */
 	int have_base;
 	int64_t base;
@@ -220,7 +245,7 @@ static void count_other(kineto *k, const char *cat)
 	}
 }
 
-static int intern(kineto *k, const char *name, uint32_t *idx)
+static int intern(kineto *k, const char *name, const char **out)
 {
 	size_t v = cs_strmap_get(&k->names, name);
 	if (v == SIZE_MAX) {
@@ -240,8 +265,52 @@ static int intern(kineto *k, const char *name, uint32_t *idx)
 		v = k->nnames;
 		k->name_list[k->nnames++] = copy;
 	}
-	*idx = (uint32_t)v;
+	*out = k->name_list[v];
 	return 0;
+}
+
+/* Makes the blocks up to the current one visible to the writer. */
+static void publish(kineto *k, size_t upto)
+{
+	pthread_mutex_lock(&k->mu);
+	k->published = upto;
+	pthread_cond_broadcast(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+}
+
+/* A block with room: the current one, or a new one once the current is
+ * full (handed over; in stream mode waiting while the writer is AHEAD
+ * blocks behind). NULL when out of memory or the writer stopped. */
+static kblock *room(kineto *k)
+{
+	if (k->nblocks && k->blocks[k->nblocks - 1]->n < BLOCK)
+		return k->blocks[k->nblocks - 1];
+	if (k->nblocks)
+		publish(k, k->nblocks);
+	kblock *b = malloc(sizeof *b);
+	if (!b)
+		return NULL;
+	b->n = 0;
+	b->args = (cs_buf)CS_BUF_INIT;
+	pthread_mutex_lock(&k->mu);
+	while (k->streaming && !k->stop && k->nblocks - k->consumed >= AHEAD)
+		pthread_cond_wait(&k->cv, &k->mu);
+	int ok = !k->stop;
+	if (ok && k->nblocks == k->capblocks) {
+		size_t cap = k->capblocks ? k->capblocks * 2 : 64;
+		kblock **g = realloc(k->blocks, cap * sizeof *g);
+		if (g) {
+			k->blocks = g;
+			k->capblocks = cap;
+		}
+		ok = g != NULL;
+	}
+	if (ok)
+		k->blocks[k->nblocks++] = b;
+	pthread_mutex_unlock(&k->mu);
+	if (!ok)
+		free(b);
+	return ok ? b : NULL;
 }
 
 static void put_triple(cs_buf *b, const char *key, const int64_t *v, int n)
@@ -280,15 +349,10 @@ static int end_event(kineto *k)
 			    e->name.len ? (const char *)e->name.data : "");
 	if (e->dur < 0)
 		return stop(k, "event %" PRIu64 " (%s): \"dur\" is negative", k->nevents, e->cat);
-	if (k->nr == k->capr) {
-		size_t cap = k->capr ? k->capr * 2 : 4096;
-		krange *g = realloc(k->r, cap * sizeof *g);
-		if (!g)
-			return stop(k, "out of memory");
-		k->r = g;
-		k->capr = cap;
-	}
-	krange *r = &k->r[k->nr];
+	kblock *blk = room(k);
+	if (!blk)
+		return stop(k, k->stop ? "stopped" : "out of memory");
+	krange *r = &blk->r[blk->n];
 	cs_buf_put_u8(&e->name, 0);
 	if (intern(k, (const char *)e->name.data, &r->name) < 0)
 		return stop(k, "out of memory");
@@ -315,12 +379,13 @@ static int end_event(kineto *k)
 			cs_buf_append(&a, e->keep.data, e->keep.len);
 		}
 		cs_json_raw(&a, "}");
-		r->args = (int64_t)k->argtext.len;
-		cs_buf_append(&k->argtext, a.data, a.len);
-		cs_buf_put_u8(&k->argtext, 0);
+		r->args = (int64_t)blk->args.len;
+		cs_buf_append(&blk->args, a.data, a.len);
+		cs_buf_put_u8(&blk->args, 0);
 		cs_buf_free(&a);
 	}
 	k->per_cat[e->kind]++;
+	blk->n++;
 	k->nr++;
 	return 1;
 }
@@ -344,6 +409,8 @@ static int on_scalar(kineto *k, const char *s, size_t n, int is_str)
 					    "found %s", tmp);
 			k->base = v;
 			k->have_base = 1;
+			if (k->streaming && v != k->assumed_base)
+				k->late = 1; /* the ranges stored so far count from another origin */
 		}
 		return 1;
 	}
@@ -499,6 +566,9 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 			 : key_is(s, n, "distributedInfo")    ? T_DIST
 			 : key_is(s, n, "baseTimeNanoseconds") ? T_BASE
 							      : T_OTHER;
+		/* the run was begun without this member */
+		if (k->streaming && k->began && (k->top == T_DIST || k->top == T_DEVPROPS))
+			k->late = 1;
 		return 1;
 	}
 	if ((k->top == T_DIST && k->depth == 2) || (k->top == T_DEVPROPS && k->depth == 3)) {
@@ -569,6 +639,13 @@ static int cb_start_array(void *ctx)
 {
 	kineto *k = ctx;
 	k->depth++;
+	if (k->depth == 2 && k->top == T_EVENTS && !k->began) {
+		/* what comes before the events (the devices, the ranks) is known */
+		pthread_mutex_lock(&k->mu);
+		k->began = 1;
+		pthread_cond_broadcast(&k->cv);
+		pthread_mutex_unlock(&k->mu);
+	}
 	if (k->depth == 4 && k->top == T_EVENTS)
 		k->evkey = E_OTHER; /* an array member of an event: nothing we read */
 	return 1;
@@ -609,6 +686,8 @@ static int parse_fail(kineto *k, const unsigned char *data, size_t len)
 static int on_chunk(void *ctx, const char *data, size_t len)
 {
 	kineto *k = ctx;
+	if (k->stop)
+		return -ECANCELED;
 	if (yajl_parse(k->y, (const unsigned char *)data, len) != yajl_status_ok)
 		return parse_fail(k, (const unsigned char *)data, len);
 	return 0;
@@ -616,32 +695,13 @@ static int on_chunk(void *ctx, const char *data, size_t len)
 
 static void build_extra(kineto *k, cs_buf *x)
 {
+	int base = k->streaming ? k->assumed_base != 0 : k->have_base;
 	cs_json_raw(x, "\"time_origin\":");
-	cs_json_str(x, k->have_base ? "baseTimeNanoseconds" : "ts as written");
-	if (k->have_base) {
+	cs_json_str(x, base ? "baseTimeNanoseconds" : "ts as written");
+	if (base) {
 		cs_json_raw(x, ",\"base_time_ns\":");
-		cs_json_i64(x, k->base);
+		cs_json_i64(x, k->streaming ? k->assumed_base : k->base);
 	}
-	cs_json_raw(x, ",\"events\":");
-	cs_json_i64(x, (int64_t)k->nevents);
-	cs_json_raw(x, ",\"ranges\":{");
-	for (int i = 1; i < K_NKIND; i++) {
-		if (i > 1)
-			cs_json_raw(x, ",");
-		cs_json_str(x, kind_names[i]);
-		cs_json_raw(x, ":");
-		cs_json_i64(x, (int64_t)k->per_cat[i]);
-	}
-	cs_json_raw(x, "},\"not_imported\":{");
-	for (size_t i = 0; i < k->nother; i++) {
-		if (i)
-			cs_json_raw(x, ",");
-		cs_json_str(x, k->other_cats[i]);
-		cs_json_raw(x, ":");
-		cs_json_i64(x, (int64_t)k->other_n[i]);
-	}
-	cs_json_raw(x, "},\"flow_events\":");
-	cs_json_i64(x, (int64_t)k->flows);
 	if (k->dist.len) {
 		cs_json_raw(x, ",\"distributed\":{");
 		cs_buf_append(x, k->dist.data, k->dist.len);
@@ -655,71 +715,68 @@ static void build_extra(kineto *k, cs_buf *x)
 	cs_buf_put_u8(x, 0);
 }
 
-static int write_run(kineto *k, cs_producer *p)
+static cs_simrun *open_run(kineto *k, cs_producer *p)
 {
-	int64_t base = k->have_base ? k->base : 0;
-	for (size_t i = 0; i < k->nr; i++) {
-		int64_t t0 = k->r[i].t0 + base;
-		if (t0 < 0 || k->r[i].dur > INT64_MAX - t0)
-			return cs_imp_fail(&k->im, "a %s range \"%.80s\" starts at %" PRId64 " ns, "
-					   "before the time origin: expected ts >= 0",
-					   kind_names[k->r[i].kind], k->name_list[k->r[i].name], t0);
-	}
 	cs_buf extra = CS_BUF_INIT;
 	build_extra(k, &extra);
 	cs_simrun *run = cs_simrun_open(p, k->im.o, "kineto", "hw", "ns", 0,
 					(const char *)extra.data, k->im.err, k->im.errlen);
 	cs_buf_free(&extra);
-	if (!run)
-		return -EIO;
 	int rc = 0;
-	for (size_t i = 0; i < k->ndevs && rc == 0; i++) {
+	for (size_t i = 0; run && i < k->ndevs && rc == 0; i++) {
 		rc = cs_producer_add_device(p, &k->devs[i]);
 		if (rc == -EEXIST)
 			rc = 0;
 	}
-	for (size_t i = 0; i < k->nr && rc == 0; i++) {
-		const krange *x = &k->r[i];
+	if (rc < 0) {
+		snprintf(k->im.err, k->im.errlen, "%s: %s", k->im.label, cs_producer_errmsg(p));
+		cs_simrun_finish(run, p, rc, k->im.label, k->im.err, k->im.errlen);
+		return NULL;
+	}
+	return run;
+}
+
+/* Stores one block's ranges, their times from base. */
+static int store_block(kineto *k, cs_simrun *run, const kblock *b, int64_t base)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const krange *x = &b->r[i];
+		int64_t t0 = x->t0 + base;
+		if (t0 < 0 || x->dur > INT64_MAX - t0)
+			return cs_imp_fail(&k->im, "a %s range \"%.80s\" starts at %" PRId64 " ns, "
+					   "before the time origin: expected ts >= 0",
+					   kind_names[x->kind], x->name, t0);
 		cs_range g;
-		cs_range_init(&g, kind_names[x->kind], k->name_list[x->name],
-			      (uint64_t)(x->t0 + base), (uint64_t)(x->t0 + base + x->dur));
+		cs_range_init(&g, kind_names[x->kind], x->name, (uint64_t)t0, (uint64_t)(t0 + x->dur));
 		g.device = x->device;
 		g.stream = x->stream;
 		g.correlation_id = x->corr;
 		g.pid = x->pid;
 		g.tid = x->tid;
 		g.bytes = x->bytes;
-		g.args = x->args >= 0 ? (const char *)k->argtext.data + x->args : NULL;
-		rc = cs_simrun_range(run, &g);
+		g.args = x->args >= 0 ? (const char *)b->args.data + x->args : NULL;
+		int rc = cs_simrun_range(run, &g);
+		if (rc < 0) {
+			snprintf(k->im.err, k->im.errlen, "%s: %s", k->im.label, cs_simrun_errmsg(run));
+			return rc;
+		}
 	}
-	if (rc < 0 && !k->im.err[0])
-		snprintf(k->im.err, k->im.errlen, "%s: %s", k->im.label, cs_simrun_errmsg(run));
-	return cs_simrun_finish(run, p, rc, k->im.label, k->im.err, k->im.errlen);
+	return 0;
 }
 
-int cs_import_kineto(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
-		     char *err, size_t errlen)
+static void free_block(kblock *b)
 {
-	kineto *k = calloc(1, sizeof *k);
-	if (!k) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	cs_imp_init(&k->im, o, err, errlen);
-	k->ev.name = (cs_buf)CS_BUF_INIT;
-	k->ev.keep = (cs_buf)CS_BUF_INIT;
-	k->argtext = (cs_buf)CS_BUF_INIT;
-	k->dist = (cs_buf)CS_BUF_INIT;
-	k->labels = (cs_buf)CS_BUF_INIT;
-	int rc = 0;
-	k->y = yajl_alloc(&callbacks, NULL, k);
-	if (!k->y) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	yajl_config(k->y, yajl_dont_validate_strings, 1);
-	rc = cs_textin_chunks(buf, len, k->im.label, on_chunk, k, o->progress, o->progress_ctx,
-			      err, errlen);
+	if (b)
+		cs_buf_free(&b->args);
+	free(b);
+}
+
+/* Reads the whole text; the checks that need all of it. */
+static int parse_all(kineto *k, const char *buf, size_t len)
+{
+	const cs_import_opts *o = k->im.o;
+	int rc = cs_textin_chunks(buf, len, k->im.label, on_chunk, k, o->progress, o->progress_ctx,
+				  k->im.err, k->im.errlen);
 	if (rc == 0 && yajl_complete_parse(k->y) != yajl_status_ok)
 		rc = k->why[0] ? cs_imp_fail(&k->im, "%s", k->why)
 			       : cs_imp_fail(&k->im, "the JSON ends early (after %" PRIu64
@@ -730,27 +787,194 @@ int cs_import_kineto(cs_producer *p, const char *buf, size_t len, const cs_impor
 	if (rc == 0 && !k->nr)
 		rc = cs_imp_fail(&k->im, "%" PRIu64 " events, none of them a kernel, copy, set, "
 				 "CUDA API call or annotation with \"ts\" and \"dur\"", k->nevents);
+	return rc;
+}
+
+typedef struct parse_job {
+	kineto *k;
+	const char *buf;
+	size_t len;
+} parse_job;
+
+static void *parser(void *arg)
+{
+	parse_job *j = arg;
+	kineto *k = j->k;
+	int rc = parse_all(k, j->buf, j->len);
+	pthread_mutex_lock(&k->mu);
+	k->parse_rc = rc;
+	k->parsed = 1;
+	k->published = k->nblocks;
+	pthread_cond_broadcast(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+/* The writer's side of stream mode: the run is begun once the parser is
+ * past the header, and each block stored as it fills. */
+static int stream_run(kineto *k, cs_producer *p, const char *buf, size_t len)
+{
+	parse_job job = {k, buf, len};
+	pthread_t th;
+	if (pthread_create(&th, NULL, parser, &job))
+		return -EAGAIN;
+	pthread_mutex_lock(&k->mu);
+	while (!k->began && !k->parsed)
+		pthread_cond_wait(&k->cv, &k->mu);
+	pthread_mutex_unlock(&k->mu);
+	cs_simrun *run = open_run(k, p);
+	int rc = run ? 0 : -EIO;
+	for (;;) {
+		pthread_mutex_lock(&k->mu);
+		while (rc == 0 && k->consumed == k->published && !k->parsed)
+			pthread_cond_wait(&k->cv, &k->mu);
+		if (rc || k->consumed == k->published) {
+			k->stop = rc != 0;
+			pthread_cond_broadcast(&k->cv);
+			pthread_mutex_unlock(&k->mu);
+			break;
+		}
+		kblock *b = k->blocks[k->consumed];
+		pthread_mutex_unlock(&k->mu);
+		rc = store_block(k, run, b, k->assumed_base);
+		free_block(b);
+		pthread_mutex_lock(&k->mu);
+		k->blocks[k->consumed++] = NULL;
+		pthread_cond_broadcast(&k->cv);
+		pthread_mutex_unlock(&k->mu);
+	}
+	pthread_join(th, NULL);
 	if (rc == 0)
-		rc = write_run(k, p);
-	if (rc == 0)
-		cs_log(CS_LOG_INFO, "%s: %" PRIu64 " events: %zu ranges (%" PRIu64 " kernels), %"
-		       PRIu64 " flow events", k->im.label, k->nevents, k->nr, k->per_cat[K_KERNEL],
-		       k->flows);
-out:
-	if (rc == -ENOMEM && !err[0])
-		snprintf(err, errlen, "%s: out of memory", k->im.label);
-	if (k->y)
-		yajl_free(k->y);
+		rc = k->parse_rc;
+	if (rc == 0 && k->late)
+		rc = -EAGAIN; /* read again, holding the ranges */
+	if (rc == -EAGAIN)
+		k->im.err[0] = '\0';
+	if (!run)
+		return rc;
+	return cs_simrun_finish(run, p, rc, k->im.label, k->im.err, k->im.errlen);
+}
+
+static int hold_run(kineto *k, cs_producer *p, const char *buf, size_t len)
+{
+	int rc = parse_all(k, buf, len);
+	if (rc)
+		return rc;
+	cs_simrun *run = open_run(k, p);
+	if (!run)
+		return -EIO;
+	int64_t base = k->have_base ? k->base : 0;
+	for (size_t i = 0; i < k->nblocks && rc == 0; i++)
+		rc = store_block(k, run, k->blocks[i], base);
+	return cs_simrun_finish(run, p, rc, k->im.label, k->im.err, k->im.errlen);
+}
+
+/* Where a plain trace's events count from, read before the events:
+ * baseTimeNanoseconds at the end of the text (where Kineto writes it) or
+ * at its head; 0 when neither has it. */
+static int64_t peek_base(const char *buf, size_t len)
+{
+	static const char key[] = "\"baseTimeNanoseconds\"";
+	const size_t span = 65536;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t from = pass ? 0 : len > span ? len - span : 0;
+		size_t to = pass ? (len < span ? len : span) : len;
+		const char *hit = NULL;
+		for (const char *q = buf + from; q < buf + to;) {
+			const char *f = memmem(q, (size_t)(buf + to - q), key, sizeof key - 1);
+			if (!f)
+				break;
+			hit = f;
+			q = f + 1;
+		}
+		if (!hit)
+			continue;
+		const char *v = hit + sizeof key - 1;
+		while (v < buf + len && (*v == ' ' || *v == ':' || *v == '\n' || *v == '\r' || *v == '\t'))
+			v++;
+		int64_t n = 0;
+		int digits = 0;
+		while (v < buf + len && *v >= '0' && *v <= '9' && digits < 19) {
+			n = n * 10 + (*v++ - '0');
+			digits++;
+		}
+		return digits ? n : 0;
+	}
+	return 0;
+}
+
+static void reset(kineto *k)
+{
+	for (size_t i = 0; i < k->nblocks; i++)
+		free_block(k->blocks[i]);
+	free(k->blocks);
 	cs_strmap_free(&k->names);
 	for (size_t i = 0; i < k->nnames; i++)
 		free(k->name_list[i]);
 	free(k->name_list);
-	free(k->r);
 	cs_buf_free(&k->ev.name);
 	cs_buf_free(&k->ev.keep);
-	cs_buf_free(&k->argtext);
 	cs_buf_free(&k->dist);
 	cs_buf_free(&k->labels);
+	if (k->y)
+		yajl_free(k->y);
+	pthread_mutex_destroy(&k->mu);
+	pthread_cond_destroy(&k->cv);
+}
+
+static int import_once(kineto *k, cs_producer *p, const char *buf, size_t len,
+		       const cs_import_opts *o, char *err, size_t errlen, int streaming)
+{
+	memset(k, 0, sizeof *k);
+	cs_imp_init(&k->im, o, err, errlen);
+	k->ev.name = (cs_buf)CS_BUF_INIT;
+	k->ev.keep = (cs_buf)CS_BUF_INIT;
+	k->dist = (cs_buf)CS_BUF_INIT;
+	k->labels = (cs_buf)CS_BUF_INIT;
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_cond_init(&k->cv, NULL);
+	k->streaming = streaming;
+	if (streaming)
+		k->assumed_base = peek_base(buf, len);
+	k->y = yajl_alloc(&callbacks, NULL, k);
+	if (!k->y)
+		return -ENOMEM;
+	yajl_config(k->y, yajl_dont_validate_strings, 1);
+	return streaming ? stream_run(k, p, buf, len) : hold_run(k, p, buf, len);
+}
+
+int cs_import_kineto(cs_producer *p, const char *buf, size_t len, const cs_import_opts *o,
+		     char *err, size_t errlen)
+{
+	kineto *k = calloc(1, sizeof *k);
+	if (!k) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* A plain trace is stored while it is read; gzip (inflated on its own
+	 * thread already), or a plain one laid out otherwise than Kineto
+	 * writes it, is read whole first. */
+	int rc = import_once(k, p, buf, len, o, err, errlen, !cs_textin_is_gzip(buf, len));
+	if (rc == -EAGAIN && k->streaming) {
+		reset(k);
+		rc = import_once(k, p, buf, len, o, err, errlen, 0);
+	}
+	if (rc == 0) {
+		char other[400] = "";
+		size_t at = 0;
+		for (size_t i = 0; i < k->nother && at < sizeof other; i++)
+			at += (size_t)snprintf(other + at, sizeof other - at, "%s%s %" PRIu64,
+					       i ? ", " : "; not imported: ", k->other_cats[i],
+					       k->other_n[i]);
+		cs_log(CS_LOG_INFO, "%s: %" PRIu64 " events: %" PRIu64 " ranges (api %" PRIu64
+		       ", kernel %" PRIu64 ", memcpy %" PRIu64 ", memset %" PRIu64 ", nvtx %" PRIu64
+		       "), %" PRIu64 " flow events%s", k->im.label, k->nevents, k->nr,
+		       k->per_cat[K_API], k->per_cat[K_KERNEL], k->per_cat[K_MEMCPY],
+		       k->per_cat[K_MEMSET], k->per_cat[K_NVTX], k->flows, other);
+	}
+	if (rc == -ENOMEM && !err[0])
+		snprintf(err, errlen, "%s: out of memory", k->im.label);
+	reset(k);
 	free(k);
 	return rc;
 }

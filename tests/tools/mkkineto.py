@@ -126,7 +126,14 @@ for rank in range(o.ranks):
         "baseTimeNanoseconds": BASE,
     }
     name = os.path.join(o.out, "worker%d.%d.pt.trace.json" % (rank, 1700 + rank))
-    text = json.dumps(doc, indent=None if o.compact else 1)
+    # laid out as Kineto writes it: the members, then one event per line
+    # block, baseTimeNanoseconds last
+    head = {k: v for k, v in doc.items() if k not in ("traceEvents", "traceName", "displayTimeUnit",
+                                                      "baseTimeNanoseconds")}
+    text = "{\n" + "".join("  %s: %s,\n" % (json.dumps(k), json.dumps(v)) for k, v in head.items())
+    text += '  "traceEvents": [\n  ' + ",\n  ".join(json.dumps(e) for e in ev) + "\n  ],\n"
+    text += '  "traceName": %s,\n  "displayTimeUnit": "ms",\n  "baseTimeNanoseconds": %d\n}\n' % (
+        json.dumps(doc["traceName"]), BASE)
     if o.gzip:
         with gzip.open(name + ".gz", "wt") as f:
             f.write(text)
