@@ -69,6 +69,17 @@ same "gzipped, the same ranges" \
 same "--job, --rank and --label win over the file's own labels and keep the rest" \
 	"$(pq "SELECT json(json_extract(meta, '\$.labels')) FROM runs WHERE name = 'relabelled'")" \
 	'{"backend":"nccl","rank":"0","world_size":"2","job":"exp7","host":"node3","tp":"2"}'
+python3 - "$K" "$T/late.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+late = {"traceEvents": d.pop("traceEvents"), "baseTimeNanoseconds": d.pop("baseTimeNanoseconds") + 1000}
+late.update(d)  # distributedInfo and deviceProperties after the events, another origin
+json.dump(late, open(sys.argv[2], "w"))
+EOF
+"$CS" import "$T/late.json" --db "$DB" --name late >/dev/null 2>&1
+same "a trace laid out otherwise (the header after the events) gets the same ranges, labels and devices" \
+	"$(pq "SELECT (SELECT min(t0) - 1000 FROM ranges WHERE run = r.id) || ' ' || json_extract(meta, '\$.labels.rank') || ' ' || (SELECT count(*) FROM devices WHERE run = r.id) || ' ' || (SELECT count(*) FROM ranges WHERE run = r.id) FROM runs r WHERE name = 'late'")" \
+	"$(pq "SELECT (SELECT min(t0) FROM ranges WHERE run = r.id) || ' 1 1 ' || (SELECT count(*) FROM ranges WHERE run = r.id) FROM runs r WHERE name = 'quirks'")"
 bad "--rank must be a number" "--rank" "$CS" import "$K" --db "$DB" --rank one
 bad "--label must be KEY=VALUE" "KEY=VALUE" "$CS" import "$K" --db "$DB" --label oops
 
