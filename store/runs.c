@@ -356,7 +356,8 @@ int cs_runs_job(cs_store *s, const char *job, cs_job_rank **out, size_t *n)
 	*out = NULL;
 	*n = 0;
 	int rc = prepare(s,
-			 "SELECT r.id, r.name, " RANK_SQL ", r.host,"
+			 "SELECT r.id, r.name, " RANK_SQL ", coalesce(json_extract(r.meta,"
+			 " '$.labels.host'), CASE WHEN r.source = 'collector' THEN r.host END),"
 			 " json_extract(r.meta, '$.labels.world_size'), r.time_unit, r.start_ns"
 			 " FROM runs r WHERE " JOB_SQL " = ?1 ORDER BY r.id", &st);
 	if (rc)

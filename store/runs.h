@@ -98,7 +98,7 @@ typedef struct cs_job_rank {
 	char name[256];
 	int64_t rank;
 	int64_t world_size;  /* its world_size label, 0 when none */
-	char host[128];
+	char host[128];      /* its host label, else a collector's host; "" */
 	char time_unit[8];
 	int64_t start_ns;
 } cs_job_rank;
