@@ -24,6 +24,7 @@
 
 typedef struct arange {
 	int64_t t0, t1;
+	int64_t device; /* -1 none */
 	int key;
 } arange;
 
@@ -134,7 +135,8 @@ static int read_a(cs_store *s, cs_job_rankres *r, const char *spec, char keys[][
 			}
 			out->v = g;
 		}
-		out->v[out->n++] = (arange){row.t0, row.t1, k};
+		out->v[out->n++] = (arange){row.t0, row.t1,
+					    (row.has & CS_RANGE_HAS_DEVICE) ? row.device : -1, k};
 	}
 	cs_ranges_close(cur);
 	if (rc == 0 && out->n)
@@ -392,7 +394,22 @@ int cs_jobphases_compute(cs_store *s, const char *job, const char *a, const char
 		x->ncoll = ra[r].n;
 		char spec[32], why[1200];
 		snprintf(spec, sizeof spec, "%lld", (long long)x->run);
-		rc = cs_overlap_compute(s, spec, a, b, metrics, x->device, &x->ov, why, sizeof why);
+		/* its A ranges on its device (and those of none), as overlap.c
+		 * would read them */
+		int64_t (*iv)[2] = malloc((ra[r].n ? ra[r].n : 1) * sizeof *iv);
+		size_t niv = 0;
+		if (!iv) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < ra[r].n; i++)
+			if (ra[r].v[i].device < 0 || ra[r].v[i].device == (int64_t)x->device) {
+				iv[niv][0] = ra[r].v[i].t0;
+				iv[niv++][1] = ra[r].v[i].t1;
+			}
+		rc = cs_overlap_compute_given(s, spec, a, b, metrics, x->device, (const int64_t(*)[2])iv,
+					      niv, &x->ov, why, sizeof why);
+		free(iv);
 		if (rc < 0)
 			snprintf(err, errlen, "rank %lld (run %lld '%s'): %s", (long long)x->rank,
 				 (long long)x->run, x->name, why);

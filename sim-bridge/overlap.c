@@ -56,6 +56,8 @@ const char *cs_overlap_spec(const char *spec, char *kind, size_t klen)
 	return spec;
 }
 
+static void merge(ival *v, size_t cnt, size_t *n);
+
 /* The ranges of run matching "[KIND:]GLOB", merged into disjoint
  * intervals (ascending). *n = 0 when none matches. */
 static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec, int64_t origin,
@@ -90,6 +92,14 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 	}
 	cs_ranges_close(cur);
 	*nranges = cnt;
+	*out = v;
+	merge(v, cnt, n);
+	return rc;
+}
+
+/* Sorts v[0..cnt) and merges it into disjoint intervals, *n of them. */
+static void merge(ival *v, size_t cnt, size_t *n)
+{
 	if (cnt)
 		qsort(v, cnt, sizeof *v, cmp_ival);
 	size_t m = 0;
@@ -103,9 +113,7 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 			v[m++] = v[i];
 		}
 	}
-	*out = v;
 	*n = m;
-	return rc;
 }
 
 /* What a glob that matched nothing (or only empty ranges) could have
@@ -273,6 +281,15 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 		       const char *metrics, uint32_t device, cs_overlap *j, char *err,
 		       size_t errlen)
 {
+	return cs_overlap_compute_given(s, spec, a_glob, b_glob, metrics, device, NULL, 0, j, err,
+					errlen);
+}
+
+int cs_overlap_compute_given(cs_store *s, const char *spec, const char *a_glob,
+			     const char *b_glob, const char *metrics, uint32_t device,
+			     const int64_t (*given)[2], size_t ngiven, cs_overlap *j, char *err,
+			     size_t errlen)
+{
 	memset(j, 0, sizeof *j);
 	j->tail0 = j->tail1 = NAN;
 	err[0] = '\0';
@@ -304,7 +321,19 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 	j->origin = have_ranges ? (int64_t)r0 : 0;
 	if (have_samples && (!have_ranges || lo < r0))
 		j->origin = (int64_t)lo;
-	int rc = union_of(s, run, device, a_glob, j->origin, &a, &na, &j->a_ranges);
+	int rc = 0;
+	if (given) {
+		a = malloc((ngiven ? ngiven : 1) * sizeof *a);
+		if (!a)
+			rc = -ENOMEM;
+		for (size_t i = 0; a && i < ngiven; i++)
+			a[i] = (ival){(double)(given[i][0] - j->origin), (double)(given[i][1] - j->origin)};
+		j->a_ranges = ngiven;
+		if (a)
+			merge(a, ngiven, &na);
+	} else {
+		rc = union_of(s, run, device, a_glob, j->origin, &a, &na, &j->a_ranges);
+	}
 	if (rc == 0)
 		rc = union_of(s, run, device, b_glob, j->origin, &b, &nb, &j->b_ranges);
 	if (rc == 0 && (!na || !nb)) {

@@ -65,6 +65,13 @@ int cs_overlap_compute(cs_store *s, const char *run, const char *a, const char *
 		       size_t errlen);
 void cs_overlap_free(cs_overlap *o);
 
+/* The same with A's ranges given ([t0, t1] in the run's time, ngiven of
+ * them, borrowed) instead of read by a_glob (still named in messages). */
+int cs_overlap_compute_given(cs_store *s, const char *spec, const char *a_glob,
+			     const char *b_glob, const char *metrics, uint32_t device,
+			     const int64_t (*given)[2], size_t ngiven, cs_overlap *j, char *err,
+			     size_t errlen);
+
 /* "[KIND:]GLOB": the kind into kind ("" when none), the glob returned. */
 const char *cs_overlap_spec(const char *spec, char *kind, size_t klen);
 

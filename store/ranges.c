@@ -30,17 +30,24 @@ static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t 
 			 " ORDER BY id LIMIT %s", args, q->limit ? "?5" : "-1");
 		return;
 	}
-	snprintf(sql, len,
-		 "SELECT " RANGE_COLUMNS "%s FROM (SELECT * FROM ranges WHERE run = ?1 AND %s%s%s%s"
-		 " ORDER BY %s LIMIT %s) ORDER BY %s", args,
+	char where[400];
+	snprintf(where, sizeof where, "run = ?1 AND %s%s%s%s",
 		 q->window == CS_RANGES_TOUCHING ? "t1 >= ?2 AND t0 < ?3"
 		 : q->window == CS_RANGES_STRICT ? "t1 > ?2 AND t0 < ?3"
 						 : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
 		 q->kinds && *q->kinds ? " AND instr(',' || ?4 || ',', ',' || kind || ',') > 0" : "",
 		 !q->name ? "" : q->name_glob ? " AND name GLOB ?6" : " AND name = ?6",
-		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "",
-		 q->limit ? "t0 - t1" : "t0, id", q->limit ? "?5" : "-1",
-		 q->longest_first ? "t0 - t1, id" : "t0, id");
+		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "");
+	/* The N longest need a subquery; all of them are read in order
+	 * straight from the (run, t0) index, nothing copied aside. */
+	if (!q->limit)
+		snprintf(sql, len, "SELECT " RANGE_COLUMNS "%s FROM ranges WHERE %s ORDER BY %s", args,
+			 where, q->longest_first ? "t0 - t1, id" : "t0, id");
+	else
+		snprintf(sql, len,
+			 "SELECT " RANGE_COLUMNS "%s FROM (SELECT * FROM ranges WHERE %s"
+			 " ORDER BY t0 - t1 LIMIT ?5) ORDER BY %s", args, where,
+			 q->longest_first ? "t0 - t1, id" : "t0, id");
 }
 
 static int prepare(cs_store *s, const char *sql, sqlite3_stmt **st)
