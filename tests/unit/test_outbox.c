@@ -76,8 +76,9 @@ static void test_migrates_v1(void **state)
 	cs_store *s = open_rw("v1.db", 1);
 	write_run(s, 1);
 	/* make it a v1 file again: no ship_marks (v2), no runs.bad_records
-	 * or runs.empty_samples (v3) */
+	 * or runs.empty_samples (v3), no timelines_t0 (v4), no ranges.args (v5) */
 	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; "
+				      "ALTER TABLE ranges DROP COLUMN args; "
 				      "ALTER TABLE runs DROP COLUMN bad_records; "
 				      "ALTER TABLE runs DROP COLUMN empty_samples; "
 				      "DROP INDEX timelines_t0; PRAGMA user_version = 1",
