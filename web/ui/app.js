@@ -1,6 +1,6 @@
 /*
  * cyclescope's browser UI, served by the daemon (docs/http-api.md, "The
- * UI"). Four pages, chosen by the URL's hash:
+ * UI"). Five pages, chosen by the URL's hash:
  *   #/                 the runs list
  *   #/run/ID?metric=a,b&from=&to=&device=
  *                      a run: bucketed plots that re-query at every zoom,
@@ -9,6 +9,8 @@
  *   #/compare?hw=&sim=&hw_metric=&sim_metric=...
  *                      a correlation request built from two runs
  *   #/collectors       the live collectors, grouped by job, with triggers
+ *   #/jobs, #/job/NAME?a=&b=&align=&instances=
+ *                      the jobs; one job's ranks on one time axis, stragglers
  * Everything comes from the HTTP API; plots are uPlot's. One ES module a
  * page (runs.js, run.js with live.js and lanes.js, compare.js,
  * collectors.js), what they share in common.js and plots.js; this one
@@ -18,6 +20,7 @@ import { app, h, seen, setToken, show, showError } from './common.js';
 import { runsPage } from './runs.js';
 import { collectorsPage } from './collectors.js';
 import { comparePage } from './compare.js';
+import { jobPage, jobsPage } from './jobs.js';
 import { runPage } from './run.js';
 
 // The daemon's token, asked for on a 401 and kept for this tab.
@@ -48,6 +51,12 @@ async function route() {
 		if (m) {
 			document.body.setAttribute('data-page', 'run');
 			await runPage(decodeURIComponent(m[1]), params);
+		} else if (path === '/jobs') {
+			document.body.setAttribute('data-page', 'jobs');
+			await jobsPage();
+		} else if (path.startsWith('/job/')) {
+			document.body.setAttribute('data-page', 'job');
+			await jobPage(decodeURIComponent(path.slice(5)), params);
 		} else if (path === '/collectors') {
 			document.body.setAttribute('data-page', 'collectors');
 			await collectorsPage();
