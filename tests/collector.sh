@@ -298,7 +298,8 @@ jr() { # DB ENV...: job|rank of the run the collector records with ENV
 	env CYCLESCOPE_SOURCE=test CYCLESCOPE_OUTPUT=db CYCLESCOPE_DB="$db" "$@" "$B/tests/inject" "$LIB" 1 >/dev/null 2>>"$T/jr.err"
 	python3 -c "import sqlite3, json, sys
 m = json.loads(sqlite3.connect(sys.argv[1]).execute('SELECT meta FROM runs').fetchone()[0])
-print(m.get('job', '-') + '|' + m.get('rank', '-'))" "$db" 2>>"$T/jr.err"
+l = m.get('labels', {})
+print(l.get('job', '-') + '|' + l.get('rank', '-'))" "$db" 2>>"$T/jr.err"
 }
 [ "$(jr "$T/jr1.db" SLURM_JOB_ID=77 SLURM_PROCID=5)" = "77|5" ] &&
 	[ "$(jr "$T/jr2.db" RANK=3)" = "-|3" ] &&

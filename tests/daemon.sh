@@ -158,7 +158,7 @@ r = list(csv.DictReader(open('$T/grow-ranges.csv')))
 print(max(int(x['t1']) for x in r if x['name'] == 'cudaMemcpy' and int(x['t0']) == min(int(y['t0']) for y in r)) + 1)")"
 python3 - "$T/follow2.txt" "$T/grow-ranges.csv" >"$T/why" 2>&1 <<'PY'
 import csv, sys
-got = [l[6:].rstrip("\n") for l in open(sys.argv[1]) if l.startswith("data: ") and l[6:].count(",") == 10]
+got = [l[6:].rstrip("\n") for l in open(sys.argv[1]) if l.startswith("data: ") and l[6:].count(",") == 11]
 rows = [g for g in got if not g.startswith("kind,")]
 allr = list(csv.DictReader(open(sys.argv[2])))
 first_t1 = max(int(x["t1"]) for x in allr if x["name"] == "cudaMemcpy" and int(x["t0"]) == min(int(y["t0"]) for y in allr))

@@ -36,7 +36,7 @@ cd "$OLDPWD" || exit 1
 # bash completion, as installed: commands, a command's options, import formats
 C="$R/usr/share/bash-completion/completions/cyclescope"
 comp() { bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cyclescope; echo "${COMPREPLY[*]}"' _ "$C" "$@"; }
-[ -f "$C" ] && [ "$(comp cyclescope pha)" = "phases" ] && [ "$(comp cyclescope import --ran)" = "--ranges" ] &&
+[ -f "$C" ] && [ "$(comp cyclescope pha)" = "phases" ] && [ "$(comp cyclescope import --rang)" = "--ranges" ] &&
 	comp cyclescope import nc | grep -q 'ncu-csv' && [ "$(comp cyclescope correlate --hw-c)" = "--hw-clock-mhz" ] &&
 	ok "the installed bash completion completes commands, each command's options and import formats" || no "bash completion" "$C"
 # the systemd unit as installed: systemd's own check (ExecStart must exist,

@@ -40,6 +40,10 @@ PY
 # the hardware clock field.
 printf 't0,t1,l2_reads\n0,1000,5\n1000,2000,7\n' >"$T/noclock.csv"
 "$CS" import csv "$T/noclock.csv" --db "$DB" --name noclock >/dev/null 2>&1
+# A job of four ranks (PyTorch profiler traces, clocks 1 ms apart), for
+# the job page; last, so that the runs above keep their ids.
+python3 tests/tools/mkkineto.py "$T/job" --ranks 4 --steps 6 --skew-us 1000
+for f in "$T"/job/*.pt.trace.json; do "$CS" import kineto "$f" --db "$DB" --job dp4 >/dev/null 2>&1; done
 # What the run pages open on, computed here from the chunks' stored
 # aggregates: the two metrics whose range is widest for their size, names
 # with "cycle" last, then by name (docs/ui.md).

@@ -63,8 +63,8 @@ async function nav(url) {
 	await page.goto(BASE + '/');
 	await page.waitForSelector('body[data-ready="1"]');
 	const rows = await page.$$eval('#runs tr[data-run]', (trs) => trs.map((t) => t.textContent));
-	check(rows.length === 6 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
-		'the runs page lists the 6 runs', rows);
+	check(rows.length === 10 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
+		'the runs page lists the 10 runs', rows);
 	await page.screenshot({ path: ART + '/ui-runs.png', fullPage: true });
 
 	// --- a run: plots with data ---
@@ -536,6 +536,27 @@ async function nav(url) {
 		for (const p of procs)
 			p.kill();
 	}
+
+	// --- a job: its ranks on one axis, the stragglers ---
+	await nav(BASE + '/#/jobs');
+	await page.waitForSelector('body[data-ready="1"]');
+	const jobs = await page.$$eval('#jobs tr[data-job]', (trs) => trs.map((t) => t.dataset.job + ':' + t.cells[1].textContent));
+	check(jobs.includes('dp4:4'), 'the jobs page lists the job with its 4 runs', jobs);
+	await page.click('#jobs tr[data-job="dp4"] a');
+	await page.waitForSelector('body[data-ready="1"][data-page="job"]');
+	const jr = await page.$$eval('#job-ranks tr[data-rank]', (trs) => trs.map((t) => [...t.cells].map((c) => c.textContent)));
+	const japi = await (await page.request.get(BASE + '/api/v1/jobs/dp4/phases?a=kernel:nccl*&b=*gemm*&align=collectives')).json();
+	check(jr.length === 4 && jr.every((r, i) => +r[0] === japi.ranks[i].rank && r[7] === String(japi.ranks[i].times_last) && r[8] === japi.ranks[i].offset_ns + ' ns'),
+		'a job\'s page: one row per rank with how often it was last and its clock offset, as the API says', jr);
+	const jlanes = await page.$$eval('#job-figure svg text', (ts) => ts.map((t) => t.textContent).filter((t) => /^rank \d$/.test(t)));
+	const late = await page.$$eval('#job-figure svg title', (ts) => ts.filter((t) => /started last/.test(t.textContent)).length);
+	check(jlanes.join(',') === 'rank 0,rank 1,rank 2,rank 3' && late > 0, 'its figure stacks the ranks and names each straggler', { jlanes, late });
+	const head = await page.textContent('#job-headline');
+	check(/most often last: rank 3 \(4 of 8\)/.test(head) && /aligned/.test(head), 'the headline names the rank most often last', head);
+	const svgLink = await page.getAttribute('#job-svg', 'href');
+	const saved = await page.request.get(new URL(svgLink, BASE).href);
+	check(saved.status() === 200 && (await saved.text()).startsWith('<?xml'), 'the figure saves as SVG', svgLink);
+	await page.screenshot({ path: ART + '/ui-job.png', fullPage: true });
 
 	// Provoked 4xx responses are logged by Chromium as console errors.
 	const real = problems.filter((p) => !/status of 40[04]/.test(p));
