@@ -351,7 +351,7 @@ static int end_event(kineto *k)
 		return stop(k, "event %" PRIu64 " (%s): \"dur\" is negative", k->nevents, e->cat);
 	kblock *blk = room(k);
 	if (!blk)
-		return stop(k, k->stop ? "stopped" : "out of memory");
+		return stop(k, "out of memory, or the store failed");
 	krange *r = &blk->r[blk->n];
 	cs_buf_put_u8(&e->name, 0);
 	if (intern(k, (const char *)e->name.data, &r->name) < 0)
@@ -686,7 +686,10 @@ static int parse_fail(kineto *k, const unsigned char *data, size_t len)
 static int on_chunk(void *ctx, const char *data, size_t len)
 {
 	kineto *k = ctx;
-	if (k->stop)
+	pthread_mutex_lock(&k->mu);
+	int stopped = k->stop;
+	pthread_mutex_unlock(&k->mu);
+	if (stopped)
 		return -ECANCELED;
 	if (yajl_parse(k->y, (const unsigned char *)data, len) != yajl_status_ok)
 		return parse_fail(k, (const unsigned char *)data, len);
