@@ -204,28 +204,31 @@ static int find_ranks(cs_store *s, const char *job, cs_jobphases *j, char *err, 
 	return 0;
 }
 
+/* The median of v[0..n) (n > 0), which it sorts. */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Each rank's offset: the median, over the instances, of its end minus
  * the median end of that instance over all ranks (robust to a straggler
  * and to a rank whose clock jumps once). */
-static void align(cs_jobphases *j, double **end)
+static void align(cs_jobphases *j)
 {
 	size_t nr = j->nranks, nc = j->ncoll;
-	double *col = malloc(nr * sizeof *col), *dev = malloc((nc ? nc : 1) * sizeof *dev);
-	double *mid = malloc((nc ? nc : 1) * sizeof *mid);
+	double *col = malloc(nr * sizeof *col), *dev = malloc(nc * sizeof *dev);
+	double *mid = malloc(nc * sizeof *mid);
 	if (!col || !dev || !mid)
 		goto out;
 	for (size_t c = 0; c < nc; c++) {
-		for (size_t r = 0; r < nr; r++)
-			col[r] = end[r][c];
-		qsort(col, nr, sizeof *col, cmp_double);
-		mid[c] = nr % 2 ? col[nr / 2] : (col[nr / 2 - 1] + col[nr / 2]) / 2;
+		memcpy(col, j->coll[c].end, nr * sizeof *col);
+		mid[c] = median(col, nr);
 	}
 	for (size_t r = 0; r < nr; r++) {
 		for (size_t c = 0; c < nc; c++)
-			dev[c] = end[r][c] - mid[c];
-		qsort(dev, nc, sizeof *dev, cmp_double);
-		double off = nc % 2 ? dev[nc / 2] : (dev[nc / 2 - 1] + dev[nc / 2]) / 2;
-		j->ranks[r].offset_ns = (int64_t)llround(off);
+			dev[c] = j->coll[c].end[r] - mid[c];
+		j->ranks[r].offset_ns = (int64_t)llround(median(dev, nc));
 	}
 	j->aligned = 1;
 out:
@@ -273,14 +276,13 @@ static int match(cs_jobphases *j, rank_a *ra, char keys[][64], int nkeys, int al
 	}
 	j->coll = calloc(total ? total : 1, sizeof *j->coll);
 	double *cells = j->cells = malloc((total ? total : 1) * nr * 4 * sizeof *cells);
-	double **end = malloc(nr * sizeof *end);
 	size_t *seen = calloc((size_t)(nkeys ? nkeys : 1) * nr, sizeof *seen);
 	int rc = 0;
-	if (!j->coll || !cells || !end || !seen) {
+	if (!j->coll || !cells || !seen) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	/* instances in the order of rank 0's starts (the lowest rank) */
+	/* instances by key (in the order the keys were met), then index */
 	size_t *first = calloc((size_t)(nkeys ? nkeys : 1), sizeof *first);
 	if (!first) {
 		rc = -ENOMEM;
@@ -319,23 +321,14 @@ static int match(cs_jobphases *j, rank_a *ra, char keys[][64], int nkeys, int al
 		}
 	}
 	free(first);
+	if (align_mode == CS_JOB_ALIGN_COLLECTIVES && total)
+		align(j);
 	for (size_t r = 0; r < nr; r++)
-		end[r] = malloc((total ? total : 1) * sizeof **end);
-	for (size_t r = 0; r < nr; r++)
-		if (!end[r])
-			rc = -ENOMEM;
-	if (rc == 0 && align_mode == CS_JOB_ALIGN_COLLECTIVES && total) {
-		for (size_t r = 0; r < nr; r++)
-			for (size_t c = 0; c < total; c++)
-				end[r][c] = j->coll[c].end[r];
-		align(j, end);
-	}
-	for (size_t r = 0; rc == 0 && r < nr; r++)
 		for (size_t c = 0; c < total; c++) {
 			j->coll[c].start[r] -= (double)j->ranks[r].offset_ns;
 			j->coll[c].end[r] -= (double)j->ranks[r].offset_ns;
 		}
-	for (size_t c = 0; rc == 0 && c < total; c++) {
+	for (size_t c = 0; c < total; c++) {
 		cs_job_coll *x = &j->coll[c];
 		size_t last = 0;
 		double s0 = x->start[0], e0 = x->end[0], e1 = x->end[0];
@@ -359,10 +352,7 @@ static int match(cs_jobphases *j, rank_a *ra, char keys[][64], int nkeys, int al
 			j->ranks[r].exposed += x->exposed[r];
 		}
 	}
-	for (size_t r = 0; r < nr; r++)
-		free(end[r]);
 out:
-	free(end);
 	free(seen);
 	free(use);
 	free(cnt);

@@ -116,7 +116,6 @@ typedef struct kineto {
 	int64_t base;
 	cs_buf dist;         /* distributedInfo's scalar members */
 	cs_buf labels;       /* "rank":"0",... */
-	cs_buf devmeta;      /* deviceProperties as read */
 	char devkey[32];
 	int64_t dev_id, dev_sms;
 	char dev_name[128];
@@ -127,7 +126,7 @@ typedef struct kineto {
 	char other_cats[8][40];
 	uint64_t other_n[8];
 	size_t nother;
-	uint64_t flows, skipped;
+	uint64_t flows;
 	char why[300];       /* a callback's reason for stopping the parse */
 } kineto;
 
@@ -335,10 +334,8 @@ static int end_event(kineto *k)
 		return 1;
 	}
 	int complete = e->ph == 'X' || (!e->ph && e->have_dur);
-	if (!complete || e->kind < 0) {
-		k->skipped++;
-		return 1;
-	}
+	if (!complete || e->kind < 0)
+		return 1; /* instants, metadata, counters: nothing to store */
 	if (e->kind == K_SKIP) {
 		count_other(k, e->cat);
 		return 1;
