@@ -14,11 +14,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sqlite3.h>
 #include <string.h>
 
 #include "buf.h"
 #include "ranges.h"
 #include "runs.h"
+#include "strmap.h"
 
 #define MAX_KEYS 64
 
@@ -78,70 +80,156 @@ static int cmp_rank(const void *x, const void *y)
 	return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-static int cmp_double(const void *x, const void *y)
+/* What A and B are, and what each distinct range name is to them: the
+ * globs are matched once per name (by SQLite's GLOB, as a query would),
+ * not once per range. */
+typedef struct nameclass {
+	unsigned char a, b; /* the name matches A's glob, B's */
+	int key;            /* the collective it is (A), else -1 */
+} nameclass;
+
+typedef struct classes {
+	char akind[64], bkind[64];
+	const char *aglob, *bglob, *aspec;
+	char (*keys)[64];
+	int nkeys;
+	cs_strmap names; /* name -> index in v */
+	nameclass *v;
+	size_t n, cap;
+} classes;
+
+/* kind is in the comma-separated list (any kind when it is empty). */
+static int kind_in(const char *list, const char *kind)
 {
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
+	if (!*list)
+		return 1;
+	size_t k = strlen(kind);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == k && !strncmp(p, kind, n))
+			return 1;
+		p += n + (p[n] == ',');
+	}
+	return 0;
 }
 
-/* A rank's A ranges (any device), keyed; its device is that of the first
- * one that names one. */
-static int read_a(cs_store *s, cs_job_rankres *r, const char *spec, char keys[][64],
-		  int *nkeys, rank_a *out, char *err, size_t errlen)
+/* The class of name, found once; NULL with err set on failure. */
+static const nameclass *classify(classes *c, const char *name, int64_t rank, char *err,
+				 size_t errlen)
 {
-	char kind[64];
-	const char *glob = cs_overlap_spec(spec, kind, sizeof kind);
+	size_t at = cs_strmap_get(&c->names, name);
+	if (at != SIZE_MAX)
+		return &c->v[at];
+	nameclass x = {!sqlite3_strglob(c->aglob, name), !sqlite3_strglob(c->bglob, name), -1};
+	if (x.a) {
+		char key[64];
+		cs_jobphases_key(name, key, sizeof key);
+		int k = 0;
+		while (k < c->nkeys && strcmp(c->keys[k], key))
+			k++;
+		if (k == c->nkeys) {
+			if (c->nkeys == MAX_KEYS) {
+				snprintf(err, errlen, "--a '%s' matches more than %d different "
+					 "collectives (rank %lld): name one kind of collective, e.g. "
+					 "'kernel:nccl*AllReduce*'", c->aspec, MAX_KEYS, (long long)rank);
+				return NULL;
+			}
+			snprintf(c->keys[c->nkeys++], 64, "%s", key);
+		}
+		x.key = k;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		nameclass *g = realloc(c->v, cap * sizeof *g);
+		if (!g)
+			goto oom;
+		c->v = g;
+		c->cap = cap;
+	}
+	if (cs_strmap_put(&c->names, name, c->n))
+		goto oom;
+	c->v[c->n] = x;
+	return &c->v[c->n++];
+oom:
+	snprintf(err, errlen, "out of memory");
+	return NULL;
+}
+
+static int push_a(rank_a *out, size_t *cap, arange x)
+{
+	if (out->n == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		arange *g = realloc(out->v, *cap * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		out->v = g;
+	}
+	out->v[out->n++] = x;
+	return 0;
+}
+
+/* One rank's ranges, read once in start order: its A ranges (any
+ * device), keyed, into *a; its B ranges into *b (key unused). Its device
+ * is that of the first A range that names one. */
+static int read_rank(cs_store *s, cs_job_rankres *r, classes *c, rank_a *a, rank_a *b,
+		     char *err, size_t errlen)
+{
 	cs_ranges_query q = {.run = r->run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING,
-			     .kinds = kind, .name = glob, .name_glob = 1};
+			     .lean = 1};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	if (!cur) {
 		snprintf(err, errlen, "rank %lld: %s", (long long)r->rank, cs_store_errmsg(s));
 		return -EIO;
 	}
 	int rc = 0, more, have_dev = 0;
-	size_t cap = 0;
+	size_t acap = 0, bcap = 0;
 	cs_range_row row;
-	char key[64];
 	while ((more = cs_ranges_next(cur, &row)) != 0) {
 		if (more < 0) {
 			rc = more;
 			snprintf(err, errlen, "rank %lld: %s", (long long)r->rank, cs_store_errmsg(s));
 			break;
 		}
-		if (!have_dev && (row.has & CS_RANGE_HAS_DEVICE) && row.device >= 0) {
-			r->device = (uint32_t)row.device;
-			have_dev = 1;
+		const char *kind = row.kind ? row.kind : "";
+		int ka = kind_in(c->akind, kind), kb = kind_in(c->bkind, kind);
+		if (!ka && !kb)
+			continue;
+		const nameclass *x = classify(c, row.name ? row.name : "", r->rank, err, errlen);
+		if (!x) {
+			rc = -EINVAL;
+			break;
 		}
-		cs_jobphases_key(row.name ? row.name : "", key, sizeof key);
-		int k = 0;
-		while (k < *nkeys && strcmp(keys[k], key))
-			k++;
-		if (k == *nkeys) {
-			if (*nkeys == MAX_KEYS) {
-				snprintf(err, errlen, "--a '%s' matches more than %d different "
-					 "collectives (rank %lld): name one kind of collective, e.g. "
-					 "'kernel:nccl*AllReduce*'", spec, MAX_KEYS, (long long)r->rank);
-				rc = -EINVAL;
-				break;
+		int64_t dev = (row.has & CS_RANGE_HAS_DEVICE) ? row.device : -1;
+		if (ka && x->a) {
+			if (!have_dev && dev >= 0) {
+				r->device = (uint32_t)dev;
+				have_dev = 1;
 			}
-			snprintf(keys[(*nkeys)++], 64, "%s", key);
-		}
-		if (out->n == cap) {
-			cap = cap ? cap * 2 : 256;
-			arange *g = realloc(out->v, cap * sizeof *g);
-			if (!g) {
-				rc = -ENOMEM;
+			if ((rc = push_a(a, &acap, (arange){row.t0, row.t1, dev, x->key})) < 0)
 				break;
-			}
-			out->v = g;
 		}
-		out->v[out->n++] = (arange){row.t0, row.t1,
-					    (row.has & CS_RANGE_HAS_DEVICE) ? row.device : -1, k};
+		if (kb && x->b && (rc = push_a(b, &bcap, (arange){row.t0, row.t1, dev, -1})) < 0)
+			break;
 	}
 	cs_ranges_close(cur);
-	if (rc == 0 && out->n)
-		qsort(out->v, out->n, sizeof *out->v, cmp_arange);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
 	return rc;
+}
+
+/* The [t0, t1] of the ranges of v on device (or on none), into *iv. */
+static int on_device(const rank_a *v, uint32_t device, int64_t (**iv)[2], size_t *n)
+{
+	*iv = malloc((v->n ? v->n : 1) * sizeof **iv);
+	*n = 0;
+	if (!*iv)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->v[i].device < 0 || v->v[i].device == (int64_t)device) {
+			(*iv)[*n][0] = v->v[i].t0;
+			(*iv)[(*n)++][1] = v->v[i].t1;
+		}
+	return 0;
 }
 
 /* The ranks: every run of the job, by rank; missing ranks warned. */
@@ -204,11 +292,47 @@ static int find_ranks(cs_store *s, const char *job, cs_jobphases *j, char *err, 
 	return 0;
 }
 
-/* The median of v[0..n) (n > 0), which it sorts. */
+/* Moves the k-th smallest of v[0..n) to v[k], the smaller before it and
+ * the larger after it (quickselect, Hoare's partition). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		double x = v[lo], y = v[mid], z = v[hi];
+		double p = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+		size_t i = lo, j = hi;
+		for (;;) {
+			while (v[i] < p)
+				i++;
+			while (v[j] > p)
+				j--;
+			if (i >= j)
+				break;
+			double t = v[i];
+			v[i++] = v[j];
+			v[j--] = t;
+		}
+		/* v[lo..j] <= p <= v[j+1..hi] */
+		if (k <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+}
+
+/* The median of v[0..n) (n > 0), whose order it changes. */
 static double median(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	size_t k = n / 2;
+	select_kth(v, n, k);
+	if (n % 2)
+		return v[k];
+	double below = v[0];
+	for (size_t i = 1; i < k; i++)
+		if (v[i] > below)
+			below = v[i];
+	return (below + v[k]) / 2;
 }
 
 /* Each rank's offset: the median, over the instances, of its end minus
@@ -373,43 +497,53 @@ int cs_jobphases_compute(cs_store *s, const char *job, const char *a, const char
 	}
 	int rc = find_ranks(s, job, j, err, errlen);
 	rank_a *ra = rc ? NULL : calloc(j->nranks, sizeof *ra);
-	char (*keys)[64] = rc ? NULL : calloc(MAX_KEYS, sizeof *keys);
-	int nkeys = 0;
-	if (rc == 0 && (!ra || !keys))
+	classes c = {.aspec = a};
+	c.aglob = cs_overlap_spec(a, c.akind, sizeof c.akind);
+	c.bglob = cs_overlap_spec(b, c.bkind, sizeof c.bkind);
+	c.keys = rc ? NULL : calloc(MAX_KEYS, sizeof *c.keys);
+	if (rc == 0 && (!ra || !c.keys))
 		rc = -ENOMEM;
 	for (size_t r = 0; rc == 0 && r < j->nranks; r++) {
 		cs_job_rankres *x = &j->ranks[r];
-		if ((rc = read_a(s, x, a, keys, &nkeys, &ra[r], err, errlen)) < 0)
-			break;
-		x->ncoll = ra[r].n;
-		char spec[32], why[1200];
-		snprintf(spec, sizeof spec, "%lld", (long long)x->run);
-		/* its A ranges on its device (and those of none), as overlap.c
-		 * would read them */
-		int64_t (*iv)[2] = malloc((ra[r].n ? ra[r].n : 1) * sizeof *iv);
-		size_t niv = 0;
-		if (!iv) {
-			rc = -ENOMEM;
+		rank_a rb = {NULL, 0};
+		if ((rc = read_rank(s, x, &c, &ra[r], &rb, err, errlen)) < 0) {
+			free(rb.v);
 			break;
 		}
-		for (size_t i = 0; i < ra[r].n; i++)
-			if (ra[r].v[i].device < 0 || ra[r].v[i].device == (int64_t)x->device) {
-				iv[niv][0] = ra[r].v[i].t0;
-				iv[niv++][1] = ra[r].v[i].t1;
-			}
-		rc = cs_overlap_compute_given(s, spec, a, b, metrics, x->device, (const int64_t(*)[2])iv,
-					      niv, &x->ov, why, sizeof why);
-		free(iv);
-		if (rc < 0)
-			snprintf(err, errlen, "rank %lld (run %lld '%s'): %s", (long long)x->rank,
-				 (long long)x->run, x->name, why);
+		x->ncoll = ra[r].n;
+		/* A's ranges on its device (and those of none) and B's, as
+		 * overlap.c would read them */
+		int64_t (*ia)[2] = NULL, (*ib)[2] = NULL;
+		cs_overlap_given g = {NULL, 0, NULL, 0};
+		if (on_device(&ra[r], x->device, &ia, &g.na) || on_device(&rb, x->device, &ib, &g.nb))
+			rc = -ENOMEM;
+		free(rb.v);
+		if (rc == 0) {
+			char spec[32], why[1200];
+			snprintf(spec, sizeof spec, "%lld", (long long)x->run);
+			g.a = (const int64_t(*)[2])ia;
+			g.b = (const int64_t(*)[2])ib;
+			rc = cs_overlap_compute_given(s, spec, a, b, metrics, x->device, &g, &x->ov, why,
+						      sizeof why);
+			if (rc < 0)
+				snprintf(err, errlen, "rank %lld (run %lld '%s'): %s", (long long)x->rank,
+					 (long long)x->run, x->name, why);
+		}
+		free(ia);
+		free(ib);
+		if (rc == 0 && ra[r].n)
+			qsort(ra[r].v, ra[r].n, sizeof *ra[r].v, cmp_arange);
 	}
+	char (*keys)[64] = c.keys;
+	int nkeys = c.nkeys;
 	if (rc == 0)
 		rc = match(j, ra, keys, nkeys, align_mode);
 	for (size_t r = 0; ra && r < j->nranks; r++)
 		free(ra[r].v);
 	free(ra);
 	free(keys);
+	cs_strmap_free(&c.names);
+	free(c.v);
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");
 	if (rc)

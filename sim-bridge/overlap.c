@@ -97,6 +97,20 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 	return rc;
 }
 
+/* Given ranges, from origin, merged as union_of merges them. */
+static int given_union(const int64_t (*v)[2], size_t cnt, int64_t origin, ival **out, size_t *n)
+{
+	ival *g = malloc((cnt ? cnt : 1) * sizeof *g);
+	*out = g;
+	*n = 0;
+	if (!g)
+		return -ENOMEM;
+	for (size_t i = 0; i < cnt; i++)
+		g[i] = (ival){(double)(v[i][0] - origin), (double)(v[i][1] - origin)};
+	merge(g, cnt, n);
+	return 0;
+}
+
 /* Sorts v[0..cnt) and merges it into disjoint intervals, *n of them. */
 static void merge(ival *v, size_t cnt, size_t *n)
 {
@@ -281,13 +295,13 @@ int cs_overlap_compute(cs_store *s, const char *spec, const char *a_glob, const 
 		       const char *metrics, uint32_t device, cs_overlap *j, char *err,
 		       size_t errlen)
 {
-	return cs_overlap_compute_given(s, spec, a_glob, b_glob, metrics, device, NULL, 0, j, err,
+	return cs_overlap_compute_given(s, spec, a_glob, b_glob, metrics, device, NULL, j, err,
 					errlen);
 }
 
 int cs_overlap_compute_given(cs_store *s, const char *spec, const char *a_glob,
 			     const char *b_glob, const char *metrics, uint32_t device,
-			     const int64_t (*given)[2], size_t ngiven, cs_overlap *j, char *err,
+			     const cs_overlap_given *given, cs_overlap *j, char *err,
 			     size_t errlen)
 {
 	memset(j, 0, sizeof *j);
@@ -323,19 +337,16 @@ int cs_overlap_compute_given(cs_store *s, const char *spec, const char *a_glob,
 		j->origin = (int64_t)lo;
 	int rc = 0;
 	if (given) {
-		a = malloc((ngiven ? ngiven : 1) * sizeof *a);
-		if (!a)
-			rc = -ENOMEM;
-		for (size_t i = 0; a && i < ngiven; i++)
-			a[i] = (ival){(double)(given[i][0] - j->origin), (double)(given[i][1] - j->origin)};
-		j->a_ranges = ngiven;
-		if (a)
-			merge(a, ngiven, &na);
+		rc = given_union(given->a, given->na, j->origin, &a, &na);
+		if (rc == 0)
+			rc = given_union(given->b, given->nb, j->origin, &b, &nb);
+		j->a_ranges = given->na;
+		j->b_ranges = given->nb;
 	} else {
 		rc = union_of(s, run, device, a_glob, j->origin, &a, &na, &j->a_ranges);
+		if (rc == 0)
+			rc = union_of(s, run, device, b_glob, j->origin, &b, &nb, &j->b_ranges);
 	}
-	if (rc == 0)
-		rc = union_of(s, run, device, b_glob, j->origin, &b, &nb, &j->b_ranges);
 	if (rc == 0 && (!na || !nb)) {
 		no_match(s, run, device, !na ? "a" : "b", !na ? a_glob : b_glob,
 			 !na ? j->a_ranges : j->b_ranges, err, errlen);

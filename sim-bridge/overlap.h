@@ -65,11 +65,19 @@ int cs_overlap_compute(cs_store *s, const char *run, const char *a, const char *
 		       size_t errlen);
 void cs_overlap_free(cs_overlap *o);
 
-/* The same with A's ranges given ([t0, t1] in the run's time, ngiven of
- * them, borrowed) instead of read by a_glob (still named in messages). */
+/* A's and B's ranges given ([t0, t1] in the run's time, borrowed) instead
+ * of read by their globs (still named in messages). */
+typedef struct cs_overlap_given {
+	const int64_t (*a)[2];
+	size_t na;
+	const int64_t (*b)[2];
+	size_t nb;
+} cs_overlap_given;
+
+/* cs_overlap_compute with the ranges given. */
 int cs_overlap_compute_given(cs_store *s, const char *spec, const char *a_glob,
 			     const char *b_glob, const char *metrics, uint32_t device,
-			     const int64_t (*given)[2], size_t ngiven, cs_overlap *j, char *err,
+			     const cs_overlap_given *given, cs_overlap *j, char *err,
 			     size_t errlen);
 
 /* "[KIND:]GLOB": the kind into kind ("" when none), the glob returned. */

@@ -14,20 +14,23 @@
 struct cs_ranges_cursor {
 	cs_store *s;
 	sqlite3_stmt *st;
+	int lean;
 };
 
 /* The statement is put together from the conditions the query has, so
  * that SQLite can use the (run, t0) and (run, name) indexes. ?1 run, ?2
  * from, ?3 to, ?4 kinds, ?5 limit, ?6 name, ?7 device. */
 #define RANGE_COLUMNS "id, kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes, "
+#define LEAN_COLUMNS "id, kind, name, t0, t1, device "
 
 /* args is NULL in files older than schema v5 read where they lie. */
 static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t len)
 {
-	const char *args = has_args ? "args" : "NULL";
+	const char *args = q->lean ? "" : has_args ? "args" : "NULL";
+	const char *cols = q->lean ? LEAN_COLUMNS : RANGE_COLUMNS;
 	if (q->by_id) {
-		snprintf(sql, len, "SELECT " RANGE_COLUMNS "%s FROM ranges WHERE run = ?1 AND id >= ?8"
-			 " ORDER BY id LIMIT %s", args, q->limit ? "?5" : "-1");
+		snprintf(sql, len, "SELECT %s%s FROM ranges WHERE run = ?1 AND id >= ?8"
+			 " ORDER BY id LIMIT %s", cols, args, q->limit ? "?5" : "-1");
 		return;
 	}
 	char where[400];
@@ -41,12 +44,12 @@ static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t 
 	/* The N longest need a subquery; all of them are read in order
 	 * straight from the (run, t0) index, nothing copied aside. */
 	if (!q->limit)
-		snprintf(sql, len, "SELECT " RANGE_COLUMNS "%s FROM ranges WHERE %s ORDER BY %s", args,
+		snprintf(sql, len, "SELECT %s%s FROM ranges WHERE %s ORDER BY %s", cols, args,
 			 where, q->longest_first ? "t0 - t1, id" : "t0, id");
 	else
 		snprintf(sql, len,
-			 "SELECT " RANGE_COLUMNS "%s FROM (SELECT * FROM ranges WHERE %s"
-			 " ORDER BY t0 - t1 LIMIT ?5) ORDER BY %s", args, where,
+			 "SELECT %s%s FROM (SELECT * FROM ranges WHERE %s"
+			 " ORDER BY t0 - t1 LIMIT ?5) ORDER BY %s", cols, args, where,
 			 q->longest_first ? "t0 - t1, id" : "t0, id");
 }
 
@@ -69,6 +72,7 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 		return NULL;
 	}
 	c->s = s;
+	c->lean = q->lean;
 	char sql[768];
 	build_sql(q, cs_store_version(s) >= 5, sql, sizeof sql);
 	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, &c->st, NULL);
@@ -106,6 +110,13 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
 	r->name = (const char *)sqlite3_column_text(st, 2);
 	r->t0 = sqlite3_column_int64(st, 3);
 	r->t1 = sqlite3_column_int64(st, 4);
+	if (c->lean) {
+		r->device = sqlite3_column_int64(st, 5);
+		r->has = sqlite3_column_type(st, 5) != SQLITE_NULL ? CS_RANGE_HAS_DEVICE : 0;
+		r->stream = r->correlation_id = r->pid = r->tid = r->bytes = 0;
+		r->args = NULL;
+		return 1;
+	}
 	int64_t *opt[6] = {&r->device, &r->stream, &r->correlation_id, &r->pid, &r->tid, &r->bytes};
 	r->has = 0;
 	for (int k = 0; k < 6; k++) {

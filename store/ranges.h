@@ -35,6 +35,9 @@ typedef struct cs_ranges_query {
 	 * ones (a follower's next look) */
 	int by_id;
 	int64_t since_id;
+	/* lean: only id, kind, name, t0, t1 and device are read (the row's
+	 * other fields zero, args NULL) */
+	int lean;
 } cs_ranges_query;
 
 /* The optional columns a row has (CS_RANGE_HAS_*). */
