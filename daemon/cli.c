@@ -305,7 +305,8 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 	} else {
 		flags = mode == CS_CLI_READONLY || access(path, W_OK) ? CS_OPEN_READONLY : 0;
 	}
-	cs_store *s = cs_store_open(path, flags, err, sizeof err);
+	/* a command reads and writes its store from its own thread only */
+	cs_store *s = cs_store_open(path, flags | CS_OPEN_ONE_THREAD, err, sizeof err);
 	if (!s)
 		cs_cli_fail(cmd, "%s", err);
 	return s;

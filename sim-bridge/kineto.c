@@ -37,19 +37,31 @@ enum kind { K_SKIP, K_API, K_KERNEL, K_MEMCPY, K_MEMSET, K_NVTX, K_NKIND };
 static const char *const kind_names[K_NKIND] = {"", "api", "kernel", "memcpy", "memset", "nvtx"};
 
 /* Categories stored, and what they become. */
+#define CAT(name, kind) {name, sizeof name - 1, kind}
 static const struct {
 	const char *cat;
+	size_t len;
 	int kind;
 } cats[] = {
-	{"kernel", K_KERNEL},	     {"gpu_memcpy", K_MEMCPY},	     {"gpu_memset", K_MEMSET},
-	{"cuda_runtime", K_API},     {"cuda_driver", K_API},	     {"user_annotation", K_NVTX},
-	{"gpu_user_annotation", K_NVTX}, {"memcpy", K_MEMCPY},	     {"memset", K_MEMSET},
-	{"runtime", K_API},	     {"driver", K_API},
+	CAT("kernel", K_KERNEL),	 CAT("gpu_memcpy", K_MEMCPY),
+	CAT("gpu_memset", K_MEMSET),	 CAT("cuda_runtime", K_API),
+	CAT("cuda_driver", K_API),	 CAT("user_annotation", K_NVTX),
+	CAT("gpu_user_annotation", K_NVTX), CAT("memcpy", K_MEMCPY),
+	CAT("memset", K_MEMSET),	 CAT("runtime", K_API),
+	CAT("driver", K_API),
 };
+#undef CAT
 
 /* An NCCL kernel's collective fields kept in args (PyTorch 2.x). */
-static const char *const kept_args[] = {"Collective name", "Seq", "Process Group Name",
-					"Group size", "In msg nelems", "Out msg nelems", "dtype"};
+#define KEPT(name) {name, sizeof name - 1}
+static const struct {
+	const char *key;
+	size_t len;
+} kept_args[] = {
+	KEPT("Collective name"), KEPT("Seq"), KEPT("Process Group Name"), KEPT("Group size"),
+	KEPT("In msg nelems"), KEPT("Out msg nelems"), KEPT("dtype"),
+};
+#undef KEPT
 
 typedef struct krange {
 	int64_t t0, dur;  /* ns, t0 from the base */
@@ -95,6 +107,8 @@ typedef struct kineto {
 	uint64_t nevents;    /* traceEvents entries */
 	uint64_t nr;         /* ranges kept */
 	cs_strmap names;
+	const char *last_name[K_NKIND]; /* the last name interned, by kind */
+	size_t last_len[K_NKIND];
 	char **name_list;
 	size_t nnames, capnames;
 	/* ranges, and the hand-over to the writer (stream mode) */
@@ -185,6 +199,14 @@ static int us_to_ns(const char *s, size_t n, int64_t *out)
 /* An integer, or the trailing digits of a string ("stream 7"); -1 none. */
 static int64_t int_of(const char *s, size_t n)
 {
+	if (n && n <= 18) { /* the usual case: digits only */
+		int64_t v = 0;
+		size_t i = 0;
+		while (i < n && (unsigned)(s[i] - '0') < 10)
+			v = v * 10 + (s[i++] - '0');
+		if (i == n)
+			return v;
+	}
 	size_t e = n;
 	while (e && isspace((unsigned char)s[e - 1]))
 		e--;
@@ -223,10 +245,10 @@ static void event_reset(event *e)
 	e->ngrid = e->nblock = 0;
 }
 
-static int kind_of(const char *cat)
+static int kind_of(const char *cat, size_t n)
 {
 	for (size_t i = 0; i < sizeof cats / sizeof *cats; i++)
-		if (!strcasecmp(cats[i].cat, cat))
+		if (cats[i].len == n && !strcasecmp(cats[i].cat, cat))
 			return cats[i].kind;
 	return K_SKIP;
 }
@@ -244,8 +266,15 @@ static void count_other(kineto *k, const char *cat)
 	}
 }
 
-static int intern(kineto *k, const char *name, const char **out)
+static int intern(kineto *k, int kind, const char *name, size_t len, const char **out)
 {
+	/* the last name of each kind first: runs of the same kernel or call
+	 * are common, and a compare is cheaper than a hash */
+	const char *last = k->last_name[kind];
+	if (last && k->last_len[kind] == len && !memcmp(last, name, len)) {
+		*out = last;
+		return 0;
+	}
 	size_t v = cs_strmap_get(&k->names, name);
 	if (v == SIZE_MAX) {
 		if (k->nnames == k->capnames) {
@@ -264,7 +293,9 @@ static int intern(kineto *k, const char *name, const char **out)
 		v = k->nnames;
 		k->name_list[k->nnames++] = copy;
 	}
-	*out = k->name_list[v];
+	/* its own length: a name with a NUL in it never matches it */
+	*out = k->last_name[kind] = k->name_list[v];
+	k->last_len[kind] = strlen(*out);
 	return 0;
 }
 
@@ -350,8 +381,9 @@ static int end_event(kineto *k)
 	if (!blk)
 		return stop(k, "out of memory, or the store failed");
 	krange *r = &blk->r[blk->n];
+	size_t nlen = e->name.len;
 	cs_buf_put_u8(&e->name, 0);
-	if (intern(k, (const char *)e->name.data, &r->name) < 0)
+	if (intern(k, e->kind, (const char *)e->name.data, nlen, &r->name) < 0)
 		return stop(k, "out of memory");
 	r->kind = (uint8_t)e->kind;
 	r->t0 = e->ts;
@@ -446,10 +478,13 @@ static int on_scalar(kineto *k, const char *s, size_t n, int is_str)
 		case E_PH:
 			e->ph = n ? s[0] : 0;
 			break;
-		case E_CAT:
-			snprintf(e->cat, sizeof e->cat, "%.*s", (int)n, s);
-			e->kind = kind_of(e->cat);
+		case E_CAT: {
+			size_t c = n < sizeof e->cat - 1 ? n : sizeof e->cat - 1;
+			memcpy(e->cat, s, c);
+			e->cat[c] = '\0';
+			e->kind = kind_of(e->cat, c);
 			break;
+		}
 		case E_NAME:
 			e->name.len = 0;
 			cs_buf_append(&e->name, s, n);
@@ -498,7 +533,7 @@ static int on_scalar(kineto *k, const char *s, size_t n, int is_str)
 		case A_KEEP:
 			if (e->keep.len)
 				cs_json_raw(&e->keep, ",");
-			cs_json_str(&e->keep, kept_args[k->keep_idx]);
+			cs_json_str(&e->keep, kept_args[k->keep_idx].key);
 			cs_json_raw(&e->keep, ":");
 			if (is_str)
 				cs_json_strn(&e->keep, s, n);
@@ -594,7 +629,7 @@ static int cb_map_key(void *ctx, const unsigned char *s, size_t n)
 							  : A_OTHER;
 		if (k->argkey == A_OTHER)
 			for (size_t i = 0; i < sizeof kept_args / sizeof *kept_args; i++)
-				if (key_is(s, n, kept_args[i])) {
+				if (kept_args[i].len == n && !memcmp(s, kept_args[i].key, n)) {
 					k->argkey = A_KEEP;
 					k->keep_idx = (int)i;
 				}

@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,12 @@ long cs_utf8_bad(const char *s, size_t n)
 {
 	const unsigned char *c = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
+		/* ASCII eight bytes at a time: no byte with its top bit set */
+		uint64_t w;
+		while (i + 8 <= n && (memcpy(&w, c + i, 8), !(w & 0x8080808080808080ull)))
+			i += 8;
+		if (i == n)
+			break;
 		int k = utf8_len(c + i, n - i);
 		if (!k)
 			return (long)i;

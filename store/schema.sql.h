@@ -57,7 +57,6 @@ static const char cs_schema_v1[] =
 	" device INTEGER, stream INTEGER, correlation_id INTEGER,"
 	" pid INTEGER, tid INTEGER, bytes INTEGER);"
 	"CREATE INDEX ranges_run_t0 ON ranges(run, t0);"
-	"CREATE INDEX ranges_run_name ON ranges(run, name);"
 	"CREATE TABLE timelines("
 	" run INTEGER NOT NULL,"
 	" device INTEGER NOT NULL,"
@@ -109,5 +108,12 @@ static const char cs_schema_v4[] =
  * block, an NCCL collective's sequence number), NULL when it has none. */
 static const char cs_schema_v5[] =
 	"ALTER TABLE ranges ADD COLUMN args TEXT;";
+
+/* v6: no (run, name) index on ranges. Every range written paid for it (a
+ * kernel's whole name a second time, and an insert among the others in
+ * name order); the few readers that look a name up scan the run's ranges
+ * by time instead. v1 to v5 files made it, created files no longer do. */
+static const char cs_schema_v6[] =
+	"DROP INDEX IF EXISTS ranges_run_name;";
 
 #endif

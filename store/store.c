@@ -25,6 +25,7 @@
 #include "vfs.h"
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
+#define RANGE_VALUES 100u
 #define PAGE_SIZE_BYTES 16384
 /* Metrics transposed together in cs_writer_append. */
 #define CS_WIRE_TRANSPOSE_MAX 64
@@ -100,6 +101,7 @@ struct cs_store {
 	sqlite3 *db;
 	int readonly;
 	int version; /* the file's schema version, after any migration */
+	int open_extra; /* SQLITE_OPEN_NOMUTEX for a one-thread store, else 0 */
 	int in_tx;
 	int tx_lost; /* a failure rolled back a transaction (cs_store_abort) */
 	int last_rc; /* of the last failure, with errmsg */
@@ -362,12 +364,19 @@ static int migrate_4_to_5(cs_store *s)
 	return migrate_step(s, cs_schema_v5, 5);
 }
 
+/* v6: no ranges_run_name index. */
+static int migrate_5_to_6(cs_store *s)
+{
+	return migrate_step(s, cs_schema_v6, 6);
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
 	migrate_2_to_3,
 	migrate_3_to_4,
 	migrate_4_to_5,
+	migrate_5_to_6,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -402,7 +411,8 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			    path, (long long)version, CS_SCHEMA_VERSION);
 	/* v3 only added runs columns that readers do not need, v4 an index
 	 * they use when it is there, v5 ranges.args, which readers take as
-	 * NULL when it is missing (cs_store_version): a v2 to v4 file on
+	 * NULL when it is missing (cs_store_version), v6 dropped an index: a
+	 * v2 to v5 file on
 	 * read-only media still reads (a window then finds its start by a
 	 * scan). */
 	s->version = (int)version;
@@ -465,7 +475,8 @@ static int reopen_immutable(cs_store *s, const char *path)
 	snprintf(o, 16, "?immutable=1");
 	sqlite3_close(s->db);
 	s->db = NULL;
-	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, cs_vfs_name());
+	int rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | s->open_extra,
+				 cs_vfs_name());
 	if (rc != SQLITE_OK) {
 		fail(s, -EROFS, "%s: cannot open read-only media: %s", path,
 		     s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -491,6 +502,9 @@ cs_store *cs_store_open(const char *path, int flags, char *err, size_t errlen)
 	int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
 	if (!s->readonly && (flags & CS_OPEN_CREATE))
 		oflags |= SQLITE_OPEN_CREATE;
+	if (flags & CS_OPEN_ONE_THREAD)
+		oflags |= SQLITE_OPEN_NOMUTEX;
+	s->open_extra = oflags & SQLITE_OPEN_NOMUTEX;
 	int rc = sqlite3_open_v2(path, &s->db, oflags, cs_vfs_name());
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open: %s", path,
@@ -1272,7 +1286,15 @@ int cs_writer_add_range(cs_writer *w, const cs_range *r)
 		sqlite3_bind_text(st, 12, r->args, -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 12);
-	return step_reset(s, st, "writing range");
+	if ((rc = step_reset(s, st, "writing range")) != 0)
+		return rc;
+	/* a range row weighs about as much as RANGE_VALUES packed values:
+	 * a long import of ranges commits as it goes, as one of samples
+	 * does, rather than all at its end */
+	s->pending_values += RANGE_VALUES;
+	if (s->commit_values && s->pending_values >= s->commit_values)
+		return cs_store_commit_ex(s, 0);
+	return 0;
 }
 
 static void unlink_writer(cs_writer *w)

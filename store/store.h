@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 
-#define CS_SCHEMA_VERSION 5
+#define CS_SCHEMA_VERSION 6
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
 /* The largest device index a run may hold (a GPU's index on its host, or a
@@ -36,6 +36,9 @@ typedef struct cs_writer cs_writer;
 enum cs_open_flags {
 	CS_OPEN_READONLY = 0x1, /* no writes, no migration, no sweep */
 	CS_OPEN_CREATE = 0x2,   /* create the file and schema when missing */
+	/* the store and everything read through it are used by one thread
+	 * at a time: SQLite's lock around each call is left out */
+	CS_OPEN_ONE_THREAD = 0x4,
 };
 
 /* Opens (and with CS_OPEN_CREATE creates or migrates) the database at path.
