@@ -164,7 +164,7 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 	*n = 0;
 	int rc = prepare(s, "SELECT kind, count(*), count(DISTINCT stream), (SELECT group_concat(name, ', ') FROM"
 				    " (SELECT DISTINCT name FROM ranges r2 WHERE r2.run = ?1 AND"
-				    " r2.kind = r.kind LIMIT 3)) FROM ranges r WHERE run = ?1"
+				    " r2.kind = r.kind ORDER BY name LIMIT 3)) FROM ranges r WHERE run = ?1"
 				    " GROUP BY kind ORDER BY kind", &st);
 	if (rc)
 		return rc;

@@ -74,7 +74,8 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r);
 void cs_ranges_close(cs_ranges_cursor *c);
 
 /* One kind of a run's ranges: how many, on how many streams, and up to
- * three of their distinct names, ", "-separated (cut at 255 bytes). */
+ * three of their distinct names (the first by name), ", "-separated (cut
+ * at 255 bytes). */
 typedef struct cs_ranges_kind {
 	char kind[64];
 	int64_t count;

@@ -367,7 +367,7 @@ fi
 # says (python's csv, values compared as floats, empty fields absent).
 cp tests/fixtures/store/v3.db "$T/v3.db"
 "$CS" export v3-fixture --db "$T/v3.db" >"$T/v3.csv" 2>"$T/err" &&
-	python3 - tests/fixtures/store/v3-source.csv "$T/v3.csv" "$T/v3.db" <<'PY' >"$T/out" 2>&1 && ok "a v3 file migrates to v4 and reads back as its source CSV (9000 samples, 2 devices)" || no "v3 migration" "$T/out"
+	python3 - tests/fixtures/store/v3-source.csv "$T/v3.csv" "$T/v3.db" <<'PY' >"$T/out" 2>&1 && ok "a v3 file migrates to the current schema and reads back as its source CSV (9000 samples, 2 devices)" || no "v3 migration" "$T/out"
 import csv, sqlite3, sys
 def rows(path):
     out = {}
@@ -381,8 +381,9 @@ assert sorted(want) == sorted(got), (sorted(want), sorted(got))
 for d in want:
     assert want[d] == got[d], "device %s differs" % d
 db = sqlite3.connect(sys.argv[3])
-assert db.execute("PRAGMA user_version").fetchone()[0] == 5
+assert db.execute("PRAGMA user_version").fetchone()[0] == 6
 assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'timelines_t0'").fetchone()[0] == 1
+assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'ranges_run_name'").fetchone()[0] == 0
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 PY
 "$CS" check --db "$T/v3.db" >"$T/out" 2>&1 && ok "cyclescope check passes on the migrated v3 file" || no "check after migration" "$T/out"
