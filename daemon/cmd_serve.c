@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "blobcache.h"
 #include "cmds.h"
 #include "collectors.h"
 #include "config.h"
@@ -86,6 +87,9 @@ static int set_level(const char *name)
 	return -1;
 }
 
+/* Decompressed chunk payloads kept for the requests after: the UI asks
+ * for the same runs again and again (zoom, pan, reload). */
+#define SERVE_BLOB_CACHE_MB 32
 #define SERVE_SQLITE_HEAP_MB 256
 /* ...and no more than this at all, whatever a request asks. */
 #define SERVE_SQLITE_HARD_HEAP_MB 1024
@@ -228,6 +232,7 @@ static int run_serve(int argc, char **argv)
 	/* 64 MiB of page cache a connection: the writer's and every
 	 * request's share this much. */
 	cs_store_set_process_heap_mb(SERVE_SQLITE_HEAP_MB, SERVE_SQLITE_HARD_HEAP_MB);
+	cs_blobcache_set_limit((size_t)SERVE_BLOB_CACHE_MB << 20);
 	/* Blocks of 32 MiB and more (frames, answers) are mapped and given back
 	 * when freed: glibc otherwise raises this threshold after the first
 	 * such free and keeps later ones in its heap, where the budgets above

@@ -13,6 +13,8 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "blobcache.h"
+
 /* Format 1 blobs (written before checksums) are still read, unchecked;
  * format 2 adds a checksum per block payload and one over header and
  * directory (values), or one over the whole blob (timelines). Format 3,
@@ -473,10 +475,14 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 		int rc = cs_buf_reserve(scratch, (size_t)raw_len + 1); /* never NULL, even for 0 */
 		if (rc)
 			return rc;
-		size_t got = ZSTD_decompressDCtx(c->dctx, scratch->data,
-						 raw_len, p, stored_len);
-		if (ZSTD_isError(got) || got != raw_len)
-			return seterr(err, errlen, "corrupt zstd payload");
+		cs_blobkey key;
+		if (!cs_blobcache_get(p, stored_len, raw_len, scratch->data, &key)) {
+			size_t got = ZSTD_decompressDCtx(c->dctx, scratch->data,
+							 raw_len, p, stored_len);
+			if (ZSTD_isError(got) || got != raw_len)
+				return seterr(err, errlen, "corrupt zstd payload");
+			cs_blobcache_put(&key, scratch->data);
+		}
 		p = scratch->data;
 	} else if (stored_len != raw_len) {
 		return seterr(err, errlen, "uncompressed payload length mismatch");

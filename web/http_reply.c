@@ -165,9 +165,11 @@ void cs_http_req_free(req *rq)
 	free(rq);
 }
 
+/* A request's store: its connection's thread alone uses it (a thread
+ * per connection). */
 cs_store *cs_http_open_store(cs_http *h, char *err, size_t errlen)
 {
-	return cs_store_open(h->db, CS_OPEN_READONLY, err, errlen);
+	return cs_store_open(h->db, CS_OPEN_READONLY | CS_OPEN_ONE_THREAD, err, errlen);
 }
 
 /* Refills s->pending; returns 0 or a negative errno. */

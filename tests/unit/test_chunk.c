@@ -1,9 +1,11 @@
 /* test_chunk.c - the chunk codec: round trips, block access, corruption. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <sqlite3.h>
 
+#include "blobcache.h"
 #include "chunk.h"
 #include "testutil.h"
 
@@ -434,6 +436,131 @@ static void test_corruption(void **state)
 	cs_codec_free(c);
 }
 
+/* Timelines of 4096 samples that zstd compresses, each its own (seed). */
+static void make_timeline(cs_codec *c, uint64_t seed, uint64_t *t0, uint64_t *t1, cs_buf *b)
+{
+	uint64_t t = 1700000000000000000ull + seed * 1000000000ull;
+	for (int i = 0; i < 4096; i++) {
+		t0[i] = t;
+		t1[i] = t + 10000 + (i % 17 == 0 ? tu_rand(&seed) % 50 : 0);
+		t = t1[i] + (i % 100 == 0 ? 1000 : 0);
+	}
+	b->len = 0;
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, b), 0);
+	assert_true(b->data[1] & 1); /* compressed: what the cache keeps */
+}
+
+/* Decompressed payloads kept between reads: a second read is a hit with
+ * the same samples, another blob of the same size is not, a smaller limit
+ * evicts, 0 turns it off. */
+static void test_blob_cache(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static uint64_t t0[4096], t1[4096], o0[4096], o1[4096];
+	cs_buf a = CS_BUF_INIT, b = CS_BUF_INIT;
+	char err[128];
+	uint64_t h0, m0, h, m;
+	size_t bytes;
+	cs_blobcache_set_limit(1 << 20);
+	cs_blobcache_stats(&h0, &m0, &bytes);
+	make_timeline(c, 1, t0, t1, &a);
+	for (int pass = 0; pass < 2; pass++) {
+		memset(o0, 0, sizeof o0);
+		assert_int_equal(cs_timeline_decode(c, a.data, a.len, 4096, o0, o1, err, sizeof err), 0);
+		assert_memory_equal(t0, o0, sizeof t0);
+		assert_memory_equal(t1, o1, sizeof t1);
+	}
+	cs_blobcache_stats(&h, &m, &bytes);
+	assert_int_equal(m - m0, 1);
+	assert_int_equal(h - h0, 1);
+	assert_true(bytes > 0 && bytes <= 1 << 20);
+	make_timeline(c, 2, t0, t1, &b);
+	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4096, o0, o1, err, sizeof err), 0);
+	assert_memory_equal(t0, o0, sizeof t0);
+	cs_blobcache_stats(&h, &m, &bytes);
+	assert_int_equal(m - m0, 2);
+	size_t two = bytes;
+	cs_blobcache_set_limit(two - 1);
+	cs_blobcache_stats(&h, &m, &bytes);
+	assert_true(bytes < two);
+	cs_blobcache_set_limit(0);
+	cs_blobcache_stats(&h, &m, &bytes);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4096, o0, o1, err, sizeof err), 0);
+	assert_memory_equal(t0, o0, sizeof t0);
+	cs_buf_free(&a);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+#define CACHE_BLOBS 16
+typedef struct cache_job {
+	cs_buf *blobs;
+	uint64_t (*want)[4096];
+	int id, bad;
+} cache_job;
+
+static void *cache_reader(void *arg)
+{
+	cache_job *j = arg;
+	cs_codec *c = cs_codec_new();
+	static _Thread_local uint64_t o0[4096], o1[4096];
+	char err[128];
+	for (int i = 0; i < 400 && c; i++) {
+		int k = (i * 5 + j->id * 3) % CACHE_BLOBS;
+		if (cs_timeline_decode(c, j->blobs[k].data, j->blobs[k].len, 4096, o0, o1, err,
+				       sizeof err) ||
+		    memcmp(o0, j->want[k], sizeof o0))
+			j->bad++;
+	}
+	cs_codec_free(c);
+	return NULL;
+}
+
+/* Four threads reading 16 blobs through a cache with room for 8 of
+ * them (entries evicted while others read): every read is right. */
+static void test_blob_cache_threads(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static uint64_t want[CACHE_BLOBS][4096], t1[4096];
+	cs_buf blobs[CACHE_BLOBS];
+	for (int k = 0; k < CACHE_BLOBS; k++) {
+		blobs[k] = (cs_buf)CS_BUF_INIT;
+		make_timeline(c, 10 + (uint64_t)k, want[k], t1, &blobs[k]);
+	}
+	/* the size of one entry, then room for half of the blobs */
+	cs_blobcache_set_limit(1 << 20);
+	char err[128];
+	static uint64_t o0[4096], o1[4096];
+	assert_int_equal(cs_timeline_decode(c, blobs[0].data, blobs[0].len, 4096, o0, o1, err,
+					    sizeof err), 0);
+	uint64_t h, m;
+	size_t one;
+	cs_blobcache_stats(&h, &m, &one);
+	cs_blobcache_set_limit(0);
+	cs_blobcache_set_limit(one * (CACHE_BLOBS / 2));
+	pthread_t th[4];
+	cache_job jobs[4];
+	for (int i = 0; i < 4; i++) {
+		jobs[i] = (cache_job){blobs, want, i, 0};
+		assert_int_equal(pthread_create(&th[i], NULL, cache_reader, &jobs[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(jobs[i].bad, 0);
+	}
+	size_t bytes;
+	cs_blobcache_stats(&h, &m, &bytes);
+	assert_true(bytes <= one * (CACHE_BLOBS / 2));
+	assert_true(h > 0 && m > CACHE_BLOBS); /* hits, and misses after evictions */
+	cs_blobcache_set_limit(0);
+	for (int k = 0; k < CACHE_BLOBS; k++)
+		cs_buf_free(&blobs[k]);
+	cs_codec_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +574,8 @@ int main(void)
 		cmocka_unit_test(test_unchecked_format),
 		cmocka_unit_test(test_compact_format),
 		cmocka_unit_test(test_timeline_blocks),
+		cmocka_unit_test(test_blob_cache),
+		cmocka_unit_test(test_blob_cache_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
