@@ -18,7 +18,7 @@ struct cs_ranges_cursor {
 };
 
 /* The statement is put together from the conditions the query has, so
- * that SQLite can use the (run, t0) and (run, name) indexes. ?1 run, ?2
+ * that SQLite can use the (run, t0) index. ?1 run, ?2
  * from, ?3 to, ?4 kinds, ?5 limit, ?6 name, ?7 device. */
 #define RANGE_COLUMNS "id, kind, name, t0, t1, device, stream, correlation_id, pid, tid, bytes, "
 #define LEAN_COLUMNS "id, kind, name, t0, t1, device "

@@ -412,9 +412,8 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 	/* v3 only added runs columns that readers do not need, v4 an index
 	 * they use when it is there, v5 ranges.args, which readers take as
 	 * NULL when it is missing (cs_store_version), v6 dropped an index: a
-	 * v2 to v5 file on
-	 * read-only media still reads (a window then finds its start by a
-	 * scan). */
+	 * v2 to v5 file on read-only media still reads (a window then finds
+	 * its start by a scan). */
 	s->version = (int)version;
 	if (version < CS_SCHEMA_VERSION && s->readonly && version >= 2)
 		return 0;
@@ -1189,6 +1188,16 @@ static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
 	return 0;
 }
 
+/* Counts values written since the last commit; past commit_values,
+ * commits (writing partly filled chunks too when partial). */
+static int pend(cs_store *s, uint64_t values, int partial)
+{
+	s->pending_values += values;
+	if (s->commit_values && s->pending_values >= s->commit_values)
+		return cs_store_commit_ex(s, partial);
+	return 0;
+}
+
 int cs_writer_append(cs_writer *w, const cs_batch *b)
 {
 	cs_store *s = w->s;
@@ -1249,10 +1258,7 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 	}
 	d->next_seq += b->n;
 	w->samples += b->n;
-	s->pending_values += (uint64_t)b->n * (b->m ? b->m : 1);
-	if (s->commit_values && s->pending_values >= s->commit_values)
-		return cs_store_commit(s);
-	return 0;
+	return pend(s, (uint64_t)b->n * (b->m ? b->m : 1), 1);
 }
 
 int cs_writer_add_range(cs_writer *w, const cs_range *r)
@@ -1291,10 +1297,7 @@ int cs_writer_add_range(cs_writer *w, const cs_range *r)
 	/* a range row weighs about as much as RANGE_VALUES packed values:
 	 * a long import of ranges commits as it goes, as one of samples
 	 * does, rather than all at its end */
-	s->pending_values += RANGE_VALUES;
-	if (s->commit_values && s->pending_values >= s->commit_values)
-		return cs_store_commit_ex(s, 0);
-	return 0;
+	return pend(s, RANGE_VALUES, 0);
 }
 
 static void unlink_writer(cs_writer *w)
