@@ -14,8 +14,26 @@
 #include "corr_out.h"
 #include "report.h"
 #include "metric_map.h"
+#include "suite_out.h"
 
 static int run_correlate(int argc, char **argv);
+static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report);
+
+#define SUITE_USAGE                                                                              \
+	"\nA whole suite (docs/correlation.md, Suites):\n"                                        \
+	"  cyclescope correlate --suite --hw RUNS [--hw RUNS ...] --sim RUNS [--sim RUNS ...]\n"   \
+	"        [--sim-config CFG ...] (--metric E | --hw-metric E --sim-metric E) ...\n"        \
+	"        [--app-map F] [--hw-clock-mhz MHZ] [--json | --csv | --svg]\n"                  \
+	"  RUNS      [LABEL=]ids, names or GLOBs, comma-separated, or job:LABEL (the runs\n"    \
+	"            of a job); each --hw is one repeat of the hardware suite (repeats\n"    \
+	"            give error bars), each --sim one simulator configuration\n"             \
+	"  --sim-config CFG  a configuration inside the simulator runs (get_stats.py -C\n"   \
+	"            A,B imports CFG:stat metrics): each --sim once per CFG\n"              \
+	"  --metric E  the same expression on both sides; pairs of --hw-metric and\n"      \
+	"            --sim-metric in order; --map F: every pair of a metric map\n"         \
+	"  --app-map F  lines HW_APP,SIM_APP pairing applications by hand\n"               \
+	"Applications pair by name (the run's, or the imported application), kernels by\n"  \
+	"name and launch order within an application; unpaired ones are listed.\n"
 
 const cs_cmd cs_cmd_correlate = {
 	"correlate", run_correlate, "correlate a hardware run with a simulator run",
@@ -47,7 +65,8 @@ const cs_cmd cs_cmd_correlate = {
 	"            side, the same name (imported with --map) on the simulator side\n"
 	"  --bin-cycles N  default: the longer of the two median sample lengths\n"
 	"  --hw-clock-mhz MHZ  the hardware's clock, over its counter and its run\n"
-	"            clock (docs/correlation.md)\n",
+	"            clock (docs/correlation.md)\n"
+	SUITE_USAGE,
 };
 
 /* What correlate and report share: the options and the request. */
@@ -124,6 +143,9 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 static int run_correlate(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_correlate;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--suite"))
+			return run_suite(cmd, argc, argv, 0);
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 0, &c);
 	if (rc)
@@ -159,12 +181,18 @@ const cs_cmd cs_cmd_report = {
 	"statistics table, and, when both runs have kernels, the kernel-level\n"
 	"scatter (log axes, y = x) with r and MAPE. Needs uPlot in the build tree\n"
 	"(make web-assets, part of make when npm is there). 'wrote FILE (N bytes)' goes\n"
-	"to standard error; with --json, {\"file\":...,\"bytes\":N} to standard output.\n",
+	"to standard error; with --json, {\"file\":...,\"bytes\":N} to standard output.\n"
+	"With --suite (the options of 'correlate --suite'): the suite's scatter figure,\n"
+	"statistics, worst kernels and unpaired ones as one HTML page, or the figure\n"
+	"alone when FILE ends in .svg.\n",
 };
 
 static int run_report(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_report;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--suite"))
+			return run_suite(cmd, argc, argv, 1);
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 1, &c);
 	if (rc)
@@ -191,5 +219,189 @@ static int run_report(int argc, char **argv)
 	cs_buf_free(&out);
 	cs_store_close(s);
 	cs_mmap_free(c.map);
+	return rc;
+}
+
+/* ---- suites ---- */
+
+#define SUITE_MAX 64 /* groups, configurations, statistics */
+
+typedef struct suite_cli {
+	const char *hw[SUITE_MAX], *sim[SUITE_MAX], *cfg[SUITE_MAX];
+	const char *hm[SUITE_MAX], *sm[SUITE_MAX], *both[SUITE_MAX];
+	size_t nhw, nsim, ncfg, nhm, nsm, nboth;
+	const char *db, *map, *app_map, *mhz, *out;
+	int json, csv, svg;
+} suite_cli;
+
+/* "LABEL=RUNS" or "job:LABEL" into a group (strings point into text). */
+static void group_of(const char *text, const char *cfg, cs_suite_group *g, char *label,
+		     size_t lablen)
+{
+	memset(g, 0, sizeof *g);
+	const char *eq = strchr(text, '=');
+	if (eq && eq > text && !memchr(text, '*', (size_t)(eq - text)) &&
+	    !memchr(text, ',', (size_t)(eq - text))) {
+		snprintf(label, lablen, "%.*s%s%s", (int)(eq - text), text, cfg ? " " : "",
+			 cfg ? cfg : "");
+		g->label = label;
+		text = eq + 1;
+	}
+	if (!strncmp(text, "job:", 4))
+		g->job = text + 4;
+	else
+		g->runs = text;
+	g->config = cfg;
+}
+
+static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int report, suite_cli *c)
+{
+	struct { const char *name; const char **one; const char **many; size_t *n; int *flag; } o[] = {
+		{"db", &c->db, NULL, NULL, NULL},
+		{"hw", NULL, c->hw, &c->nhw, NULL},
+		{"sim", NULL, c->sim, &c->nsim, NULL},
+		{"sim-config", NULL, c->cfg, &c->ncfg, NULL},
+		{"hw-metric", NULL, c->hm, &c->nhm, NULL},
+		{"sim-metric", NULL, c->sm, &c->nsm, NULL},
+		{"metric", NULL, c->both, &c->nboth, NULL},
+		{"map", &c->map, NULL, NULL, NULL},
+		{"app-map", &c->app_map, NULL, NULL, NULL},
+		{"hw-clock-mhz", &c->mhz, NULL, NULL, NULL},
+		{"json", NULL, NULL, NULL, &c->json},
+		{report ? "output" : "csv", report ? &c->out : NULL, NULL, NULL, report ? NULL : &c->csv},
+		{report ? "-" : "svg", NULL, NULL, NULL, &c->svg},
+		{"suite", NULL, NULL, NULL, NULL},
+	};
+	memset(c, 0, sizeof *c);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(cmd->usage, stdout);
+			return CS_CLI_HELP;
+		}
+		if (!strcmp(a, "-o"))
+			a = "--output";
+		if (strncmp(a, "--", 2))
+			return cs_cli_usage_error(cmd, "unexpected argument '%s'", a);
+		a += 2;
+		size_t len = strcspn(a, "=");
+		if (a[len] == '=')
+			val = a + len + 1;
+		size_t k = 0;
+		while (k < sizeof o / sizeof *o && (strlen(o[k].name) != len || strncmp(o[k].name, a, len)))
+			k++;
+		if (k == sizeof o / sizeof *o)
+			return cs_cli_usage_error(cmd, "unknown option --%.*s", (int)len, a);
+		if (!o[k].one && !o[k].many) {
+			if (val)
+				return cs_cli_usage_error(cmd, "--%s takes no value", o[k].name);
+			if (o[k].flag)
+				*o[k].flag = 1;
+			continue;
+		}
+		if (!val && i + 1 >= argc)
+			return cs_cli_usage_error(cmd, "--%s needs a value", o[k].name);
+		if (!val)
+			val = argv[++i];
+		if (o[k].one) {
+			*o[k].one = val;
+		} else {
+			if (*o[k].n == SUITE_MAX)
+				return cs_cli_usage_error(cmd, "--%s: at most %d", o[k].name, SUITE_MAX);
+			o[k].many[(*o[k].n)++] = val;
+		}
+	}
+	if (!c->nhw || !c->nsim)
+		return cs_cli_usage_error(cmd, "--suite needs --hw RUNS and --sim RUNS");
+	if (c->nhm != c->nsm)
+		return cs_cli_usage_error(cmd, "give --hw-metric and --sim-metric in pairs (%zu and %zu "
+					  "given)", c->nhm, c->nsm);
+	if (!c->nhm && !c->nboth && !c->map)
+		return cs_cli_usage_error(cmd, "give --metric E, --hw-metric E --sim-metric E, or --map F");
+	if (c->json + c->csv + c->svg > 1)
+		return cs_cli_usage_error(cmd, "--json, --csv and --svg exclude each other");
+	if (report && !c->out)
+		return cs_cli_usage_error(cmd, "-o FILE is required");
+	if (c->nsim * (c->ncfg ? c->ncfg : 1) > SUITE_MAX)
+		return cs_cli_usage_error(cmd, "at most %d configurations", SUITE_MAX);
+	return 0;
+}
+
+static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report)
+{
+	suite_cli c;
+	int rc = suite_parse(cmd, argc, argv, report, &c);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	cs_suite_group hw[SUITE_MAX], sim[SUITE_MAX];
+	cs_suite_stat stats[SUITE_MAX * 2];
+	char hl[SUITE_MAX][256], sl[SUITE_MAX][256];
+	size_t nsim = 0, nst = 0;
+	for (size_t g = 0; g < c.nhw; g++)
+		group_of(c.hw[g], NULL, &hw[g], hl[g], sizeof hl[g]);
+	for (size_t g = 0; g < c.nsim; g++)
+		for (size_t k = 0; k < (c.ncfg ? c.ncfg : 1); k++, nsim++)
+			group_of(c.sim[g], c.ncfg ? c.cfg[k] : NULL, &sim[nsim], sl[nsim], sizeof sl[nsim]);
+	for (size_t i = 0; i < c.nboth; i++)
+		stats[nst++] = (cs_suite_stat){c.both[i], c.both[i]};
+	for (size_t i = 0; i < c.nhm; i++)
+		stats[nst++] = (cs_suite_stat){c.hm[i], c.sm[i]};
+	char err[1024];
+	cs_mmap *map = NULL;
+	cs_cli_input amap = {0};
+	double hz = 0;
+	if (c.mhz) {
+		char *end;
+		hz = strtod(c.mhz, &end) * 1e6;
+		if (*end || !(hz > 0))
+			return cs_cli_usage_error(cmd, "--hw-clock-mhz: expected a positive number");
+	}
+	if (c.map) {
+		cs_cli_input in;
+		if (cs_cli_read_file(c.map, &in, err, sizeof err))
+			return cs_cli_fail(cmd, "--map %s", err);
+		map = cs_mmap_parse(in.data ? in.data : "", in.len, c.map, err, sizeof err);
+		cs_cli_free_file(&in);
+		if (!map)
+			return cs_cli_fail(cmd, "%s", err);
+		for (size_t i = 0; i < cs_mmap_count(map) && nst < sizeof stats / sizeof *stats; i++)
+			stats[nst++] = (cs_suite_stat){cs_mmap_target(map, i), cs_mmap_target(map, i)};
+	}
+	if (c.app_map && cs_cli_read_file(c.app_map, &amap, err, sizeof err)) {
+		cs_mmap_free(map);
+		return cs_cli_fail(cmd, "--app-map %s", err);
+	}
+	cs_suite_spec sp = {.hw = hw, .nhw = c.nhw, .sim = sim, .nsim = nsim, .stats = stats,
+			    .nstats = nst, .app_map = amap.data, .app_map_len = amap.len,
+			    .app_map_label = c.app_map, .hw_clock_hz = hz};
+	int format = report ? (strlen(c.out) > 4 && !strcmp(c.out + strlen(c.out) - 4, ".svg")
+				       ? CS_SUITE_SVG : CS_SUITE_HTML)
+		   : c.json ? CS_SUITE_JSON : c.csv ? CS_SUITE_CSV : c.svg ? CS_SUITE_SVG
+		   : CS_SUITE_TEXT;
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
+	cs_buf out = {0};
+	rc = s ? cs_suite_out(s, &sp, format, &out, err, sizeof err) : -EIO;
+	if (!s) {
+		rc = CS_EXIT_FAIL;
+	} else if (rc < 0) {
+		rc = cs_cli_fail(cmd, "%s", err);
+	} else if (!report) {
+		fwrite(out.data, 1, out.len, stdout);
+		rc = CS_EXIT_OK;
+	} else {
+		FILE *f = fopen(c.out, "wb");
+		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
+			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
+		} else {
+			cs_cli_wrote(c.out, out.len, NULL, -1, c.json);
+			rc = CS_EXIT_OK;
+		}
+		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)
+			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
+	}
+	cs_buf_free(&out);
+	cs_store_close(s);
+	cs_cli_free_file(&amap);
+	cs_mmap_free(map);
 	return rc;
 }

@@ -478,8 +478,22 @@ static int write_run(tab *t, cs_producer *p, const char *source, const char *kin
 		cs_range_init(&rg, !strcmp(kind, "sim") ? "sim-kernel" : "kernel", name, at, at + d);
 		rg.device = 0;
 		rg.correlation_id = (int64_t)k;
+		/* the application ("app/args" before the first "--"), which a
+		 * suite correlation pairs by */
+		cs_buf app = {0};
+		if (dd) {
+			cs_buf_append(&app, "{\"app\":", 7);
+			cs_json_strn(&app, label, (size_t)(dd - label));
+			if (cs_buf_append(&app, "}", 2) < 0) {
+				cs_buf_free(&app);
+				rc = cs_imp_fail(&t->im, "out of memory");
+				break;
+			}
+			rg.args = (const char *)app.data;
+		}
 		if (cs_simrun_range(r, &rg) < 0)
 			rc = cs_imp_fail(&t->im, "%s", cs_simrun_errmsg(r));
+		cs_buf_free(&app);
 		at += d;
 	}
 	free(ids);

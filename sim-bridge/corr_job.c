@@ -356,9 +356,15 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	char (*names)[256] = rc == 0 ? calloc(nids + 1, sizeof *names) : NULL;
 	if (rc == 0 && !names)
 		rc = -ENOMEM;
-	for (uint32_t i = 0; rc == 0 && i < nids; i++)
+	size_t plen = spec->metric_prefix ? strlen(spec->metric_prefix) : 0;
+	for (uint32_t i = 0; rc == 0 && i < nids; i++) {
 		if (cs_read_metric_name(s, out->run, ids[i], names[i], sizeof names[i]) < 0)
 			names[i][0] = '\0';
+		else if (plen && (strncmp(names[i], spec->metric_prefix, plen) || names[i][plen] != ':'))
+			names[i][0] = '\0';
+		else if (plen)
+			memmove(names[i], names[i] + plen + 1, strlen(names[i] + plen + 1) + 1);
+	}
 	a.axis_col = -1;
 	if (rc == 0 && ns && !(out->clock_hz > 0))
 		rc = choose_axis(s, out, names, ids, nids, used, &nused, &a.axis_col, err, errlen);
@@ -454,6 +460,9 @@ static int kernels_grow(cs_cjob_kernels *k, size_t cap)
 	char **gn = realloc(k->names, cap * sizeof *gn);
 	if (gn)
 		k->names = gn;
+	char **ga = realloc(k->apps, cap * sizeof *ga);
+	if (ga)
+		k->apps = ga;
 	double *g0 = realloc(k->t0, cap * sizeof *g0);
 	if (g0)
 		k->t0 = g0;
@@ -466,7 +475,7 @@ static int kernels_grow(cs_cjob_kernels *k, size_t cap)
 	int64_t *gs = realloc(k->stream, cap * sizeof *gs);
 	if (gs)
 		k->stream = gs;
-	return gn && g0 && g1 && gu && gs ? 0 : -ENOMEM;
+	return gn && ga && g0 && g1 && gu && gs ? 0 : -ENOMEM;
 }
 
 int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
@@ -475,7 +484,7 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	memset(k, 0, sizeof *k);
 	const char *kind = !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel";
 	cs_ranges_query q = {.run = side->run, .from = side->w0, .to = side->w1,
-			     .window = CS_RANGES_STRICT, .kinds = kind};
+			     .window = CS_RANGES_STRICT, .kinds = kind, .arg = "$.app"};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	if (!cur) {
 		snprintf(err, errlen, "reading kernel ranges: %s", cs_store_errmsg(s));
@@ -487,7 +496,11 @@ int cs_cjob_kernel_spans(cs_store *s, const cs_cjob_side *side, double shift,
 	while ((more = cs_ranges_next(cur, &r)) == 1) {
 		if (k->n == cap && (rc = kernels_grow(k, cap = cap ? cap * 2 : 64)) < 0)
 			break;
-		if (!(k->names[k->n] = strdup(r.name ? r.name : ""))) {
+		k->apps[k->n] = NULL;
+		if (!(k->names[k->n] = strdup(r.name ? r.name : "")) ||
+		    (r.arg && !(k->apps[k->n] = strdup(r.arg)))) {
+			if (k->names[k->n])
+				k->n++; /* freed with the others */
 			rc = -ENOMEM;
 			break;
 		}
@@ -714,10 +727,12 @@ void cs_cjob_kernels_free(cs_cjob_kernels *k)
 		return;
 	for (size_t i = 0; i < k->n; i++) {
 		free(k->names[i]);
+		free(k->apps[i]);
 		if (k->shared_with)
 			free(k->shared_with[i]);
 	}
 	free(k->names);
+	free(k->apps);
 	free(k->totals);
 	free(k->t0);
 	free(k->t1);

@@ -30,6 +30,9 @@ typedef struct cs_cjob_spec {
 	double clock_hz;    /* hardware clock; 0 = the run's, else device 0's */
 	double cycle_scale; /* cycles are multiplied by this (0 = 1): a
 			       simulator's core cycles put on another clock */
+	const char *metric_prefix; /* NULL, or only the run's metrics named
+				      PREFIX:NAME are seen, as NAME (one
+				      configuration of a run that holds several) */
 } cs_cjob_spec;
 
 typedef struct cs_cjob_side {
@@ -93,6 +96,7 @@ cs_corr_series cs_cjob_series(const cs_cjob_side *side);
 typedef struct cs_cjob_kernels {
 	size_t n;
 	char **names;
+	char **apps;      /* the range's args.app (an application of a suite), NULL */
 	double *totals;
 	double *t0, *t1;  /* cycles from the window start */
 	int64_t *uid;     /* correlation id (the simulator's launch uid), -1 */

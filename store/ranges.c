@@ -14,7 +14,7 @@
 struct cs_ranges_cursor {
 	cs_store *s;
 	sqlite3_stmt *st;
-	int lean;
+	int lean, arg;
 };
 
 /* The statement is put together from the conditions the query has, so
@@ -26,7 +26,8 @@ struct cs_ranges_cursor {
 /* args is NULL in files older than schema v5 read where they lie. */
 static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t len)
 {
-	const char *args = q->lean ? "" : has_args ? "args" : "NULL";
+	const char *args = q->lean ? "" : !has_args ? "NULL" : q->arg ? "args, json_extract(args, ?9)"
+										: "args";
 	const char *cols = q->lean ? LEAN_COLUMNS : RANGE_COLUMNS;
 	if (q->by_id) {
 		snprintf(sql, len, "SELECT %s%s FROM ranges WHERE run = ?1 AND id >= ?8"
@@ -73,6 +74,7 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 	}
 	c->s = s;
 	c->lean = q->lean;
+	c->arg = q->arg && !q->lean && cs_store_version(s) >= 5;
 	char sql[768];
 	build_sql(q, cs_store_version(s) >= 5, sql, sizeof sql);
 	int rc = sqlite3_prepare_v2(cs_store_db(s), sql, -1, &c->st, NULL);
@@ -94,6 +96,8 @@ cs_ranges_cursor *cs_ranges_open(cs_store *s, const cs_ranges_query *q)
 		sqlite3_bind_text(c->st, 6, q->name, -1, SQLITE_STATIC);
 	if (q->have_device)
 		sqlite3_bind_int64(c->st, 7, q->device);
+	if (c->arg)
+		sqlite3_bind_text(c->st, 9, q->arg, -1, SQLITE_STATIC);
 	return c;
 }
 
@@ -114,7 +118,7 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
 		r->device = sqlite3_column_int64(st, 5);
 		r->has = sqlite3_column_type(st, 5) != SQLITE_NULL ? CS_RANGE_HAS_DEVICE : 0;
 		r->stream = r->correlation_id = r->pid = r->tid = r->bytes = 0;
-		r->args = NULL;
+		r->args = r->arg = NULL;
 		return 1;
 	}
 	int64_t *opt[6] = {&r->device, &r->stream, &r->correlation_id, &r->pid, &r->tid, &r->bytes};
@@ -125,6 +129,7 @@ int cs_ranges_next(cs_ranges_cursor *c, cs_range_row *r)
 			r->has |= 1u << k;
 	}
 	r->args = (const char *)sqlite3_column_text(st, 11);
+	r->arg = c->arg ? (const char *)sqlite3_column_text(st, 12) : NULL;
 	return 1;
 }
 

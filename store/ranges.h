@@ -38,6 +38,9 @@ typedef struct cs_ranges_query {
 	/* lean: only id, kind, name, t0, t1 and device are read (the row's
 	 * other fields zero, args NULL) */
 	int lean;
+	/* arg: a JSON path into each row's args ("$.app"): its value as text
+	 * in the row's arg (NULL when absent); not with lean */
+	const char *arg;
 } cs_ranges_query;
 
 /* The optional columns a row has (CS_RANGE_HAS_*). */
@@ -58,6 +61,7 @@ typedef struct cs_range_row {
 	int64_t device, stream, correlation_id, pid, tid, bytes;
 	unsigned has; /* CS_RANGE_HAS_* */
 	const char *args; /* JSON object text, NULL = none */
+	const char *arg;  /* the query's arg path's value as text, NULL = none */
 } cs_range_row;
 
 typedef struct cs_ranges_cursor cs_ranges_cursor;

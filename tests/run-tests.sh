@@ -25,7 +25,7 @@ if [ -z "$CS_SKIP_CLI" ]; then
 	# The GPU bundle's offline self-test: in the plain build only (it
 	# packs that build's binaries).
 	gpu_bundle=$([ -z "$CS_SAN$CS_WRAP" ] && echo tests/gpu-bundle.sh tests/install.sh)
-	for script in tests/cli.sh tests/daemon.sh tests/collector.sh tests/live.sh tests/simbridge.sh tests/formats.sh tests/jobs.sh tests/concurrency.sh tests/interop.sh tests/correlate.sh tests/figures.sh tests/ui.sh tests/fleet.sh tests/reliability.sh tests/stress.sh tests/docs.sh $gpu_bundle; do
+	for script in tests/cli.sh tests/daemon.sh tests/collector.sh tests/live.sh tests/simbridge.sh tests/formats.sh tests/jobs.sh tests/concurrency.sh tests/interop.sh tests/correlate.sh tests/suite.sh tests/figures.sh tests/ui.sh tests/fleet.sh tests/reliability.sh tests/stress.sh tests/docs.sh $gpu_bundle; do
 		echo "== $script"
 		sh "$script" "${CS_BUILD:-build}" >"$log" 2>&1
 		rc=$?

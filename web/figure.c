@@ -108,6 +108,12 @@ static void fit_x(const cs_fig *f, axis *x)
 			for (size_t i = 0; series_ok(se) && i < se->n; i++) {
 				fig_grow(&r, log, se->x0[i]);
 				fig_grow(&r, log, end_of(se, i));
+				if (se->xlo && se->xhi) {
+					fig_grow(&r, log, se->xlo[i]);
+					fig_grow(&r, log, se->xhi[i]);
+				}
+				if (f->square && f->xkind == CS_FIG_X_PLAIN)
+					fig_grow(&r, log && f->panels[k].ylog, se->y[i]);
 			}
 		}
 	for (size_t k = 0; k < f->nlanes; k++)
@@ -125,7 +131,7 @@ static void fit_x(const cs_fig *f, axis *x)
 }
 
 /* The y range of a panel over the samples whose x overlaps the view. */
-static void fit_y(const cs_fig_panel *p, const axis *x, panel_lay *pl)
+static void fit_y(const cs_fig_panel *p, const axis *x, int square, panel_lay *pl)
 {
 	int log = !!p->ylog, bars = 0;
 	range r = {0, 0, 0};
@@ -141,6 +147,13 @@ static void fit_y(const cs_fig_panel *p, const axis *x, panel_lay *pl)
 				bars |= se->style == CS_FIG_BARS;
 			}
 			fig_grow(&r, log, se->y[i]);
+			if (square) {
+				fig_grow(&r, log, se->x0[i]);
+				if (se->xlo && se->xhi) {
+					fig_grow(&r, log, se->xlo[i]);
+					fig_grow(&r, log, se->xhi[i]);
+				}
+			}
 			if (se->lo && se->hi) {
 				fig_grow(&r, log, se->lo[i]);
 				fig_grow(&r, log, se->hi[i]);
@@ -222,7 +235,7 @@ static int layout(const cs_fig *f, lay *L)
 		const cs_fig_panel *p = &f->panels[k];
 		panel_lay *pl = &L->p[k];
 		pl->h = !isfinite(p->height) || p->height <= 0 ? 220 : fmin(fmax(p->height, 40), 4096);
-		fit_y(p, &L->x, pl);
+		fit_y(p, &L->x, f->square && f->xkind == CS_FIG_X_PLAIN && p->ylog == f->xlog, pl);
 		fig_make_ticks(&pl->y, fig_clampi(pl->h / 50, 3, 6));
 		for (int i = 0; i < pl->y.nt; i++) {
 			cs_fig_fmt_num(pl->y.t[i], pl->y.step, t, sizeof t);
@@ -513,6 +526,9 @@ static int draw_points(svg *s, const cs_fig_series *se, const axis *x, const axi
 		rc = -ENOMEM;
 		goto out;
 	}
+	char whisker[96];
+	snprintf(whisker, sizeof whisker, "class=\"whisker\" stroke=\"%s\" stroke-width=\"1.2\"",
+		 se->color && !strpbrk(se->color, "\"<>&") ? se->color : "#444");
 	for (size_t i = 0; i < se->n; i++) {
 		double a = se->x0[i];
 		if (!fig_usable(x->log, a) || !fig_usable(y->log, se->y[i]) || a < x->d0 || a > x->d1)
@@ -526,7 +542,18 @@ static int draw_points(svg *s, const cs_fig_series *se, const axis *x, const axi
 				continue;
 			seen[c] = 1;
 		}
-		fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", qx, qy);
+		if (se->xlo && se->xhi && fig_usable(x->log, se->xlo[i]) &&
+		    fig_usable(x->log, se->xhi[i]) && se->xlo[i] < se->xhi[i])
+			fig_put_line(s, fig_px(x, fmax(se->xlo[i], x->d0)), qy,
+				     fig_px(x, fmin(se->xhi[i], x->d1)), qy, whisker);
+		const char *hover = se->hover ? se->hover[i] : NULL;
+		if (fig_blank(hover)) {
+			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", qx, qy);
+		} else {
+			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"><title>", qx, qy);
+			fig_put_esc(s, hover);
+			fig_put(s, "</title></circle>\n");
+		}
 		if (!fig_blank(label))
 			fig_put_text(s, qx + 5, qy - 5, "font-size=\"10\" fill=\"#333\"", label);
 	}
@@ -617,6 +644,15 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 	if (f->diagonal && x->log == y->log && lo < hi)
 		fig_put_line(s, fig_px(x, lo), fig_px(y, lo), fig_px(x, hi), fig_px(y, hi),
 			 "class=\"diagonal\" stroke=\"#999\" stroke-dasharray=\"4 3\"");
+	for (int sgn = -1; f->diagonal && f->band_pct > 0 && f->band_pct < 100 && x->log == y->log &&
+			   sgn <= 1; sgn += 2) {
+		/* y = x (1 + sgn p): where it crosses the panel */
+		double g = 1 + sgn * f->band_pct / 100;
+		double a = fmax(x->d0, y->d0 / g), b = fmin(x->d1, y->d1 / g);
+		if (a < b)
+			fig_put_line(s, fig_px(x, a), fig_px(y, a * g), fig_px(x, b), fig_px(y, b * g),
+				 "class=\"band\" stroke=\"#bbb\" stroke-dasharray=\"1 3\"");
+	}
 	for (size_t j = 0; rc == 0 && p->series && j < p->nseries; j++)
 		if (series_ok(&p->series[j]))
 			rc = draw_series(s, &p->series[j], x, y);
@@ -808,5 +844,81 @@ out:
 		out->len = start; /* nothing half-written is left behind */
 	free(L.leg);
 	free(L.p);
+	return rc;
+}
+
+int cs_fig_grid(const cs_fig *f, size_t n, size_t cols, const char *title, cs_buf *out)
+{
+	if (!out || (n && !f))
+		return -EINVAL;
+	size_t start = out->len;
+	cols = cols ? cols : 1;
+	cs_buf *one = calloc(n + 1, sizeof *one);
+	double *w = calloc(n + 1, sizeof *w), *h = calloc(n + 1, sizeof *h);
+	int rc = one && w && h ? 0 : -ENOMEM;
+	/* each figure alone, its size read back from its own root element */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if ((rc = cs_fig_svg(&f[i], &one[i])) < 0 || cs_buf_append(&one[i], "", 1) < 0) {
+			rc = rc < 0 ? rc : -ENOMEM;
+			break;
+		}
+		const char *root = strstr((const char *)one[i].data, "<svg ");
+		const char *wa = root ? strstr(root, " width=\"") : NULL, *ha = root ? strstr(root, " height=\"") : NULL;
+		w[i] = wa ? strtod(wa + 8, NULL) : 0;
+		h[i] = ha ? strtod(ha + 9, NULL) : 0;
+	}
+	double top = fig_blank(title) ? 0 : 30, W = 0, H = top;
+	size_t rows = (n + cols - 1) / cols;
+	double *rh = calloc(rows + 1, sizeof *rh), *cw = calloc(cols + 1, sizeof *cw);
+	if (rc == 0 && (!rh || !cw))
+		rc = -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rh[i / cols] = fmax(rh[i / cols], h[i]);
+		cw[i % cols] = fmax(cw[i % cols], w[i]);
+	}
+	for (size_t c = 0; rc == 0 && c < cols; c++)
+		W += cw[c];
+	for (size_t r = 0; rc == 0 && r < rows; r++)
+		H += rh[r];
+	svg s = {.b = out};
+	if (rc == 0) {
+		fig_put(&s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		    "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
+		    "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" font-family=\"" FONT "\">\n"
+		    "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n",
+		    W, H, W, H, W, H);
+		if (!fig_blank(title)) {
+			fig_put(&s, "<text x=\"%.2f\" y=\"21\" class=\"title\" font-size=\"16\" "
+			    "font-weight=\"bold\" fill=\"#111\" text-anchor=\"middle\"", W / 2);
+			fig_put_fit(&s, title, 16 * 1.1, W - 16);
+			fig_put(&s, ">");
+			fig_put_esc(&s, title);
+			fig_put(&s, "</text>\n");
+		}
+	}
+	double y = top;
+	for (size_t r = 0; rc == 0 && r < rows; r++) {
+		double x = 0;
+		for (size_t c = 0; c < cols && r * cols + c < n; c++) {
+			size_t i = r * cols + c;
+			/* the figure without its XML declaration, placed by its root */
+			const char *root = strstr((const char *)one[i].data, "<svg ");
+			fig_put(&s, "<svg x=\"%.0f\" y=\"%.0f\"", x, y);
+			const char *body = root ? root + 4 : "/>\n";
+			if (cs_buf_append(out, body, strlen(body)) < 0)
+				s.err = -ENOMEM;
+			x += cw[c];
+		}
+		y += rh[r];
+	}
+	if (rc == 0)
+		fig_put(&s, "</svg>\n");
+	if (rc == 0)
+		rc = s.err;
+	for (size_t i = 0; one && i < n; i++)
+		cs_buf_free(&one[i]);
+	free(one), free(w), free(h), free(rh), free(cw);
+	if (rc)
+		out->len = start;
 	return rc;
 }

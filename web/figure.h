@@ -51,6 +51,9 @@ typedef struct cs_fig_series {
 	const char *const *labels; /* POINTS only: n labels or NULL entries; NULL = none */
 	const char *const *hover;  /* POINTS only: n texts shown on hover (an SVG
 				      <title> per marker); NULL = none */
+	const double *xlo, *xhi;   /* POINTS only: a horizontal whisker from
+				      xlo[i] to xhi[i] (spread across repeats);
+				      NULL = none */
 } cs_fig_series;
 
 typedef struct cs_fig_panel {
@@ -92,6 +95,9 @@ typedef struct cs_fig {
 	double xmin, xmax;    /* the x range drawn; xmin >= xmax = fit the data */
 	double width;         /* px; 0 = 960 */
 	int diagonal;         /* scatter: draw y = x across the panel */
+	double band_pct;      /* scatter: with diagonal, y = x (1 +- band_pct/100) too */
+	int square;           /* scatter: x and y axes fit the same range (x and y
+				 data together), so y = x is the square's diagonal */
 	size_t npanels;
 	const cs_fig_panel *panels;
 	size_t nlanes;
@@ -105,6 +111,10 @@ typedef struct cs_fig {
  * values, xmin == xmax and huge counts all draw (an empty panel says "no
  * data in view"). */
 int cs_fig_svg(const cs_fig *f, cs_buf *out);
+
+/* n figures in one SVG document, cols to a row (each drawn as by
+ * cs_fig_svg, nested), under a title line (NULL = none). 0 or -ENOMEM. */
+int cs_fig_grid(const cs_fig *f, size_t n, size_t cols, const char *title, cs_buf *out);
 
 /* Tick and number formatting shared by the figures and the UI (app.js
  * follows the same rules; docs/ui.md states them), so an axis reads the

@@ -21,6 +21,9 @@
 int cs_report_html(cs_store *s, const cs_corr_request *rq, cs_buf *out, char *err,
 		   size_t errlen);
 
+/* Text into HTML: what HTML would read as markup (< & >) escaped. */
+void cs_report_html_text(cs_buf *out, const char *s);
+
 /* Reads uPlot's JS and CSS (the UI's plots): $CYCLESCOPE_WEB_ASSETS, else web-assets/ next
  * to the executable (the build tree), else ../share/cyclescope/web-assets
  * (an installed copy). On 0 the caller frees *js and *css and err holds

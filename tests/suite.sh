@@ -1,0 +1,155 @@
+#!/bin/sh
+# Suite correlation end to end: a generated suite in the tools' own shapes
+# (tests/tools/mksuite.py: ncu raw CSVs per application and repeat, one
+# get_stats.py CSV of two configurations), imported as a user would, then
+# `correlate --suite` checked against statistics the generator computed
+# with python's statistics module; pairing by name, by application, by a
+# map; unpaired kernels and applications listed; the figure and the page.
+#   sh tests/suite.sh [BUILD_DIR]
+B=${1:-build}
+CS="$B/cyclescope"
+. tests/lib.sh
+DB="$T/s.db"
+S="$T/suite"
+python3 tests/tools/mksuite.py "$S" --expect "$S/expect.json"
+while IFS="$(printf '\t')" read -r f name rep; do
+	"$CS" import "$S/$f" --db "$DB" --name "${name#hw*:}" --job "hw$rep" >/dev/null 2>&1 || echo "import $f failed" >>"$T/imp"
+done <"$S/hw-names.txt"
+"$CS" import "$S/sim.csv" --db "$DB" --name suite-sim >/dev/null 2>&1 || echo "import sim.csv failed" >>"$T/imp"
+[ ! -s "$T/imp" ] && ok "the suite imports (10 ncu CSVs under two job labels, one get_stats CSV)" || no "imports" "$T/imp"
+
+STATS="--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle
+	--hw-metric smsp__inst_executed.sum --sim-metric gpgpu_n_tot_w_icount
+	--hw-metric lts__t_sectors_srcunit_tex_op_read.sum --sim-metric L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]"
+# shellcheck disable=SC2086
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --hw job:hw1 --sim suite-sim --sim-config CFG-A \
+	--sim-config CFG-B $STATS --app-map "$S/app-map.txt" --json >"$T/j" 2>"$T/err"
+python3 - "$T/j" "$S/expect.json" >"$T/why" 2>&1 <<'PY' && ok "every statistic of both configurations is what python computes (r, rho, MAPE, mean error, RPD, within 1/10%, aggregate errors, NRMSE)" || no "suite statistics" "$T/why"
+import json, math, sys
+got = json.load(open(sys.argv[1])); exp = json.load(open(sys.argv[2]))
+assert got["configurations"] == exp["configs"], got["configurations"]
+assert len(got["statistics"]) == len(exp["stats"])
+for g, e in zip(got["statistics"], exp["stats"]):
+    assert g["hw_metric"] == e["hw"] and g["sim_metric"] == e["sim"], (g["statistic"], e)
+    for gc, ec in zip(g["configurations"], e["configs"]):
+        for k, v in ec.items():
+            if k == "apps":
+                assert len(gc["apps"]) == v, (k, len(gc["apps"]), v)
+                continue
+            w = gc[k]
+            ok = w == v if isinstance(v, int) else math.isclose(w, v, rel_tol=1e-9, abs_tol=1e-9)
+            assert ok, (g["statistic"], gc["configuration"], k, w, v)
+print("ok")
+PY
+python3 - "$T/j" "$S/expect.json" >"$T/why" 2>&1 <<'PY' && ok "applications pair by normalised name, by the application without its arguments and by the map; the rest are listed" || no "application pairing" "$T/why"
+import json, sys
+got = json.load(open(sys.argv[1])); exp = json.load(open(sys.argv[2]))
+how = {a["hw"]: a["paired_by"] for a in got["applications"]}
+assert how == {"app000-suite-1.0/64_args": "name", "APP001-SUITE-1.0/128_ARGS": "name",
+               "app002-suite-1.0": "application", "my-own-name": "map"}, how
+apps = [(u["side"], u["app"]) for u in got["unpaired"] if "kernel" not in u]
+assert sorted(apps) == [("hw", "app005-suite-1.0/128_args"), ("sim", "app004-suite-1.0/64_args")], apps
+ks = [(u["configuration"], u["app"], u["kernel"], u["launch"]) for u in got["unpaired"] if "kernel" in u]
+assert ks == [("CFG-A", "app000-suite-1.0/64_args", "k0_scan", 2),
+              ("CFG-B", "app000-suite-1.0/64_args", "k0_scan", 2)], ks
+assert got["hw_runs"] == 10 and got["sim_runs"] == 1, (got["hw_runs"], got["sim_runs"])
+print("ok")
+PY
+# The pairs, as CSV: the hardware value is the mean of the two repeats,
+# min and max theirs; one row per kernel, statistic and configuration.
+# shellcheck disable=SC2086
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --hw job:hw1 --sim suite-sim --sim-config CFG-A \
+	--sim-config CFG-B $STATS --app-map "$S/app-map.txt" --csv >"$T/p.csv" 2>"$T/err"
+python3 - "$T/p.csv" "$S" >"$T/why" 2>&1 <<'PY' && ok "--csv: 120 pairs; hardware mean, min and max over the repeats read back from the ncu files" || no "pair CSV" "$T/why"
+import csv, os, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert len(rows) == 3 * 2 * 20, len(rows)
+# the ncu files' own numbers for app001's kernels, both repeats
+names = [l.rstrip("\n").split("\t") for l in open(os.path.join(sys.argv[2], "hw-names.txt"))]
+vals = {}  # (kernel, launch) -> the repeats' values
+for f, name, rep in names:
+    if "APP001" not in name:
+        continue
+    lines = [l for l in open(os.path.join(sys.argv[2], f), newline="") if not l.startswith("==PROF==")]
+    r = list(csv.reader(lines))
+    head = r[0]
+    seen = {}
+    for row in r[2:]:
+        seen[row[4]] = seen.get(row[4], -1) + 1
+        vals.setdefault((row[4], seen[row[4]]), []).append(float(row[head.index("smsp__inst_executed.sum")].replace(",", "")))
+got = [x for x in rows if x["hw_app"] == "APP001-SUITE-1.0/128_ARGS" and x["statistic"].startswith("smsp__") and x["configuration"] == "CFG-A"]
+assert len(got) == 5, got
+for x, (name, v) in zip(got, vals.items()):
+    assert abs(float(x["hw"]) - sum(v) / 2) < 1e-6 and float(x["hw_min"]) == min(v) and float(x["hw_max"]) == max(v), (x, v)
+    assert x["repeats"] == "2" and x["sim_app"] == "app001-suite-1.0/128_args", x
+print("ok")
+PY
+# The figure: one panel per statistic, a colour per configuration, every
+# point named, y = x and the 10% band.
+# shellcheck disable=SC2086
+"$CS" report --suite --db "$DB" --hw job:hw0 --hw job:hw1 --sim suite-sim --sim-config CFG-A \
+	--sim-config CFG-B $STATS --app-map "$S/app-map.txt" -o "$T/f.svg" 2>"$T/err"
+python3 - "$T/f.svg" >"$T/why" 2>&1 <<'PY' && ok "report --suite -o F.svg: a valid SVG, 3 panels, 120 named points with whiskers, y = x and the 10% band in each" || no "suite figure" "$T/why"
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+panels = root.findall("s:svg", ns)
+assert len(panels) == 3, len(panels)
+pts = [c for c in root.findall(".//s:circle", ns) if c.find("s:title", ns) is not None]
+assert len(pts) == 120, len(pts)
+assert all(" #" in c.find("s:title", ns).text for c in pts)
+for p in panels:
+    assert len(p.findall(".//*[@class='diagonal']", ns)) == 1
+    assert len(p.findall(".//*[@class='band']", ns)) == 2
+    assert len(p.findall(".//*[@class='whisker']", ns)) > 0
+print("ok")
+PY
+# Time against cycles: a warning without a clock, converted with one.
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
+	--sim-metric gpu_tot_sim_cycle --json >"$T/j" 2>&1
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
+	--sim-metric gpu_tot_sim_cycle --hw-clock-mhz 1500 --csv >"$T/t.csv" 2>&1
+python3 - "$T/j" "$T/t.csv" "$S" >"$T/why" 2>&1 <<'PY' && ok "ns against cycles: a warning asks for the clock; --hw-clock-mhz 1500 turns 5.00 us into 7500 cycles" || no "units" "$T/why"
+import csv, json, sys
+g = json.load(open(sys.argv[1]))
+assert any("is time (ns)" in w and "--hw-clock-mhz" in w for w in g["warnings"]), g["warnings"]
+rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+# the generator's durations: 5 + k microseconds for the k-th kernel
+first = [x for x in rows if x["hw_app"] == "app000-suite-1.0/64_args"]
+assert [float(x["hw"]) for x in first] == [(5 + k) * 1000 * 1.5 for k in range(5)], first
+PY
+"$CS" report --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
+	--sim-metric gpu_tot_sim_cycle -o "$T/r.html" 2>"$T/err"
+python3 - "$T/r.html" >"$T/why" 2>&1 <<'PY' && ok "report --suite -o F.html: one page with the inline figure, the warning on the page, the unpaired listed" || no "suite page" "$T/why"
+import sys
+from html.parser import HTMLParser
+page = open(sys.argv[1]).read()
+assert "<?xml" not in page
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.ids = set(); s.svgs = 0; s.text = []
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if "id" in a: s.ids.add(a["id"])
+        if tag == "svg": s.svgs += 1
+    def handle_data(s, d): s.text.append(d)
+p = P(); p.feed(page)
+text = " ".join(p.text)
+assert "warnings" in p.ids and "is time (ns)" in text, text[:400]
+assert p.svgs >= 2 and "app004-suite-1.0/64_args" in text and "app000-suite-1.0/64_args" in text
+PY
+# Errors: a group that matches nothing, a metric no run has.
+"$CS" correlate --suite --db "$DB" --hw 'nosuch*' --sim suite-sim --metric x >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "nosuch\*: no run matches" "$T/out" && ok "a group that matches no run is named" || no "empty group" "$T/out"
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric nosuch \
+	--sim-metric gpu_tot_sim_cycle --json >"$T/j" 2>&1
+python3 - "$T/j" >"$T/why" 2>&1 <<'PY' && ok "runs without the metric are left out and named in a warning, nothing pairs" || no "missing metric" "$T/why"
+import json, sys
+g = json.load(open(sys.argv[1]))
+c = g["statistics"][0]["configurations"][0]
+assert c["pairs"] == 0 and c["runs_left_out"] == 5, c
+assert any("has no metric 'nosuch'" in w for w in g["warnings"]), g["warnings"]
+PY
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q "give --metric" "$T/out" && ok "no statistic: a usage error saying what to give" || no "usage" "$T/out"
+exit $fails
