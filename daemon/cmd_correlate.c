@@ -234,26 +234,6 @@ typedef struct suite_cli {
 	int json, csv, svg;
 } suite_cli;
 
-/* "LABEL=RUNS" or "job:LABEL" into a group (strings point into text). */
-static void group_of(const char *text, const char *cfg, cs_suite_group *g, char *label,
-		     size_t lablen)
-{
-	memset(g, 0, sizeof *g);
-	const char *eq = strchr(text, '=');
-	if (eq && eq > text && !memchr(text, '*', (size_t)(eq - text)) &&
-	    !memchr(text, ',', (size_t)(eq - text))) {
-		snprintf(label, lablen, "%.*s%s%s", (int)(eq - text), text, cfg ? " " : "",
-			 cfg ? cfg : "");
-		g->label = label;
-		text = eq + 1;
-	}
-	if (!strncmp(text, "job:", 4))
-		g->job = text + 4;
-	else
-		g->runs = text;
-	g->config = cfg;
-}
-
 static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int report, suite_cli *c)
 {
 	struct { const char *name; const char **one; const char **many; size_t *n; int *flag; } o[] = {
@@ -338,10 +318,10 @@ static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report)
 	char hl[SUITE_MAX][256], sl[SUITE_MAX][256];
 	size_t nsim = 0, nst = 0;
 	for (size_t g = 0; g < c.nhw; g++)
-		group_of(c.hw[g], NULL, &hw[g], hl[g], sizeof hl[g]);
+		cs_suite_group_parse(c.hw[g], NULL, &hw[g], hl[g], sizeof hl[g]);
 	for (size_t g = 0; g < c.nsim; g++)
 		for (size_t k = 0; k < (c.ncfg ? c.ncfg : 1); k++, nsim++)
-			group_of(c.sim[g], c.ncfg ? c.cfg[k] : NULL, &sim[nsim], sl[nsim], sizeof sl[nsim]);
+			cs_suite_group_parse(c.sim[g], c.ncfg ? c.cfg[k] : NULL, &sim[nsim], sl[nsim], sizeof sl[nsim]);
 	for (size_t i = 0; i < c.nboth; i++)
 		stats[nst++] = (cs_suite_stat){c.both[i], c.both[i]};
 	for (size_t i = 0; i < c.nhm; i++)

@@ -72,6 +72,25 @@ void cs_suite_kernel_key(const char *name, char *out, size_t outlen)
 		out[o] = '\0';
 }
 
+void cs_suite_group_parse(const char *text, const char *cfg, cs_suite_group *g, char *label,
+			  size_t lablen)
+{
+	memset(g, 0, sizeof *g);
+	const char *eq = strchr(text, '=');
+	if (eq && eq > text && !memchr(text, '*', (size_t)(eq - text)) &&
+	    !memchr(text, ',', (size_t)(eq - text))) {
+		snprintf(label, lablen, "%.*s%s%s", (int)(eq - text), text, cfg ? " " : "",
+			 cfg ? cfg : "");
+		g->label = label;
+		text = eq + 1;
+	}
+	if (!strncmp(text, "job:", 4))
+		g->job = text + 4;
+	else
+		g->runs = text;
+	g->config = cfg;
+}
+
 /* ---- statistics ---- */
 
 void cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_stats *st)

@@ -26,6 +26,12 @@ typedef struct cs_suite_group {
 	const char *config;
 } cs_suite_group;
 
+/* A group as written, "[LABEL=]RUNS" or "[LABEL=]job:JOB", under
+ * configuration cfg (NULL = none) into *g; its strings point into text
+ * and cfg, the label (with cfg after it) is written into label. */
+void cs_suite_group_parse(const char *text, const char *cfg, cs_suite_group *g, char *label,
+			  size_t lablen);
+
 typedef struct cs_suite_stat {
 	const char *hw_expr, *sim_expr; /* corr_job.h's expressions */
 } cs_suite_stat;

@@ -152,4 +152,25 @@ assert any("has no metric 'nosuch'" in w for w in g["warnings"]), g["warnings"]
 PY
 "$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim >"$T/out" 2>&1
 [ $? -eq 2 ] && grep -q "give --metric" "$T/out" && ok "no statistic: a usage error saying what to give" || no "usage" "$T/out"
+# The same over HTTP: parameters repeat as the options do.
+"$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
+DPID=$!
+i=0
+while [ $i -lt 2400 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+U="http://127.0.0.1:$PORT/api/v1/correlate"
+# shellcheck disable=SC2086
+"$CS" correlate --suite --db "$DB" --hw job:hw0 --hw job:hw1 --sim suite-sim --sim-config CFG-A \
+	--sim-config CFG-B $STATS --app-map "$S/app-map.txt" --csv >"$T/cli.csv" 2>"$T/err"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite=1 -d format=csv \
+	-d hw=job:hw0 -d hw=job:hw1 -d sim=suite-sim -d sim_config=CFG-A -d sim_config=CFG-B \
+	-d hw_metric=gpc__cycles_elapsed.avg -d sim_metric=gpu_tot_sim_cycle \
+	-d hw_metric=smsp__inst_executed.sum -d sim_metric=gpgpu_n_tot_w_icount \
+	-d hw_metric=lts__t_sectors_srcunit_tex_op_read.sum \
+	--data-urlencode 'sim_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
+	--data-urlencode "app_map=$(cat "$S/app-map.txt")")
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.csv" && ok "GET /api/v1/correlate?suite=1 answers what correlate --suite --csv prints" || no "suite over HTTP ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite=1 -d hw=job:hw0 -d sim=nosuch -d metric=x)
+[ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "a suite naming a run that is not there is a 404 naming it" || no "suite 404 ($code)" "$T/body"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

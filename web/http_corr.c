@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "suite_out.h"
 
 /* The correlate/report parameters into rq; NULL, or the reason a 400
  * gets (static text). */
@@ -63,6 +64,7 @@ static void http_field_names(char *err)
 		{"--hw-clock-mhz", "hw_clock_mhz"}, {"--sim-clock", "sim_clock"},
 		{"--bin-cycles", "bin_cycles"},	    {"--max-lag", "max_lag"},
 		{"--hw-window", "hw_window"},	    {"--sim-window", "sim_window"},
+		{"--app-map", "app_map"},
 	};
 	for (size_t i = 0; i < sizeof opt / sizeof *opt; i++) {
 		char *at;
@@ -74,11 +76,126 @@ static void http_field_names(char *err)
 	}
 }
 
+/* ---- suites: parameters that repeat (hw=A&hw=B) ---- */
+
+#define SUITE_MAX 64
+
+typedef struct suite_q {
+	const char *hw[SUITE_MAX], *sim[SUITE_MAX], *cfg[SUITE_MAX];
+	const char *hm[SUITE_MAX], *sm[SUITE_MAX], *both[SUITE_MAX];
+	size_t nhw, nsim, ncfg, nhm, nsm, nboth;
+	int over; /* a list past SUITE_MAX */
+} suite_q;
+
+static enum MHD_Result suite_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	(void)kind;
+	suite_q *q = cls;
+	struct { const char *name; const char **v; size_t *n; } l[] = {
+		{"hw", q->hw, &q->nhw},		  {"sim", q->sim, &q->nsim},
+		{"sim_config", q->cfg, &q->ncfg}, {"hw_metric", q->hm, &q->nhm},
+		{"sim_metric", q->sm, &q->nsm},	  {"metric", q->both, &q->nboth},
+	};
+	for (size_t i = 0; value && i < sizeof l / sizeof *l; i++)
+		if (!strcmp(key, l[i].name)) {
+			if (*l[i].n == SUITE_MAX)
+				q->over = 1;
+			else
+				l[i].v[(*l[i].n)++] = value;
+		}
+	return MHD_YES;
+}
+
+/* GET /api/v1/correlate?suite=1 and /report?suite=1: cyclescope
+ * correlate --suite's request and answer (web/suite_out.c). */
+static enum MHD_Result do_suite(struct MHD_Connection *c, cs_http *h, int report)
+{
+	suite_q q;
+	memset(&q, 0, sizeof q);
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, suite_arg, &q);
+	const char *fmt = cs_http_arg(c, "format");
+	int format = report ? CS_SUITE_HTML
+		     : !fmt || !strcmp(fmt, "json") ? CS_SUITE_JSON
+		     : !strcmp(fmt, "csv") ? CS_SUITE_CSV
+		     : !strcmp(fmt, "text") ? CS_SUITE_TEXT
+		     : !strcmp(fmt, "svg") ? CS_SUITE_SVG : -1;
+	if (format < 0)
+		return cs_http_error(c, h, 400, "format: json, csv, text or svg");
+	if (q.over)
+		return cs_http_error(c, h, 400, "at most %d of each of hw, sim, sim_config and metrics",
+				     SUITE_MAX);
+	if (!q.nhw || !q.nsim)
+		return cs_http_error(c, h, 400, "a suite needs hw and sim (runs, GLOBs or job:LABEL)");
+	if (q.nhm != q.nsm)
+		return cs_http_error(c, h, 400, "hw_metric and sim_metric go in pairs");
+	if (!q.nhm && !q.nboth)
+		return cs_http_error(c, h, 400, "give metric, or hw_metric and sim_metric");
+	size_t ncfg = q.ncfg ? q.ncfg : 1;
+	if (q.nsim * ncfg > SUITE_MAX)
+		return cs_http_error(c, h, 400, "at most %d configurations", SUITE_MAX);
+	double hz = 0;
+	const char *mhz = cs_http_arg(c, "hw_clock_mhz");
+	if (mhz) {
+		char *end;
+		hz = strtod(mhz, &end) * 1e6;
+		if (*end || !(hz > 0))
+			return cs_http_error(c, h, 400, "hw_clock_mhz: expected a positive number");
+	}
+	cs_suite_group hw[SUITE_MAX], sim[SUITE_MAX];
+	cs_suite_stat st[SUITE_MAX * 2];
+	char (*lab)[256] = calloc(2 * SUITE_MAX, sizeof *lab);
+	if (!lab)
+		return cs_http_error(c, h, 503, "out of memory");
+	size_t nsim = 0, nst = 0;
+	for (size_t g = 0; g < q.nhw; g++)
+		cs_suite_group_parse(q.hw[g], NULL, &hw[g], lab[g], sizeof lab[g]);
+	for (size_t g = 0; g < q.nsim; g++)
+		for (size_t k = 0; k < ncfg; k++, nsim++)
+			cs_suite_group_parse(q.sim[g], q.ncfg ? q.cfg[k] : NULL, &sim[nsim], lab[SUITE_MAX + nsim],
+				    sizeof lab[0]);
+	for (size_t i = 0; i < q.nboth; i++)
+		st[nst++] = (cs_suite_stat){q.both[i], q.both[i]};
+	for (size_t i = 0; i < q.nhm; i++)
+		st[nst++] = (cs_suite_stat){q.hm[i], q.sm[i]};
+	const char *amap = cs_http_arg(c, "app_map"); /* the map's lines, \n-separated */
+	cs_suite_spec sp = {.hw = hw, .nhw = q.nhw, .sim = sim, .nsim = nsim, .stats = st,
+			    .nstats = nst, .app_map = amap, .app_map_len = amap ? strlen(amap) : 0,
+			    .app_map_label = "app_map", .hw_clock_hz = hz};
+	char err[1100];
+	cs_store *s = cs_http_open_store(h, err, sizeof err);
+	if (!s) {
+		free(lab);
+		return cs_http_error(c, h, 503, "database: %s", err);
+	}
+	cs_buf b = CS_BUF_INIT;
+	int rc = cs_suite_out(s, &sp, format, &b, err, sizeof err);
+	cs_store_close(s);
+	free(lab);
+	enum MHD_Result r;
+	if (rc < 0) {
+		http_field_names(err);
+		r = cs_http_error(c, h, rc == -ENOENT || rc == -ENODATA ? 404 : rc == -EINVAL ? 400 : 500,
+				  "%s", err);
+	} else {
+		r = cs_http_reply(c, h, 200, format == CS_SUITE_HTML ? "text/html; charset=utf-8"
+				     : format == CS_SUITE_JSON ? "application/json"
+				     : format == CS_SUITE_CSV ? "text/csv; charset=utf-8"
+				     : format == CS_SUITE_SVG ? "image/svg+xml"
+							      : "text/plain; charset=utf-8", &b);
+	}
+	cs_buf_free(&b);
+	return r;
+}
+
 /* GET /api/v1/correlate: the same request and answer as `cyclescope
  * correlate` (web/corr_out.c); GET /report (and /api/v1/report): the page
  * `cyclescope report` writes (web/report.c). */
 enum MHD_Result cs_http_do_correlate(struct MHD_Connection *c, cs_http *h, int report)
 {
+	const char *suite = cs_http_arg(c, "suite");
+	if (suite && strcmp(suite, "0") && strcmp(suite, "false"))
+		return do_suite(c, h, report);
 	cs_corr_request rq;
 	double clock_hz;
 	const char *bad = corr_params(c, &rq, &clock_hz);
