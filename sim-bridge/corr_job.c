@@ -262,8 +262,8 @@ static const char *const axis_counters[] = {
  * run (its column added to the scan), else the run's clock, else device
  * 0's. */
 static int choose_axis(cs_store *s, cs_cjob_side *out, char (*names)[256], const uint32_t *ids,
-		       uint32_t nids, uint32_t *used, size_t *nused, int *axis_col, char *err,
-		       size_t errlen)
+		       uint32_t nids, uint32_t *used, size_t *nused, int *axis_col,
+		       const char *option, char *err, size_t errlen)
 {
 	for (size_t c = 0; c < sizeof axis_counters / sizeof *axis_counters; c++)
 		for (uint32_t i = 0; i < nids; i++) {
@@ -279,7 +279,8 @@ static int choose_axis(cs_store *s, cs_cjob_side *out, char (*names)[256], const
 	out->clock_hz = run_clock(s, out->run, NULL);
 	if (!(out->clock_hz > 0)) {
 		snprintf(err, errlen, "run %s is in ns and has no clock and no per-sample cycle counter "
-			 "(%s, ...): give its clock (--hw-clock-mhz)", out->run_name, axis_counters[0]);
+			 "(%s, ...), and the other side is in cycles: give its clock (%s MHZ)",
+			 out->run_name, axis_counters[0], option);
 		return -EINVAL;
 	}
 	snprintf(out->axis, sizeof out->axis, "%.1f MHz (%s clock)", out->clock_hz / 1e6,
@@ -326,9 +327,13 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	}
 	out->cycle_scale = spec->cycle_scale > 0 ? spec->cycle_scale : 1;
 	int ns = !strcmp(out->unit, "ns");
+	out->axis_unit = ns && spec->same_unit ? "ns" : "cycles";
 	if (!ns) {
 		out->clock_hz = run_clock(s, out->run, NULL); /* for the record only */
 		snprintf(out->axis, sizeof out->axis, "cycles (the run's unit)");
+	} else if (spec->same_unit) {
+		out->clock_hz = 1e9;
+		snprintf(out->axis, sizeof out->axis, "ns (both runs' unit: no clock needed)");
 	} else if (spec->clock_hz > 0) {
 		out->clock_hz = spec->clock_hz;
 		snprintf(out->axis, sizeof out->axis, "%.1f MHz (given)", spec->clock_hz / 1e6);
@@ -367,7 +372,8 @@ int cs_cjob_load(cs_store *s, const cs_cjob_spec *spec, cs_cjob_side *out, char 
 	}
 	a.axis_col = -1;
 	if (rc == 0 && ns && !(out->clock_hz > 0))
-		rc = choose_axis(s, out, names, ids, nids, used, &nused, &a.axis_col, err, errlen);
+		rc = choose_axis(s, out, names, ids, nids, used, &nused, &a.axis_col,
+				 spec->clock_option ? spec->clock_option : "--hw-clock-mhz", err, errlen);
 	if (rc == 0)
 		rc = cs_expr_bind(e, out->run_name, out->run, names, ids, nids, used, &nused, err,
 				  errlen);
@@ -931,6 +937,16 @@ static size_t warnings(const cs_corr_result *r, size_t hw_samples, size_t sim_sa
 	return n;
 }
 
+/* Whether run (as written) is in ns; 0 when it is not there (its load
+ * says so). */
+static int run_in_ns(cs_store *s, const char *run)
+{
+	int64_t id;
+	cs_run_summary sum;
+	return cs_read_find_run(s, run, &id) == 0 && cs_runs_summary(s, id, &sum) == 0 &&
+	       !strcmp(sum.time_unit, "ns");
+}
+
 int cs_cjob_both_load(cs_store *s, const cs_cjob_both_spec *sp, cs_cjob_both *p, char *err,
 		      size_t errlen)
 {
@@ -938,7 +954,22 @@ int cs_cjob_both_load(cs_store *s, const cs_cjob_both_spec *sp, cs_cjob_both *p,
 	memset(p, 0, sizeof *p);
 	cs_cjob_spec hs = {.run = sp->hw, .expr = sp->hw_expr, .window = sp->hw_window,
 			   .clock_hz = sp->hw_clock_hz};
-	cs_cjob_spec ss = {.run = sp->sim, .expr = sp->sim_expr, .window = sp->sim_window};
+	cs_cjob_spec ss = {.run = sp->sim, .expr = sp->sim_expr, .window = sp->sim_window,
+			   .clock_option = "--sim-clock"};
+	/* Two runs in ns (two GPUs, before and after) compare on their own
+	 * unit unless a clock is given; an ns run given as the simulator side
+	 * takes --sim-clock as its clock. */
+	int hns = run_in_ns(s, sp->hw), sns = run_in_ns(s, sp->sim);
+	int have_sim_clock = sp->sim_clock && *sp->sim_clock;
+	if (hns && sns && !(sp->hw_clock_hz > 0) && !have_sim_clock)
+		hs.same_unit = ss.same_unit = 1;
+	if (sns && have_sim_clock) {
+		if (cs_cjob_clock(s, sp->sim, sp->sim_clock, &ss.clock_hz, why, sizeof why) < 0) {
+			snprintf(err, errlen, "simulator side: %.900s", why);
+			return -EINVAL;
+		}
+		have_sim_clock = 0; /* its clock, not a rescaling */
+	}
 	int rc = cs_cjob_load(s, &hs, &p->h, why, sizeof why);
 	if (rc < 0) {
 		snprintf(err, errlen, "hardware side: %.900s", why);
@@ -947,7 +978,7 @@ int cs_cjob_both_load(cs_store *s, const cs_cjob_both_spec *sp, cs_cjob_both *p,
 	/* sim_clock: the simulator's cycles counted on the hardware's
 	 * clock, so both axes measure the same time. */
 	p->hw_hz = p->h.clock_hz;
-	if (sp->sim_clock && *sp->sim_clock) {
+	if (have_sim_clock) {
 		if ((rc = cs_cjob_clock(s, sp->sim, sp->sim_clock, &p->sim_hz, why, sizeof why)) < 0) {
 			cs_cjob_side_free(&p->h);
 			snprintf(err, errlen, "simulator side: %.900s", why);

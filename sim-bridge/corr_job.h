@@ -30,6 +30,11 @@ typedef struct cs_cjob_spec {
 	double clock_hz;    /* hardware clock; 0 = the run's, else device 0's */
 	double cycle_scale; /* cycles are multiplied by this (0 = 1): a
 			       simulator's core cycles put on another clock */
+	int same_unit;      /* an ns run compared with another ns run: its ns are
+			       the axis (clock_hz 1e9), no clock needed */
+	const char *clock_option; /* the option that gives this side's clock, for
+				     the message when none is found (NULL:
+				     --hw-clock-mhz) */
 	const char *metric_prefix; /* NULL, or only the run's metrics named
 				      PREFIX:NAME are seen, as NAME (one
 				      configuration of a run that holds several) */
@@ -55,6 +60,8 @@ typedef struct cs_cjob_side {
 				 gpc__cycles_elapsed.max", "1755.0 MHz (the
 				 run's clock)", "cycles (the run's unit)" */
 	char axis_metric[64]; /* the counter, "" when a clock is the axis */
+	const char *axis_unit; /* what the axis counts: "cycles", or "ns" when
+				  two ns runs are compared on their own unit */
 	/* A counter axis: run time -> cycles from w0, piecewise linear
 	 * through these knots (ascending time). */
 	size_t nknots;

@@ -124,6 +124,30 @@ if true; then
 	fi
 fi
 
+# Two runs in ns (two GPUs, before and after) compare on ns, no clock
+# asked; ns against cycles asks the ns side's own option.
+printf 't0,t1,x\n' >"$T/a.csv"
+awk 'BEGIN { for (i = 0; i < 10; i++) printf "%d,%d,%d\n", i * 1000, (i + 1) * 1000, (i * 7) % 5 + 1 }' >>"$T/a.csv"
+awk -F, 'NR == 1 { print; next } { printf "%s,%s,%.1f\n", $1, $2, $3 * 1.1 }' "$T/a.csv" >"$T/b.csv"
+"$CS" import csv "$T/a.csv" --db "$DB" --name h100 >/dev/null 2>&1
+"$CS" import csv "$T/b.csv" --db "$DB" --name h200 >/dev/null 2>&1
+"$CS" import csv "$T/a.csv" --db "$DB" --name cyc --time-unit cycle >/dev/null 2>&1
+"$CS" correlate --db "$DB" --hw h100 --sim h200 --hw-metric x --sim-metric x --json >"$T/jn" 2>&1
+python3 - "$T/jn" >"$T/why" 2>&1 <<'PY' && ok "two ns runs correlate on ns with no clock: 10 bins of 1000 ns, r = 1, total error +10%" || no "same-unit pair" "$T/why"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+assert r["axis_unit"] == "ns" and "hw_clock_hz" not in r and r["bins"] == 10 and r["bin_cycles"] == 1000, r
+assert abs(r["pearson"] - 1) < 1e-9 and abs(r["total_error"] - 0.1) < 1e-9, r
+PY
+"$CS" report --db "$DB" --hw h100 --sim h200 --hw-metric x --sim-metric x -o "$T/ns.html" >"$T/out" 2>&1 &&
+	ok "report on two ns runs needs no clock either" || no "report on ns runs" "$T/out"
+"$CS" correlate --db "$DB" --hw cyc --sim h200 --hw-metric x --sim-metric x >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "simulator side: run h200 is in ns .* give its clock (--sim-clock MHZ)" "$T/out" &&
+	ok "ns against cycles: the ns side's clock is asked for by its own option (--sim-clock)" || no "ns vs cycles message" "$T/out"
+"$CS" correlate --db "$DB" --hw cyc --sim h200 --hw-metric x --sim-metric x --sim-clock 1000 --json >"$T/jn" 2>&1
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))[0]; assert r["bins"] == 10 and abs(r["pearson"] - 1) < 1e-9, r' "$T/jn" 2>"$T/why" &&
+	ok "--sim-clock 1000 is the ns side's clock: 1 ns = 1 cycle, the same 10 bins" || no "sim clock on an ns side" "$T/why"
+
 # --- the same over HTTP ---
 "$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!

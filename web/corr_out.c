@@ -326,11 +326,15 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	snprintf(hl, sizeof hl, "hardware %s: %s", h->run_name, pr->hw);
 	snprintf(sl, sizeof sl, "simulator %s: %s (r = %.4f, MAPE = %.2f%%)", m->run_name, pr->sim,
 		 r->pearson, r->mape);
-	snprintf(yt, sizeof yt, h->is_rate ? "per cycle, mean of %g-cycle bins" : "per %g-cycle bin", bin);
-	snprintf(title, sizeof title, "Hardware vs simulator, per %g-cycle bin", bin);
+	const char *u = h->axis_unit, *u1 = !strcmp(u, "ns") ? "ns" : "cycle";
+	if (h->is_rate)
+		snprintf(yt, sizeof yt, "per %s, mean of %g-%s bins", u1, bin, u1);
+	else
+		snprintf(yt, sizeof yt, "per %g-%s bin", bin, u1);
+	snprintf(title, sizeof title, "Hardware vs simulator, per %g-%s bin", bin, u1);
 	snprintf(cap, sizeof cap, "hardware %s over %s (axis: %s); simulator %s over %s; %zu bins of "
-		 "%g cycles, lag %d bins; shaded: the simulator's kernels", h->run_name, h->window,
-		 h->axis, m->run_name, m->window, n, bin, r->lag);
+		 "%g %s, lag %d bins; shaded: the simulator's kernels", h->run_name, h->window,
+		 h->axis, m->run_name, m->window, n, bin, u, r->lag);
 	cs_fig_series two[2] = {
 		{.label = hl, .color = "#6baed6", .style = CS_FIG_STEP, .width = 3.2, .n = n, .x0 = x0,
 		 .x1 = x1, .y = r->hw_bins},
@@ -343,9 +347,10 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 		{.ytitle = yt, .height = 260, .nseries = 2, .series = two},
 		{.ytitle = "sim - hw", .height = 100, .zero_line = 1, .nseries = 1, .series = &diff},
 	};
-	cs_fig f = {.title = title, .caption = cap, .xkind = CS_FIG_X_CYCLES, .xtitle =
-		    "cycles from the window start", .xmin = 0, .xmax = (double)n * bin, .npanels = 2,
-		    .panels = pans};
+	int in_ns = !strcmp(u, "ns");
+	cs_fig f = {.title = title, .caption = cap, .xkind = in_ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
+		    .xtitle = in_ns ? "time from the window start" : "cycles from the window start",
+		    .xmin = 0, .xmax = (double)n * bin, .npanels = 2, .panels = pans};
 	if (have_k)
 		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1};
 	rc = cs_fig_svg(&f, b);
@@ -371,7 +376,9 @@ static void binned_json(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_bo
 	cs_json_str(b, m->window);
 	cs_json_key(b, &first, "hw_axis");
 	cs_json_str(b, h->axis);
-	if (h->clock_hz > 0)
+	cs_json_key(b, &first, "axis_unit");
+	cs_json_str(b, h->axis_unit);
+	if (h->clock_hz > 0 && strcmp(h->axis_unit, "ns"))
 		json_num(b, &first, "hw_clock_hz", h->clock_hz);
 	if (sim_hz > 0) {
 		json_num(b, &first, "sim_clock_hz", sim_hz);
@@ -441,17 +448,18 @@ static void binned_text(cs_buf *b, const pair *pr, const cs_cjob_both *p,
 {
 	const cs_cjob_side *h = &p->h, *m = &p->m;
 	double sim_hz = p->sim_hz, hw_hz = p->hw_hz;
-	cs_buf_printf(b, "hardware  %s: %s over %s (%.0f cycles, axis %s, %zu samples)\n", h->run_name,
-	       pr->hw, h->window, h->cycles, h->axis, h->n);
-	cs_buf_printf(b, "simulator %s: %s over %s (%.0f cycles, %zu samples)\n", m->run_name, pr->sim,
-	       m->window, m->cycles, m->n);
+	const char *u = h->axis_unit;
+	cs_buf_printf(b, "hardware  %s: %s over %s (%.0f %s, axis %s, %zu samples)\n", h->run_name,
+	       pr->hw, h->window, h->cycles, u, h->axis, h->n);
+	cs_buf_printf(b, "simulator %s: %s over %s (%.0f %s, %zu samples)\n", m->run_name, pr->sim,
+	       m->window, m->cycles, u, m->n);
 	if (sim_hz > 0)
 		cs_buf_printf(b, "simulator cycles at %.1f MHz rescaled x%.6g onto the hardware's %.1f MHz\n",
 			sim_hz / 1e6, m->cycle_scale, hw_hz / 1e6);
 	if (h->is_rate)
 		cs_buf_printf(b, "both sides are rates: bins are per-cycle means, totals what they add up to\n");
-	cs_buf_printf(b, "bins: %zu of %.0f cycles, lag %d bins (negative: the simulator is later)\n",
-	       rr->bins, use_bin, rr->lag);
+	cs_buf_printf(b, "bins: %zu of %.0f %s, lag %d bins (negative: the simulator is later)\n",
+	       rr->bins, use_bin, u, rr->lag);
 	cs_buf_printf(b, "  pearson r      %8.4f     spearman rho %8.4f\n", rr->pearson, rr->spearman);
 	cs_buf_printf(b, "  MAPE           %8.2f%%    (%zu bins with hardware >= 1%% of its peak)\n", rr->mape,
 	       rr->mape_bins);
