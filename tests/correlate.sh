@@ -119,6 +119,28 @@ if true; then
 		grep -q 'data-plots="2"' "$T/dom" && ! grep -Eiq 'uncaught|console\(' "$T/chrome.err" &&
 			ok "the report places its 2 figures in headless Chromium with no script errors ($B/test-artifacts/report.png)" ||
 			no "report in the browser" "$T/chrome.err"
+		# what the correlation warns of is on the page, not only in its data;
+		# the kernels that paired are a table
+		python3 - "$T/dom" >"$T/why" 2>&1 <<'PY' && ok "the rendered report shows the 'only 4 bins' warning in a warnings box and a row per paired kernel (3)" || no "report warnings and kernel table" "$T/why"
+import sys
+from html.parser import HTMLParser
+class P(HTMLParser):
+    def __init__(s):
+        super().__init__(); s.stack = []; s.warn = []; s.rows = 0
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        s.stack.append(a.get("class", ""))
+        if tag == "tr" and "kt" in s.stack:
+            s.rows += 1
+    def handle_endtag(s, tag):
+        if s.stack: s.stack.pop()
+    def handle_data(s, d):
+        if "warn" in s.stack: s.warn.append(d)
+p = P(); p.feed(open(sys.argv[1]).read())
+w = " ".join(p.warn)
+assert "only 4 bins" in w, w
+assert p.rows == 4, p.rows  # the header and 3 kernels
+PY
 	else
 		echo "# chromium not installed: the browser check of the report is skipped"
 	fi
