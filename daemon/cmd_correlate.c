@@ -17,7 +17,6 @@
 #include "suite_out.h"
 
 static int run_correlate(int argc, char **argv);
-static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report);
 
 #define SUITE_USAGE                                                                              \
 	"\nA whole suite (docs/correlation.md, Suites):\n"                                        \
@@ -145,7 +144,7 @@ static int run_correlate(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_correlate;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--suite"))
-			return run_suite(cmd, argc, argv, 0);
+			return cs_cmd_suite(cmd, argc, argv, CS_SUITE_CMD_CORRELATE);
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 0, &c);
 	if (rc)
@@ -192,7 +191,7 @@ static int run_report(int argc, char **argv)
 	const cs_cmd *cmd = &cs_cmd_report;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--suite"))
-			return run_suite(cmd, argc, argv, 1);
+			return cs_cmd_suite(cmd, argc, argv, CS_SUITE_CMD_REPORT);
 	corr_cli c;
 	int rc = corr_args(cmd, argc, argv, 1, &c);
 	if (rc)
@@ -234,8 +233,9 @@ typedef struct suite_cli {
 	int json, csv, svg;
 } suite_cli;
 
-static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int report, suite_cli *c)
+static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int mode, suite_cli *c)
 {
+	int report = mode != CS_SUITE_CMD_CORRELATE; /* -o FILE, not --csv/--svg */
 	struct { const char *name; const char **one; const char **many; size_t *n; int *flag; } o[] = {
 		{"db", &c->db, NULL, NULL, NULL},
 		{"hw", NULL, c->hw, &c->nhw, NULL},
@@ -300,17 +300,18 @@ static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int report, sui
 		return cs_cli_usage_error(cmd, "give --metric E, --hw-metric E --sim-metric E, or --map F");
 	if (c->json + c->csv + c->svg > 1)
 		return cs_cli_usage_error(cmd, "--json, --csv and --svg exclude each other");
-	if (report && !c->out)
+	if (mode == CS_SUITE_CMD_REPORT && !c->out)
 		return cs_cli_usage_error(cmd, "-o FILE is required");
 	if (c->nsim * (c->ncfg ? c->ncfg : 1) > SUITE_MAX)
 		return cs_cli_usage_error(cmd, "at most %d configurations", SUITE_MAX);
 	return 0;
 }
 
-static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report)
+int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
 {
 	suite_cli c;
-	int rc = suite_parse(cmd, argc, argv, report, &c);
+	int rc = suite_parse(cmd, argc, argv, mode, &c);
+	int report = mode != CS_SUITE_CMD_CORRELATE;
 	if (rc)
 		return CS_CLI_EXIT(rc);
 	cs_suite_group hw[SUITE_MAX], sim[SUITE_MAX];
@@ -354,20 +355,27 @@ static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report)
 	cs_suite_spec sp = {.hw = hw, .nhw = c.nhw, .sim = sim, .nsim = nsim, .stats = stats,
 			    .nstats = nst, .app_map = amap.data, .app_map_len = amap.len,
 			    .app_map_label = c.app_map, .hw_clock_hz = hz};
-	int format = report ? (strlen(c.out) > 4 && !strcmp(c.out + strlen(c.out) - 4, ".svg")
+	int format = mode == CS_SUITE_CMD_PLOT ? CS_SUITE_SVG
+		   : report ? (strlen(c.out) > 4 && !strcmp(c.out + strlen(c.out) - 4, ".svg")
 				       ? CS_SUITE_SVG : CS_SUITE_HTML)
 		   : c.json ? CS_SUITE_JSON : c.csv ? CS_SUITE_CSV : c.svg ? CS_SUITE_SVG
 		   : CS_SUITE_TEXT;
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
-	cs_buf out = {0};
-	rc = s ? cs_suite_out(s, &sp, format, &out, err, sizeof err) : -EIO;
+	cs_buf out = {0}, notes = {0};
+	rc = s ? cs_suite_out(s, &sp, format, &out, &notes, err, sizeof err) : -EIO;
+	for (size_t at = 0; at < notes.len;) { /* a line each, named */
+		const char *l = (const char *)notes.data + at;
+		size_t n = strcspn(l, "\n");
+		fprintf(stderr, "cyclescope %s: %.*s\n", cmd->name, (int)n, l);
+		at += n + 1;
+	}
 	if (!s) {
 		rc = CS_EXIT_FAIL;
 	} else if (rc < 0) {
 		rc = cs_cli_fail(cmd, "%s", err);
-	} else if (!report) {
-		fwrite(out.data, 1, out.len, stdout);
-		rc = CS_EXIT_OK;
+	} else if (!report || !c.out) {
+		rc = fwrite(out.data, 1, out.len, stdout) == out.len ? CS_EXIT_OK
+								      : cs_cli_fail(cmd, "standard output: %s", strerror(errno));
 	} else {
 		FILE *f = fopen(c.out, "wb");
 		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
@@ -380,6 +388,7 @@ static int run_suite(const cs_cmd *cmd, int argc, char **argv, int report)
 			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
 	}
 	cs_buf_free(&out);
+	cs_buf_free(&notes);
 	cs_store_close(s);
 	cs_cli_free_file(&amap);
 	cs_mmap_free(map);

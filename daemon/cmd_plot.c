@@ -22,7 +22,8 @@ const cs_cmd cs_cmd_plot = {
 	"                       [--ranges KINDS|all|none] [--buckets N] [--width PX]\n"
 	"                       [-o FILE]\n"
 	"       cyclescope plot --job J --a [KIND:]GLOB --b [KIND:]GLOB\n"
-	"                       [--align collectives] [--instances N] [--from T --to T]\n\n"
+	"                       [--align collectives] [--instances N] [--from T --to T]\n"
+	"       cyclescope plot --suite --hw RUNS --sim RUNS ... [-o FILE]\n\n"
 	"Draws RUN (an id, name or uuid) as a standalone SVG figure for a paper: one\n"
 	"panel per metric or expression on a shared time axis (relative to the run\n"
 	"start, with its unit), bucket means held over their buckets with the\n"
@@ -47,7 +48,9 @@ const cs_cmd cs_cmd_plot = {
 	"With --job: the job's ranks stacked on one time axis (docs/phases.md):\n"
 	"B grey, A hidden behind B blue, A exposed orange, each instance's straggler\n"
 	"red, the start skew of every instance above; the first --instances N\n"
-	"collectives (default 20), or --from/--to in the job's own ns.\n",
+	"collectives (default 20), or --from/--to in the job's own ns.\n\n"
+	"With --suite (the options of 'correlate --suite'): the suite's scatter of\n"
+	"simulated against measured values, one panel per statistic (docs/correlation.md).\n",
 };
 
 /* Writes out (freed) to outfile or standard output. */
@@ -106,6 +109,9 @@ static int plot_job(const cs_cmd *cmd, const char *db, const char *job, const ch
 static int run_plot(int argc, char **argv)
 {
 	const cs_cmd *cmd = &cs_cmd_plot;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--suite"))
+			return cs_cmd_suite(cmd, argc, argv, CS_SUITE_CMD_PLOT);
 	const char *db = NULL, *metric = NULL, *expr = NULL, *from = NULL, *to = NULL,
 		   *device = NULL, *rate = NULL, *ranges = NULL, *buckets = NULL, *width = NULL,
 		   *outfile = NULL, *job = NULL, *a = NULL, *b = NULL, *align = NULL,

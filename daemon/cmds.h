@@ -20,4 +20,10 @@ extern const cs_cmd cs_cmd_check;
 extern const cs_cmd cs_cmd_collectors;
 extern const cs_cmd cs_cmd_trigger;
 
+/* correlate --suite, report --suite and plot --suite (cmd_correlate.c):
+ * the suite's answer on standard output, its page or figure in -o FILE
+ * (by extension), its figure in -o FILE or on standard output. */
+enum { CS_SUITE_CMD_CORRELATE, CS_SUITE_CMD_REPORT, CS_SUITE_CMD_PLOT };
+int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode);
+
 #endif

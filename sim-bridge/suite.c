@@ -386,7 +386,8 @@ static int key_of(char *out, size_t outlen, size_t app, const char *kernel, uint
  * without the statistic's metrics or without kernels are counted and
  * named in a warning, not fatal. */
 static int load_run(work *w, set *t, const runref *ref, const char *expr, const char *config,
-		    int sim, size_t *skipped, cs_strmap *launches, size_t *kernels)
+		    int sim, size_t *skipped, char *first_why, size_t whylen, cs_strmap *launches,
+		    size_t *kernels)
 {
 	int64_t run = ref->id;
 	char id[32], why[1024] = "";
@@ -407,9 +408,9 @@ static int load_run(work *w, set *t, const runref *ref, const char *expr, const 
 	if (rc == -ENOENT || rc == -ENODATA || rc == -EINVAL) {
 		if (rc == -EINVAL && strstr(why, "expected")) /* a malformed expression */
 			goto fatal;
-		(*skipped)++;
-		return warn(w->r, "%s run %s left out: %s", sim ? "simulator" : "hardware", sum.name,
-			    why);
+		if (!(*skipped)++) /* the first one's reason stands for all */
+			snprintf(first_why, whylen, "%s", why);
+		return 0;
 	}
 	if (rc < 0)
 		goto fatal;
@@ -837,23 +838,29 @@ int cs_suite_run(cs_store *s, const cs_suite_spec *sp, cs_suite_result *r, char 
 	/* every run under every statistic */
 	for (size_t st = 0; rc == 0 && st < nt; st++) {
 		for (size_t g = 0; rc == 0 && g < nh; g++) {
-			size_t skipped = 0, kern = 0;
-			for (size_t i = 0; rc == 0 && w.runs_hw[g][i].id; i++) {
+			size_t skipped = 0, kern = 0, total = 0;
+			char why[1024] = "";
+			for (size_t i = 0; rc == 0 && w.runs_hw[g][i].id; i++, total++) {
 				rc = load_run(&w, &w.hw[st * nh + g], &w.runs_hw[g][i], sp->stats[st].hw_expr,
-					      NULL, 0, &skipped, &launches[st * (nh + ns) + g], &kern);
+					      NULL, 0, &skipped, why, sizeof why,
+					      &launches[st * (nh + ns) + g], &kern);
 				if (st == 0)
 					r->runs_hw++;
 			}
+			if (rc == 0 && skipped)
+				rc = warn(r, "%zu of %zu hardware runs of %s left out of %s (%s)", skipped, total,
+					  r->repeat_label[g], sp->stats[st].hw_expr, why);
 			for (size_t c = 0; c < ns; c++)
 				r->cell[st * ns + c].skipped_runs += skipped;
 			if (st == 0)
 				r->kernels_hw += kern;
 		}
 		for (size_t g = 0; rc == 0 && g < ns; g++) {
-			size_t skipped = 0, kern = 0;
-			for (size_t i = 0; rc == 0 && w.runs_sim[g][i].id; i++) {
+			size_t skipped = 0, kern = 0, total = 0;
+			char why[1024] = "";
+			for (size_t i = 0; rc == 0 && w.runs_sim[g][i].id; i++, total++) {
 				rc = load_run(&w, &w.sim[st * ns + g], &w.runs_sim[g][i], sp->stats[st].sim_expr,
-					      sp->sim[g].config, 1, &skipped,
+					      sp->sim[g].config, 1, &skipped, why, sizeof why,
 					      &launches[st * (nh + ns) + nh + g], &kern);
 				int seen = 0; /* configurations of one run count it once */
 				for (size_t q = 0; q < g; q++)
@@ -865,6 +872,9 @@ int cs_suite_run(cs_store *s, const cs_suite_spec *sp, cs_suite_result *r, char 
 			r->cell[st * ns + g].skipped_runs += skipped;
 			if (st == 0)
 				r->kernels_sim += kern;
+			if (rc == 0 && skipped)
+				rc = warn(r, "%zu of %zu simulator runs of %s left out of %s (%s)", skipped, total,
+					  r->config_label[g], sp->stats[st].sim_expr, why);
 		}
 	}
 	if (rc == 0)
@@ -886,7 +896,7 @@ int cs_suite_run(cs_store *s, const cs_suite_spec *sp, cs_suite_result *r, char 
 				rc = unpaired(&w, 0, g, w.ah.name[h->e[i].app], h->e[i].kernel,
 					      h->e[i].launch, h->e[i].run);
 	}
-	if (rc == 0 && !r->napps)
+	if (rc == 0 && !r->napps && r->kernels_hw && r->kernels_sim)
 		rc = warn(r, "no application pairs: compare the names in 'unpaired' (or give --app-map)");
 	if (rc == -ENOMEM && !err[0])
 		snprintf(err, errlen, "out of memory");

@@ -108,7 +108,7 @@ PY
 "$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
 	--sim-metric gpu_tot_sim_cycle --json >"$T/j" 2>&1
 "$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
-	--sim-metric gpu_tot_sim_cycle --hw-clock-mhz 1500 --csv >"$T/t.csv" 2>&1
+	--sim-metric gpu_tot_sim_cycle --hw-clock-mhz 1500 --csv >"$T/t.csv" 2>"$T/err"
 python3 - "$T/j" "$T/t.csv" "$S" >"$T/why" 2>&1 <<'PY' && ok "ns against cycles: a warning asks for the clock; --hw-clock-mhz 1500 turns 5.00 us into 7500 cycles" || no "units" "$T/why"
 import csv, json, sys
 g = json.load(open(sys.argv[1]))

@@ -169,7 +169,7 @@ static enum MHD_Result do_suite(struct MHD_Connection *c, cs_http *h, int report
 		return cs_http_error(c, h, 503, "database: %s", err);
 	}
 	cs_buf b = CS_BUF_INIT;
-	int rc = cs_suite_out(s, &sp, format, &b, err, sizeof err);
+	int rc = cs_suite_out(s, &sp, format, &b, NULL, err, sizeof err);
 	cs_store_close(s);
 	free(lab);
 	enum MHD_Result r;

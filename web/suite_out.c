@@ -521,8 +521,8 @@ static int html_out(const cs_suite_spec *sp, const cs_suite_result *r, cs_buf *b
 	return rc;
 }
 
-int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out, char *err,
-		 size_t errlen)
+int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out, cs_buf *notes,
+		 char *err, size_t errlen)
 {
 	cs_suite_result r;
 	int rc = cs_suite_run(s, spec, &r, err, errlen);
@@ -544,6 +544,9 @@ int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out
 		out->len = start;
 		snprintf(err, errlen, "out of memory writing the suite correlation");
 	}
+	for (size_t i = 0; rc == 0 && notes && (format == CS_SUITE_CSV || format == CS_SUITE_SVG) &&
+			   i < r.nwarn; i++)
+		cs_buf_printf(notes, "warning: %s\n", r.warn[i]);
 	cs_suite_free(&r);
 	return rc;
 }

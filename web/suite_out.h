@@ -15,10 +15,11 @@
 
 enum cs_suite_format { CS_SUITE_TEXT = 0, CS_SUITE_JSON, CS_SUITE_CSV, CS_SUITE_SVG, CS_SUITE_HTML };
 
-/* Appends the answer to out. 0, or a negative errno with the reason in
- * err (cs_suite_run's). */
-int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out, char *err,
-		 size_t errlen);
+/* Appends the answer to out; notes (NULL = none) gets the warnings, a
+ * line each, for the formats that have no place for them (CSV, SVG). 0,
+ * or a negative errno with the reason in err (cs_suite_run's). */
+int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out, cs_buf *notes,
+		 char *err, size_t errlen);
 
 /* The statistic's name in tables and figures: "HW_EXPR / SIM_EXPR", or the
  * one expression when both are the same. Into out; returns out. */
