@@ -230,6 +230,7 @@ bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load $(BUILD)/tes
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_clickhouse.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_jobs.sh $(BUILD) $(BUILD)/bench
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_suite.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_ship.sh $(BUILD) $(BUILD)/bench
 	@$(BUILD)/tests/bench_armed | tee -a $(BUILD)/bench/figures.txt
 	@python3 tests/bench/figures.py $(BUILD)/bench/figures.txt $(BUILD)/bench-previous.txt
