@@ -37,7 +37,7 @@ static double err_pct(const cs_suite_pair *p)
 
 static const char *unit_or(const char *u)
 {
-	return u && *u ? u : "?";
+	return u && *u ? u : "no unit";
 }
 
 /* ---- text ---- */
@@ -63,7 +63,7 @@ static void text_out(const cs_suite_spec *sp, const cs_suite_result *r, cs_buf *
 		      r->napps, npairs);
 	for (size_t st = 0; st < r->nstats; st++) {
 		const cs_suite_cell *c0 = &r->cell[st * r->nconfigs];
-		cs_buf_printf(b, "\n%s  [hardware %s, simulator %s]\n",
+		cs_buf_printf(b, "\n%s  [hardware: %s, simulator: %s]\n",
 			      cs_suite_stat_name(&sp->stats[st], name, sizeof name),
 			      unit_or(c0->hw_unit), unit_or(c0->sim_unit));
 		cs_buf_printf(b, "  %-24s %6s %8s %8s %8s %9s %8s %7s %7s %9s\n", "configuration", "pairs",
