@@ -9,6 +9,7 @@
 
 #include "corr_job.h"
 #include "correlate.h"
+#include "suite.h"
 
 static void test_bin_conserves(void **state)
 {
@@ -256,6 +257,49 @@ static void test_match(void **state)
 	assert_int_equal(p[2].how, CS_MATCH_NAME);
 }
 
+/* Suite pairing names and statistics, against values worked by hand. */
+static void test_suite_names_and_stats(void **state)
+{
+	(void)state;
+	char k[256];
+	cs_suite_app_key("Rodinia-3.1/BackProp/65536", k, sizeof k);
+	assert_string_equal(k, "rodinia_3.1/backprop/65536");
+	cs_suite_app_key("  sgemm (cutlass) / 4096__4096 ", k, sizeof k);
+	assert_string_equal(k, "sgemm_cutlass/4096_4096");
+	cs_suite_kernel_key("_Z6vecAddPfS_S_i--3", k, sizeof k);
+	assert_string_equal(k, "vecAdd");
+	cs_suite_kernel_key("vecAdd(float *, float *, float *, int)", k, sizeof k);
+	assert_string_equal(k, "vecAdd");
+	cs_suite_kernel_key("_Z5tiledILi4EEvPf", k, sizeof k);
+	assert_string_equal(k, "tiled<4>");
+	cs_suite_kernel_key("void tiled<4>(float *)", k, sizeof k);
+	assert_string_equal(k, "tiled<4>");
+	cs_suite_kernel_key("gemm--tail", k, sizeof k); /* not a launch number: kept */
+	assert_string_equal(k, "gemm--tail");
+
+	/* hw 100 200 400 0, sim 110 180 400 0, and a NaN pair left out:
+	 * e = +10%, -10%, 0 (hw 0 has none); |e| mean 6.667%, e mean 0;
+	 * RPD: 10/105, 20/190, 0, 0 -> mean 4.8872%; sums 700 and 690. */
+	double hw[] = {100, 200, 400, 0, NAN}, sim[] = {110, 180, 400, 0, 5};
+	cs_suite_stats st;
+	cs_suite_stats_of(hw, sim, 5, &st);
+	assert_int_equal(st.pairs, 4);
+	assert_int_equal(st.error_n, 3);
+	assert_true(fabs(st.mape_pct - 20.0 / 3) < 1e-9);
+	assert_true(fabs(st.mean_error_pct) < 1e-9);
+	assert_true(fabs(st.rpd_pct - 100 * (10.0 / 105 + 20.0 / 190) / 4) < 1e-9);
+	assert_int_equal(st.within_1pct, 2);  /* 400/400 and 0/0 */
+	assert_int_equal(st.within_10pct, 4);
+	assert_true(fabs(st.aggregate_error_pct - 100 * (690.0 - 700) / 700) < 1e-9);
+	assert_true(fabs(st.abs_aggregate_error_pct - 100 * 30.0 / 700) < 1e-9);
+	assert_true(fabs(st.nrmse - sqrt((100.0 + 400) / 4) / (700.0 / 4)) < 1e-9);
+	/* Spearman of 4 pairs in the same order: 1 (0 < 100 < 200 < 400 both) */
+	assert_true(fabs(st.spearman - 1) < 1e-12);
+	/* one pair: no correlation */
+	cs_suite_stats_of(hw, sim, 1, &st);
+	assert_true(isnan(st.pearson) && st.pairs == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_base_name),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_suite_names_and_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
