@@ -14,6 +14,7 @@
 #include "corr_out.h"
 #include "report.h"
 #include "metric_map.h"
+#include "corrs.h"
 #include "suite_out.h"
 
 static int run_correlate(int argc, char **argv);
@@ -23,14 +24,18 @@ static int run_correlate(int argc, char **argv);
 	"  cyclescope correlate --suite --hw RUNS [--hw RUNS ...] --sim RUNS [--sim RUNS ...]\n"   \
 	"        [--sim-config CFG ...] (--metric E | --hw-metric E --sim-metric E) ...\n"        \
 	"        [--app-map F] [--hw-clock-mhz MHZ] [--json | --csv | --svg]\n"                  \
+	"        [--save [--label TEXT]]\n"                                                       \
 	"  RUNS      [LABEL=]ids, names or GLOBs, comma-separated, or job:LABEL (the runs\n"    \
-	"            of a job); each --hw is one repeat of the hardware suite (repeats\n"    \
+	"            of a job, also --hw-job LABEL, --sim-job LABEL); each --hw is one\n"    \
+	"            repeat of the hardware suite (repeats\n"                                \
 	"            give error bars), each --sim one simulator configuration\n"             \
 	"  --sim-config CFG  a configuration inside the simulator runs (get_stats.py -C\n"   \
 	"            A,B imports CFG:stat metrics): each --sim once per CFG\n"              \
 	"  --metric E  the same expression on both sides; pairs of --hw-metric and\n"      \
 	"            --sim-metric in order; --map F: every pair of a metric map\n"         \
 	"  --app-map F  lines HW_APP,SIM_APP pairing applications by hand\n"               \
+	"  --save    keep the answer in the database (--label: e.g. the simulator's\n"     \
+	"            commit); 'cyclescope correlations' lists them and draws the trend\n"  \
 	"Applications pair by name (the run's, or the imported application), kernels by\n"  \
 	"name and launch order within an application; unpaired ones are listed.\n"
 
@@ -228,9 +233,11 @@ static int run_report(int argc, char **argv)
 typedef struct suite_cli {
 	const char *hw[SUITE_MAX], *sim[SUITE_MAX], *cfg[SUITE_MAX];
 	const char *hm[SUITE_MAX], *sm[SUITE_MAX], *both[SUITE_MAX];
-	size_t nhw, nsim, ncfg, nhm, nsm, nboth;
-	const char *db, *map, *app_map, *mhz, *out;
-	int json, csv, svg;
+	const char *hjob[SUITE_MAX], *sjob[SUITE_MAX];
+	size_t nhw, nsim, ncfg, nhm, nsm, nboth, nhjob, nsjob;
+	char jobtext[2 * SUITE_MAX][160]; /* --hw-job L as "job:L" */
+	const char *db, *map, *app_map, *mhz, *out, *label;
+	int json, csv, svg, save;
 } suite_cli;
 
 static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int mode, suite_cli *c)
@@ -241,12 +248,16 @@ static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int mode, suite
 		{"hw", NULL, c->hw, &c->nhw, NULL},
 		{"sim", NULL, c->sim, &c->nsim, NULL},
 		{"sim-config", NULL, c->cfg, &c->ncfg, NULL},
+		{"hw-job", NULL, c->hjob, &c->nhjob, NULL},
+		{"sim-job", NULL, c->sjob, &c->nsjob, NULL},
 		{"hw-metric", NULL, c->hm, &c->nhm, NULL},
 		{"sim-metric", NULL, c->sm, &c->nsm, NULL},
 		{"metric", NULL, c->both, &c->nboth, NULL},
 		{"map", &c->map, NULL, NULL, NULL},
 		{"app-map", &c->app_map, NULL, NULL, NULL},
 		{"hw-clock-mhz", &c->mhz, NULL, NULL, NULL},
+		{"save", NULL, NULL, NULL, &c->save},
+		{"label", &c->label, NULL, NULL, NULL},
 		{"json", NULL, NULL, NULL, &c->json},
 		{report ? "output" : "csv", report ? &c->out : NULL, NULL, NULL, report ? NULL : &c->csv},
 		{report ? "-" : "svg", NULL, NULL, NULL, &c->svg},
@@ -291,8 +302,19 @@ static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int mode, suite
 			o[k].many[(*o[k].n)++] = val;
 		}
 	}
+	/* --hw-job L and --sim-job L: the sides job:L, after the others */
+	for (size_t i = 0; i < c->nhjob + c->nsjob; i++) {
+		int hw = i < c->nhjob;
+		const char *l = hw ? c->hjob[i] : c->sjob[i - c->nhjob];
+		size_t *n = hw ? &c->nhw : &c->nsim;
+		if (*n == SUITE_MAX)
+			return cs_cli_usage_error(cmd, "--%s: at most %d", hw ? "hw" : "sim", SUITE_MAX);
+		snprintf(c->jobtext[i], sizeof c->jobtext[i], "job:%s", l);
+		(hw ? c->hw : c->sim)[(*n)++] = c->jobtext[i];
+	}
 	if (!c->nhw || !c->nsim)
-		return cs_cli_usage_error(cmd, "--suite needs --hw RUNS and --sim RUNS");
+		return cs_cli_usage_error(cmd, "--suite needs --hw RUNS (or --hw-job L) and --sim RUNS "
+					  "(or --sim-job L)");
 	if (c->nhm != c->nsm)
 		return cs_cli_usage_error(cmd, "give --hw-metric and --sim-metric in pairs (%zu and %zu "
 					  "given)", c->nhm, c->nsm);
@@ -300,11 +322,45 @@ static int suite_parse(const cs_cmd *cmd, int argc, char **argv, int mode, suite
 		return cs_cli_usage_error(cmd, "give --metric E, --hw-metric E --sim-metric E, or --map F");
 	if (c->json + c->csv + c->svg > 1)
 		return cs_cli_usage_error(cmd, "--json, --csv and --svg exclude each other");
+	if (c->label && !c->save)
+		return cs_cli_usage_error(cmd, "--label names what --save keeps: give --save too");
 	if (mode == CS_SUITE_CMD_REPORT && !c->out)
 		return cs_cli_usage_error(cmd, "-o FILE is required");
 	if (c->nsim * (c->ncfg ? c->ncfg : 1) > SUITE_MAX)
 		return cs_cli_usage_error(cmd, "at most %d configurations", SUITE_MAX);
 	return 0;
+}
+
+/* --save: the JSON answer into the correlations table, with the command
+ * line (each argument shell-quoted where it needs it) and the label;
+ * "saved correlation N" on stderr. */
+static int save(const cs_cmd *cmd, cs_store *s, const char *label, int argc, char **argv,
+		cs_buf *json, char *err, size_t errlen)
+{
+	cs_buf line = {0};
+	cs_buf_printf(&line, "cyclescope %s", cmd->name);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,@%+-")]) {
+			cs_buf_printf(&line, " '");
+			for (const char *q = a; *q; q++)
+				cs_buf_printf(&line, *q == '\'' ? "'\\''" : "%c", *q);
+			cs_buf_printf(&line, "'");
+		} else {
+			cs_buf_printf(&line, " %s", a);
+		}
+	}
+	int64_t id = 0;
+	int rc = cs_buf_append(&line, "", 1) < 0 || cs_buf_append(json, "", 1) < 0 ? -ENOMEM : 0;
+	if (rc == 0)
+		rc = cs_corrs_save(s, label, (const char *)line.data, (const char *)json->data, &id);
+	if (rc < 0)
+		snprintf(err, errlen, "saving: %s", rc == -ENOMEM ? "out of memory" : cs_store_errmsg(s));
+	else
+		fprintf(stderr, "saved correlation %lld%s%s\n", (long long)id, label ? ": " : "",
+			label ? label : "");
+	cs_buf_free(&line);
+	return rc;
 }
 
 int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
@@ -360,9 +416,12 @@ int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
 				       ? CS_SUITE_SVG : CS_SUITE_HTML)
 		   : c.json ? CS_SUITE_JSON : c.csv ? CS_SUITE_CSV : c.svg ? CS_SUITE_SVG
 		   : CS_SUITE_TEXT;
-	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
-	cs_buf out = {0}, notes = {0};
-	rc = s ? cs_suite_out(s, &sp, format, &out, &notes, err, sizeof err) : -EIO;
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), c.save ? CS_CLI_WRITE : CS_CLI_READ);
+	cs_buf out = {0}, notes = {0}, saved = {0};
+	rc = s ? cs_suite_out(s, &sp, format, &out, &notes, c.save ? &saved : NULL, err, sizeof err)
+	       : -EIO;
+	if (rc == 0 && c.save)
+		rc = save(cmd, s, c.label, argc, argv, &saved, err, sizeof err);
 	for (size_t at = 0; at < notes.len;) { /* a line each, named */
 		const char *l = (const char *)notes.data + at;
 		size_t n = strcspn(l, "\n");
@@ -389,6 +448,7 @@ int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
 	}
 	cs_buf_free(&out);
 	cs_buf_free(&notes);
+	cs_buf_free(&saved);
 	cs_store_close(s);
 	cs_cli_free_file(&amap);
 	cs_mmap_free(map);

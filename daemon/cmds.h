@@ -14,6 +14,7 @@ extern const cs_cmd cs_cmd_run;
 extern const cs_cmd cs_cmd_metrics;
 extern const cs_cmd cs_cmd_correlate;
 extern const cs_cmd cs_cmd_report;
+extern const cs_cmd cs_cmd_correlations;
 extern const cs_cmd cs_cmd_phases;
 extern const cs_cmd cs_cmd_ship;
 extern const cs_cmd cs_cmd_check;

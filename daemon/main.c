@@ -41,6 +41,7 @@ static const cs_cmd *const commands[] = {
 	&cs_cmd_metrics,
 	&cs_cmd_correlate,
 	&cs_cmd_report,
+	&cs_cmd_correlations,
 	&cs_cmd_phases,
 	&cs_cmd_import,
 	&cs_cmd_runs,

@@ -116,4 +116,16 @@ static const char cs_schema_v5[] =
 static const char cs_schema_v6[] =
 	"DROP INDEX IF EXISTS ranges_run_name;";
 
+/* v7: saved suite correlations (correlate --suite --save): the answer
+ * whole, its statistics per configuration in short for listings and the
+ * trend figure, what made it, when and under which label. */
+static const char cs_schema_v7[] =
+	"CREATE TABLE correlations("
+	" id INTEGER PRIMARY KEY,"
+	" created_ns INTEGER NOT NULL,"
+	" label TEXT NOT NULL DEFAULT '',"
+	" command TEXT NOT NULL DEFAULT '',"
+	" summary TEXT NOT NULL CHECK(json_valid(summary)),"
+	" result TEXT NOT NULL CHECK(json_valid(result)));";
+
 #endif

@@ -370,6 +370,12 @@ static int migrate_5_to_6(cs_store *s)
 	return migrate_step(s, cs_schema_v6, 6);
 }
 
+/* v7: the correlations table. */
+static int migrate_6_to_7(cs_store *s)
+{
+	return migrate_step(s, cs_schema_v7, 7);
+}
+
 static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_0_to_1,
 	migrate_1_to_2,
@@ -377,6 +383,7 @@ static int (*const migrate[CS_SCHEMA_VERSION])(cs_store *) = {
 	migrate_3_to_4,
 	migrate_4_to_5,
 	migrate_5_to_6,
+	migrate_6_to_7,
 };
 
 static int check_and_migrate(cs_store *s, const char *path, int flags)
@@ -411,9 +418,10 @@ static int check_and_migrate(cs_store *s, const char *path, int flags)
 			    path, (long long)version, CS_SCHEMA_VERSION);
 	/* v3 only added runs columns that readers do not need, v4 an index
 	 * they use when it is there, v5 ranges.args, which readers take as
-	 * NULL when it is missing (cs_store_version), v6 dropped an index: a
-	 * v2 to v5 file on read-only media still reads (a window then finds
-	 * its start by a scan). */
+	 * NULL when it is missing (cs_store_version), v6 dropped an index, v7
+	 * added saved correlations (none, in an older file): a v2 to v6 file
+	 * on read-only media still reads (a window then finds its start by a
+	 * scan). */
 	s->version = (int)version;
 	if (version < CS_SCHEMA_VERSION && s->readonly && version >= 2)
 		return 0;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 
-#define CS_SCHEMA_VERSION 6
+#define CS_SCHEMA_VERSION 7
 /* PRAGMA application_id of a cyclescope database: "CSCP". */
 #define CS_APPLICATION_ID 0x50435343
 /* The largest device index a run may hold (a GPU's index on its host, or a

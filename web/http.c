@@ -136,6 +136,10 @@ static enum MHD_Result ui_icon(const call *x) { return get_ui(x->c, x->h, "favic
 static enum MHD_Result report(const call *x) { return cs_http_do_correlate(x->c, x->h, 1); }
 static enum MHD_Result correlate(const call *x) { return cs_http_do_correlate(x->c, x->h, 0); }
 static enum MHD_Result jobs(const call *x) { return cs_http_do_jobs(x->c, x->h, x->rest); }
+static enum MHD_Result correlations(const call *x)
+{
+	return cs_http_do_correlations(x->c, x->h, x->rest);
+}
 
 static enum MHD_Result collectors(const call *x)
 {
@@ -381,6 +385,7 @@ static const struct route {
 	{"/api/v1/health", M_GET, LIGHT, "GET", health},
 	{"/api/v1/query", M_GET | M_POST, 0, "GET or POST", query},
 	{"/api/v1/correlate", M_GET, 0, "GET", correlate},
+	{"/api/v1/correlations", M_GET, PREFIX, "GET", correlations},
 	{"/api/v1/collectors", M_ANY, LIGHT, "", collectors},
 	{"/api/v1/collectors/", M_ANY, LIGHT | PREFIX, "", collectors},
 	{"/api/v1/runs", M_GET, 0, "GET (or DELETE /api/v1/runs/RUN)", runs},

@@ -7,9 +7,11 @@
 
 #include <errno.h>
 #include <microhttpd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corrs.h"
 #include "report.h"
 #include "suite_out.h"
 
@@ -169,7 +171,7 @@ static enum MHD_Result do_suite(struct MHD_Connection *c, cs_http *h, int report
 		return cs_http_error(c, h, 503, "database: %s", err);
 	}
 	cs_buf b = CS_BUF_INIT;
-	int rc = cs_suite_out(s, &sp, format, &b, NULL, err, sizeof err);
+	int rc = cs_suite_out(s, &sp, format, &b, NULL, NULL, err, sizeof err);
 	cs_store_close(s);
 	free(lab);
 	enum MHD_Result r;
@@ -232,6 +234,45 @@ enum MHD_Result cs_http_do_correlate(struct MHD_Connection *c, cs_http *h, int r
 				     : rq.format == CS_CORR_CSV ? "text/csv; charset=utf-8"
 				     : rq.format == CS_CORR_SVG ? "image/svg+xml"
 								 : "text/plain; charset=utf-8", &b);
+	cs_buf_free(&b);
+	return r;
+}
+
+enum MHD_Result cs_http_do_correlations(struct MHD_Connection *c, cs_http *h, const char *rest)
+{
+	char err[1100];
+	uint64_t id = 0;
+	int trend = 0;
+	if (*rest && *rest != '/')
+		return cs_http_error(c, h, 404, "no such endpoint: /api/v1/correlations%s", rest);
+	if (*rest == '/')
+		rest++;
+	if (!strcmp(rest, "trend.svg")) {
+		trend = 1;
+	} else if (*rest) {
+		char *end;
+		id = strtoull(rest, &end, 10);
+		if (*end || !id)
+			return cs_http_error(c, h, 404, "no such endpoint: use /api/v1/correlations, "
+					     "/api/v1/correlations/ID or /api/v1/correlations/trend.svg");
+	}
+	cs_store *s = cs_http_open_store(h, err, sizeof err);
+	if (!s)
+		return cs_http_error(c, h, 503, "database: %s", err);
+	cs_buf b = CS_BUF_INIT;
+	int rc = trend ? cs_suite_trend_svg(s, &b, err, sizeof err)
+		 : id ? cs_corrs_result(s, (int64_t)id, &b) : cs_corrs_json(s, &b);
+	if (rc < 0 && !trend)
+		snprintf(err, sizeof err, "%s", rc == -ENOENT ? "no such saved correlation" : cs_store_errmsg(s));
+	cs_store_close(s);
+	enum MHD_Result r;
+	if (rc < 0) {
+		r = cs_http_error(c, h, rc == -ENOENT ? 404 : 500, "%s", err);
+	} else {
+		if (!trend)
+			cs_buf_append(&b, "\n", 1);
+		r = cs_http_reply(c, h, 200, trend ? "image/svg+xml" : "application/json", &b);
+	}
 	cs_buf_free(&b);
 	return r;
 }

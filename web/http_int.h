@@ -180,6 +180,10 @@ enum MHD_Result cs_http_do_query(struct MHD_Connection *c, cs_http *h, cs_store 
 
 /* http_corr.c */
 enum MHD_Result cs_http_do_correlate(struct MHD_Connection *c, cs_http *h, int report);
+/* GET /api/v1/correlations (the saved suite correlations, JSON),
+ * /api/v1/correlations/ID (one's answer) and /api/v1/correlations/trend.svg
+ * (http_corr.c); rest is what follows /api/v1/correlations. */
+enum MHD_Result cs_http_do_correlations(struct MHD_Connection *c, cs_http *h, const char *rest);
 
 /* http_collectors.c */
 const char *cs_http_post_arg(struct MHD_Connection *c, req *rq, const char *name);

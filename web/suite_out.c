@@ -13,6 +13,7 @@
 #include "csv.h"
 #include "figure.h"
 #include "json.h"
+#include "corrs.h"
 #include "report.h"
 
 /* One colour per configuration (the figures' and the page's). */
@@ -522,7 +523,7 @@ static int html_out(const cs_suite_spec *sp, const cs_suite_result *r, cs_buf *b
 }
 
 int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out, cs_buf *notes,
-		 char *err, size_t errlen)
+		 cs_buf *json, char *err, size_t errlen)
 {
 	cs_suite_result r;
 	int rc = cs_suite_run(s, spec, &r, err, errlen);
@@ -544,9 +545,118 @@ int cs_suite_out(cs_store *s, const cs_suite_spec *spec, int format, cs_buf *out
 		out->len = start;
 		snprintf(err, errlen, "out of memory writing the suite correlation");
 	}
+	if (rc == 0 && json) {
+		json_out(spec, &r, json);
+		if (cs_buf_reserve(json, 1) < 0) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory writing the suite correlation");
+		}
+	}
 	for (size_t i = 0; rc == 0 && notes && (format == CS_SUITE_CSV || format == CS_SUITE_SVG) &&
 			   i < r.nwarn; i++)
 		cs_buf_printf(notes, "warning: %s\n", r.warn[i]);
 	cs_suite_free(&r);
+	return rc;
+}
+
+/* ---- the trend across saved correlations ---- */
+
+int cs_suite_trend_svg(cs_store *s, cs_buf *out, char *err, size_t errlen)
+{
+	cs_corr_point *p = NULL;
+	size_t n = 0;
+	int rc = cs_corrs_points(s, &p, &n);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", cs_store_errmsg(s));
+		return rc;
+	}
+	/* the saved correlations (x = 1, 2, ...), statistics and configurations in order of
+	 * first sight */
+	size_t nsave = 0, nstat = 0, ncfg = 0;
+	int64_t *ids = calloc(n + 1, sizeof *ids);
+	const char **stat = calloc(n + 1, sizeof *stat), **cfg = calloc(n + 1, sizeof *cfg);
+	size_t *xi = calloc(n + 1, sizeof *xi), *si = calloc(n + 1, sizeof *si), *ci = calloc(n + 1, sizeof *ci);
+	rc = ids && stat && cfg && xi && si && ci ? 0 : -ENOMEM;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (!nsave || ids[nsave - 1] != p[i].id)
+			ids[nsave++] = p[i].id;
+		xi[i] = nsave;
+		size_t k = 0;
+		while (k < nstat && strcmp(stat[k], p[i].statistic))
+			k++;
+		if (k == nstat)
+			stat[nstat++] = p[i].statistic;
+		si[i] = k;
+		for (k = 0; k < ncfg && strcmp(cfg[k], p[i].configuration);)
+			k++;
+		if (k == ncfg)
+			cfg[ncfg++] = p[i].configuration;
+		ci[i] = k;
+	}
+	cs_fig_panel *pans = calloc(nstat + 1, sizeof *pans);
+	cs_fig_series *ser = calloc(2 * nstat * ncfg + 1, sizeof *ser);
+	double *xs = calloc(2 * n + 1, sizeof *xs), *ys = calloc(2 * n + 1, sizeof *ys);
+	char **hover = calloc(n + 1, sizeof *hover);
+	char (*yt)[360] = calloc(nstat + 1, sizeof *yt);
+	cs_fig_span *spans = calloc(nsave + 1, sizeof *spans);
+	char (*slab)[160] = calloc(nsave + 1, sizeof *slab);
+	if (rc == 0 && (!pans || !ser || !xs || !ys || !hover || !yt || !spans || !slab))
+		rc = -ENOMEM;
+	/* per statistic and configuration, its points in order of x */
+	size_t at = 0;
+	for (size_t k = 0; rc == 0 && k < nstat; k++) {
+		size_t first = 2 * k * ncfg;
+		for (size_t c = 0; rc == 0 && c < ncfg; c++) {
+			size_t start = at;
+			const char **hv = (const char **)hover + start;
+			for (size_t i = 0; rc == 0 && i < n; i++) {
+				if (si[i] != k || ci[i] != c)
+					continue;
+				char line[900];
+				snprintf(line, sizeof line, "#%lld %s: %s, %s: MAPE %.2f%%, r %.4f, %lld pairs",
+					 (long long)p[i].id, p[i].label, p[i].configuration, p[i].statistic,
+					 p[i].mape_pct, p[i].pearson, (long long)p[i].pairs);
+				xs[at] = (double)xi[i];
+				ys[at] = p[i].mape_pct;
+				if (!(hover[at] = strdup(line)))
+					rc = -ENOMEM;
+				at++;
+			}
+			size_t m = at - start;
+			ser[first + 2 * c] = (cs_fig_series){.label = cfg[c], .color = COLOR(c),
+							      .style = CS_FIG_LINE, .n = m,
+							      .x0 = xs + start, .y = ys + start};
+			ser[first + 2 * c + 1] = (cs_fig_series){.label = cfg[c], .color = COLOR(c),
+								  .style = CS_FIG_POINTS, .n = m,
+								  .x0 = xs + start, .y = ys + start,
+								  .hover = hv};
+		}
+		const char *cut = strstr(stat[k], " / "); /* the hardware's metric names it */
+		snprintf(yt[k], sizeof yt[k], "MAPE %% - %.*s", cut ? (int)(cut - stat[k]) : 300, stat[k]);
+		pans[k] = (cs_fig_panel){.ytitle = yt[k], .height = 200, .nseries = 2 * ncfg,
+					 .series = ser + first};
+	}
+	for (size_t i = 0, j = 0; rc == 0 && i < n; i++) {
+		if (j && p[i].id == ids[j - 1])
+			continue;
+		snprintf(slab[j], sizeof slab[j], "#%lld %s", (long long)p[i].id, p[i].label);
+		spans[j] = (cs_fig_span){(double)(j + 1) - 0.45, (double)(j + 1) + 0.45, slab[j], NULL};
+		j++;
+	}
+	cs_fig_lane lane = {.label = "saved", .color = "#9ecae1", .n = nsave, .spans = spans};
+	char cap[200];
+	snprintf(cap, sizeof cap, "%zu saved correlation(s) in the order saved; lower is better", nsave);
+	cs_fig f = {.title = "Error across saved correlations", .caption = cap,
+		    .xkind = CS_FIG_X_PLAIN, .xtitle = "saved correlation", .xmin = 0.5,
+		    .xmax = (double)nsave + 0.5, .npanels = nstat, .panels = pans,
+		    .nlanes = nsave ? 1 : 0, .lanes = &lane};
+	if (rc == 0)
+		rc = cs_fig_svg(&f, out);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory drawing the trend");
+	for (size_t i = 0; hover && i < n; i++)
+		free(hover[i]);
+	free(p), free(ids), free(stat), free(cfg), free(xi), free(si), free(ci), free(pans), free(ser);
+	free(xs), free(ys), free(hover), free(yt), free(spans), free(slab);
 	return rc;
 }
