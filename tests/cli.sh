@@ -381,8 +381,9 @@ assert sorted(want) == sorted(got), (sorted(want), sorted(got))
 for d in want:
     assert want[d] == got[d], "device %s differs" % d
 db = sqlite3.connect(sys.argv[3])
-assert db.execute("PRAGMA user_version").fetchone()[0] == 6
+assert db.execute("PRAGMA user_version").fetchone()[0] == 7
 assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'timelines_t0'").fetchone()[0] == 1
+assert db.execute("SELECT count(*) FROM correlations").fetchone()[0] == 0
 assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'ranges_run_name'").fetchone()[0] == 0
 assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 PY

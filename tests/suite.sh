@@ -152,6 +152,52 @@ assert any("has no metric 'nosuch'" in w for w in g["warnings"]), g["warnings"]
 PY
 "$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim >"$T/out" 2>&1
 [ $? -eq 2 ] && grep -q "give --metric" "$T/out" && ok "no statistic: a usage error saying what to give" || no "usage" "$T/out"
+# History: two saves, listed, shown, drawn, one deleted.
+"$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim-config CFG-A --metric nosuch \
+	--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle --save --label 'commit a1' >/dev/null 2>"$T/s1"
+"$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim-config CFG-B \
+	--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle --save --label "it's b2" >/dev/null 2>"$T/s2"
+"$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim-config CFG-B \
+	--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle --json >"$T/b.json" 2>/dev/null
+"$CS" correlations --db "$DB" --json >"$T/list.json" 2>&1
+"$CS" correlations show 2 --db "$DB" >"$T/show.json" 2>&1
+python3 - "$T/list.json" "$T/show.json" "$T/b.json" "$T/s1" "$T/s2" >"$T/why" 2>&1 <<'PY' && ok "--save keeps each answer with its label and command; the list's figures are the answer's; show prints it whole" || no "saved correlations" "$T/why"
+import json, sys
+lst = json.load(open(sys.argv[1])); show = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
+assert open(sys.argv[4]).read().startswith("saved correlation 1: commit a1"), open(sys.argv[4]).read()
+assert "saved correlation 2: it's b2" in open(sys.argv[5]).read()
+assert [x["label"] for x in lst] == ["commit a1", "it's b2"], lst
+assert "--label 'it'\\''s b2'" in lst[1]["command"], lst[1]["command"]
+s1 = lst[0]["summary"]
+assert [(x["statistic"], x["configuration"]) for x in s1] == [("nosuch", "CFG-A"), ("gpc__cycles_elapsed.avg / gpu_tot_sim_cycle", "CFG-A")], s1
+assert s1[0]["pairs"] == 0 and s1[1]["pairs"] == 15, s1  # no map: three applications
+want = b["statistics"][0]["configurations"][0]
+got = lst[1]["summary"][0]
+for k in ("pairs", "pearson", "spearman", "mape_pct", "mean_error_pct", "within_10pct", "aggregate_error_pct"):
+    assert got[k] == want[k] or abs(got[k] - want[k]) <= 1e-13 * abs(want[k]), (k, got[k], want[k])
+assert show == b, "show differs from the answer"
+PY
+"$CS" correlations trend --db "$DB" -o "$T/trend.svg" >/dev/null 2>&1
+python3 - "$T/trend.svg" >"$T/why" 2>&1 <<'PY' && ok "correlations trend: a panel per statistic, each saved correlation named under the axis, points named" || no "trend figure" "$T/why"
+import sys, xml.etree.ElementTree as ET
+ns = {"s": "http://www.w3.org/2000/svg"}
+root = ET.parse(sys.argv[1]).getroot()
+assert len(root.findall(".//s:g[@class='panel']", ns)) == 2
+text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+assert "#1 commit a1" in text and "#2 it's b2" in text, text
+titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+assert any(t.startswith("#2 it's b2: CFG-B, gpc__cycles_elapsed.avg / gpu_tot_sim_cycle: MAPE") for t in titles), titles
+PY
+"$CS" correlations delete 1 --db "$DB" >"$T/out" 2>&1 && "$CS" correlations --db "$DB" >"$T/list.txt" 2>&1 &&
+	[ "$(grep -c "it's b2" "$T/list.txt")" = 1 ] && ! grep -q 'commit a1' "$T/list.txt" &&
+	ok "correlations delete 1 removes it; the list has the other" || no "delete" "$T/list.txt"
+"$CS" correlations show 9 --db "$DB" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'no saved correlation 9' "$T/out" && ok "showing one that is not there names it" || no "show missing" "$T/out"
+# A file older than v7, read-only: none saved, nothing written.
+cp tests/fixtures/store/v3.db "$T/old.db" && chmod 0444 "$T/old.db"
+"$CS" correlations --db "$T/old.db" --json >"$T/out" 2>&1 && [ "$(cat "$T/out")" = "[]" ] &&
+	ok "a read-only v3 file lists no saved correlations" || no "old file" "$T/out"
+
 # The same over HTTP: parameters repeat as the options do.
 "$CS" serve --db "$DB" --socket "$T/s.sock" --listen 127.0.0.1:0 --log "$T/log" 2>"$T/stderr" &
 DPID=$!
@@ -172,5 +218,13 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite
 [ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.csv" && ok "GET /api/v1/correlate?suite=1 answers what correlate --suite --csv prints" || no "suite over HTTP ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite=1 -d hw=job:hw0 -d sim=nosuch -d metric=x)
 [ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "a suite naming a run that is not there is a 404 naming it" || no "suite 404 ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlations")
+"$CS" correlations --db "$DB" --json >"$T/cli.json" 2>&1
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.json" && ok "GET /api/v1/correlations is 'correlations --json'" || no "correlations over HTTP ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlations/2")
+c2=$(curl -sS --noproxy '*' -o "$T/body2" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlations/trend.svg")
+c3=$(curl -sS --noproxy '*' -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlations/1")
+[ "$code" = 200 ] && cmp -s "$T/body" "$T/show.json" && [ "$c2" = 200 ] && grep -q '<svg' "$T/body2" && [ "$c3" = 404 ] &&
+	ok "GET /api/v1/correlations/2 is its answer, /trend.svg the figure, a deleted one a 404" || no "correlations/ID over HTTP ($code $c2 $c3)" "$T/body"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

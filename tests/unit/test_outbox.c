@@ -77,8 +77,8 @@ static void test_migrates_v1(void **state)
 	write_run(s, 1);
 	/* make it a v1 file again: no ship_marks (v2), no runs.bad_records
 	 * or runs.empty_samples (v3), no timelines_t0 (v4), no ranges.args (v5),
-	 * the ranges_run_name index (v6 dropped it) */
-	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; "
+	 * the ranges_run_name index (v6 dropped it), no correlations (v7) */
+	assert_int_equal(sqlite3_exec(cs_store_db(s), "DROP TABLE ship_marks; DROP TABLE correlations; "
 				      "CREATE INDEX ranges_run_name ON ranges(run, name); "
 				      "ALTER TABLE ranges DROP COLUMN args; "
 				      "ALTER TABLE runs DROP COLUMN bad_records; "
@@ -88,7 +88,7 @@ static void test_migrates_v1(void **state)
 	cs_store_close(s);
 	char err[512] = "";
 	assert_null(cs_store_open(tu_path("v1.db"), CS_OPEN_READONLY, err, sizeof err));
-	assert_non_null(strstr(err, "schema version 1 needs migrating to 6"));
+	assert_non_null(strstr(err, "schema version 1 needs migrating to 7"));
 	s = open_rw("v1.db", 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "PRAGMA user_version"), CS_SCHEMA_VERSION);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM sqlite_master"
@@ -97,6 +97,7 @@ static void test_migrates_v1(void **state)
 			       " WHERE name = 'ranges_run_name'"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT sum(bad_records) + sum(empty_samples) FROM runs"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM ship_marks"), 0);
+	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM correlations"), 0);
 	assert_int_equal(tu_q1(cs_store_db(s), "SELECT count(*) FROM runs"), 1);
 	cs_store_close(s);
 }
