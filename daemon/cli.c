@@ -78,6 +78,22 @@ void cs_cli_wrote(const char *file, uint64_t bytes, const char *format, int64_t 
 	cs_buf_free(&b);
 }
 
+int cs_cli_write(const cs_cmd *cmd, const char *path, const void *data, size_t len, int say,
+		 int json)
+{
+	FILE *f = path ? fopen(path, "wb") : stdout;
+	int bad = !f || fwrite(data, 1, len, f) != len;
+	if (f && path)
+		bad |= fclose(f) != 0;
+	else if (f)
+		bad |= fflush(f) != 0;
+	if (bad)
+		return cs_cli_fail(cmd, "%s: %s", path ? path : "standard output", strerror(errno));
+	if (say && path)
+		cs_cli_wrote(path, len, NULL, -1, json);
+	return CS_EXIT_OK;
+}
+
 static void set_verbosity(void)
 {
 	if (cs_cli_g.quiet)

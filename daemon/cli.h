@@ -85,6 +85,12 @@ void cs_cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * stdout (format NULL and rows < 0 are left out). */
 void cs_cli_wrote(const char *file, uint64_t bytes, const char *format, int64_t rows, int json);
 
+/* Writes len bytes of data to path (NULL: standard output, flushed);
+ * with say and a path, then "wrote FILE (N bytes)" (cs_cli_wrote, json as
+ * there). CS_EXIT_OK, or CS_EXIT_FAIL after saying why. */
+int cs_cli_write(const cs_cmd *cmd, const char *path, const void *data, size_t len, int say,
+		 int json);
+
 /* Prints "cyclescope CMD: message" to stderr; returns CS_EXIT_FAIL. */
 int cs_cli_fail(const cs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

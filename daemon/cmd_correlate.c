@@ -209,17 +209,8 @@ static int run_report(int argc, char **argv)
 		rc = cs_cli_fail(cmd, "%s", err);
 	else if (!s)
 		rc = CS_EXIT_FAIL;
-	else {
-		FILE *f = fopen(c.out, "wb");
-		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
-			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
-		} else {
-			cs_cli_wrote(c.out, out.len, NULL, -1, c.json);
-			rc = CS_EXIT_OK;
-		}
-		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)
-			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
-	}
+	else
+		rc = cs_cli_write(cmd, c.out, out.data, out.len, 1, c.json);
 	cs_buf_free(&out);
 	cs_store_close(s);
 	cs_mmap_free(c.map);
@@ -432,19 +423,10 @@ int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
 		rc = CS_EXIT_FAIL;
 	} else if (rc < 0) {
 		rc = cs_cli_fail(cmd, "%s", err);
-	} else if (!report || !c.out) {
-		rc = fwrite(out.data, 1, out.len, stdout) == out.len ? CS_EXIT_OK
-								      : cs_cli_fail(cmd, "standard output: %s", strerror(errno));
 	} else {
-		FILE *f = fopen(c.out, "wb");
-		if (!f || fwrite(out.data, 1, out.len, f) != out.len) {
-			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
-		} else {
-			cs_cli_wrote(c.out, out.len, NULL, -1, c.json);
-			rc = CS_EXIT_OK;
-		}
-		if (f && fclose(f) != 0 && rc == CS_EXIT_OK)
-			rc = cs_cli_fail(cmd, "%s: %s", c.out, strerror(errno));
+		/* report says what it wrote; plot, like plot, does not */
+		rc = cs_cli_write(cmd, report ? c.out : NULL, out.data, out.len,
+				  mode == CS_SUITE_CMD_REPORT, c.json);
 	}
 	cs_buf_free(&out);
 	cs_buf_free(&notes);

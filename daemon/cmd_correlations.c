@@ -116,19 +116,7 @@ static int run_correlations(int argc, char **argv)
 								  : cs_cli_fail(cmd, "writing the output failed");
 	} else {
 		rc = cs_suite_trend_svg(s, &b, err, sizeof err);
-		FILE *f = rc == 0 ? (outfile ? fopen(outfile, "wb") : stdout) : NULL;
-		if (rc < 0)
-			rc = cs_cli_fail(cmd, "%s", err);
-		else if (!f || fwrite(b.data, 1, b.len, f) != b.len)
-			rc = cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(errno));
-		else
-			rc = CS_EXIT_OK;
-		if (f && outfile) {
-			if (fclose(f) != 0 && rc == CS_EXIT_OK)
-				rc = cs_cli_fail(cmd, "%s: %s", outfile, strerror(errno));
-			else if (rc == CS_EXIT_OK)
-				cs_cli_wrote(outfile, b.len, NULL, -1, json);
-		}
+		rc = rc < 0 ? cs_cli_fail(cmd, "%s", err) : cs_cli_write(cmd, outfile, b.data, b.len, 1, json);
 	}
 	cs_buf_free(&b);
 	cs_store_close(s);

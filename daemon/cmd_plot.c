@@ -56,17 +56,9 @@ const cs_cmd cs_cmd_plot = {
 /* Writes out (freed) to outfile or standard output. */
 static int write_svg(const cs_cmd *cmd, const char *outfile, cs_buf *out)
 {
-	FILE *f = outfile ? fopen(outfile, "wb") : stdout;
-	int bad = !f || fwrite(out->data, 1, out->len, f) != out->len;
-	if (f && outfile)
-		bad |= fclose(f) != 0;
-	else if (f)
-		bad |= fflush(f) != 0;
-	int why = errno;
+	int rc = cs_cli_write(cmd, outfile, out->data, out->len, 0, 0);
 	cs_buf_free(out);
-	if (bad)
-		return cs_cli_fail(cmd, "%s: %s", outfile ? outfile : "standard output", strerror(why));
-	return 0;
+	return rc;
 }
 
 static int plot_job(const cs_cmd *cmd, const char *db, const char *job, const char *a,

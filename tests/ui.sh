@@ -127,6 +127,17 @@ CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHRO
 	CS_INJECT="$INJECT" CS_LIB="$BA/libcyclescope_collector.so" CS_SOCK="$T/s.sock" CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
 tally "$T/out" $? "the browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
+# A suite (tests/tools/mksuite.py), on its own database: the suite page.
+python3 tests/tools/mksuite.py "$T/suite"
+while IFS="$(printf '\t')" read -r f name rep; do
+	"$CS" import "$T/suite/$f" --db "$T/suite.db" --name "${name#hw*:}" --job "hw$rep" >/dev/null 2>&1
+done <"$T/suite/hw-names.txt"
+"$CS" import "$T/suite/sim.csv" --db "$T/suite.db" --name suite-sim >/dev/null 2>&1
+serve "$T/suite.db" "$T/u.sock" "$T/ustderr" --log "$T/ulog"
+CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" CS_N=$n \
+	CS_APP_MAP="$(cat "$T/suite/app-map.txt")" timeout 90 node tests/browser/suite.test.js >"$T/sout" 2>&1
+tally "$T/sout" $? "the suite browser test"
+kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 # A daemon with a token (on a copy): the page asks for it and keeps it.
 cp "$DB" "$T/tok.db"
 serve "$T/tok.db" "$T/t.sock" "$T/tstderr" --token ui-secret --log "$T/tlog"

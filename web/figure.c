@@ -550,7 +550,8 @@ static int draw_points(svg *s, const cs_fig_series *se, const axis *x, const axi
 		if (fig_blank(hover)) {
 			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", qx, qy);
 		} else {
-			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"><title>", qx, qy);
+			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" data-i=\"%zu\"><title>", qx,
+				qy, i);
 			fig_put_esc(s, hover);
 			fig_put(s, "</title></circle>\n");
 		}

@@ -50,7 +50,9 @@ typedef struct cs_fig_series {
 				* its colour at low opacity; NULL = none */
 	const char *const *labels; /* POINTS only: n labels or NULL entries; NULL = none */
 	const char *const *hover;  /* POINTS only: n texts shown on hover (an SVG
-				      <title> per marker); NULL = none */
+				      <title> per marker, which carries its
+				      index as data-i for a page's clicks);
+				      NULL = none */
 	const double *xlo, *xhi;   /* POINTS only: a horizontal whisker from
 				      xlo[i] to xhi[i] (spread across repeats);
 				      NULL = none */

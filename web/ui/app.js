@@ -1,6 +1,6 @@
 /*
  * cyclescope's browser UI, served by the daemon (docs/http-api.md, "The
- * UI"). Five pages, chosen by the URL's hash:
+ * UI"). Six pages, chosen by the URL's hash:
  *   #/                 the runs list
  *   #/run/ID?metric=a,b&from=&to=&device=
  *                      a run: bucketed plots that re-query at every zoom,
@@ -8,11 +8,13 @@
  *                      (a running run followed live: &last=S&keep=N)
  *   #/compare?hw=&sim=&hw_metric=&sim_metric=...
  *                      a correlation request built from two runs
+ *   #/suite?hw=&hw=&sim=&sim_config=&hw_metric=&sim_metric=...
+ *                      a suite's correlation: every kernel of every application
  *   #/collectors       the live collectors, grouped by job, with triggers
  *   #/jobs, #/job/NAME?a=&b=&align=&instances=
  *                      the jobs; one job's ranks on one time axis, stragglers
  * Everything comes from the HTTP API; plots are uPlot's. One ES module a
- * page (runs.js, run.js with live.js and lanes.js, compare.js,
+ * page (runs.js, run.js with live.js and lanes.js, compare.js, suite.js,
  * collectors.js), what they share in common.js and plots.js; this one
  * routes.
  */
@@ -20,6 +22,7 @@ import { app, h, seen, setToken, show, showError } from './common.js';
 import { runsPage } from './runs.js';
 import { collectorsPage } from './collectors.js';
 import { comparePage } from './compare.js';
+import { suitePage } from './suite.js';
 import { jobPage, jobsPage } from './jobs.js';
 import { runPage } from './run.js';
 
@@ -42,7 +45,7 @@ async function route() {
 	const hash = location.hash.replace(/^#/, '') || '/';
 	const [path, query] = hash.split('?');
 	const params = new URLSearchParams(query || '');
-	for (const a of ['data-plots', 'data-points', 'data-loads', 'data-correlated', 'data-ready', 'data-live', 'data-live-draws', 'data-collectors'])
+	for (const a of ['data-plots', 'data-points', 'data-loads', 'data-correlated', 'data-picked', 'data-ready', 'data-live', 'data-live-draws', 'data-collectors'])
 		document.body.removeAttribute(a);
 	if (seen.cleanup)
 		seen.cleanup(), (seen.cleanup = null);
@@ -63,6 +66,9 @@ async function route() {
 		} else if (path === '/compare') {
 			document.body.setAttribute('data-page', 'compare');
 			await comparePage(params);
+		} else if (path === '/suite') {
+			document.body.setAttribute('data-page', 'suite');
+			await suitePage(params);
 		} else {
 			document.body.setAttribute('data-page', 'runs');
 			await runsPage();
