@@ -684,6 +684,18 @@ static const char *class_name(int c)
 	return c == 'c' ? "cycles" : c == 't' ? "time" : c == 'b' ? "bytes" : c == 's' ? "sectors" : "?";
 }
 
+/* The one metric an expression names: itself, or NAME of sum("NAME")
+ * (a name with spaces); else it is copied as it is (and names none). */
+static void metric_of(const char *expr, char *out, size_t outlen)
+{
+	size_t n = strlen(expr);
+	if (n > 7 && !strncmp(expr, "sum(\"", 5) && !strcmp(expr + n - 2, "\")") &&
+	    !memchr(expr + 5, '"', n - 7) && !strpbrk(expr + 5, "*?["))
+		snprintf(out, outlen, "%.*s", (int)(n - 7), expr + 5);
+	else
+		snprintf(out, outlen, "%s", expr);
+}
+
 /* The units of one statistic under one configuration, from the first
  * run of each side that has the metric (plain names only); ns against
  * cycles converts the hardware's values at a clock given or found. */
@@ -691,19 +703,20 @@ static int units(work *w, size_t st, size_t cfg, cs_suite_cell *c)
 {
 	const cs_suite_stat *S = &w->sp->stats[st];
 	const cs_suite_group *G = &w->sp->sim[cfg];
-	char kind[16], name[300];
+	char kind[16], name[600], hname[300], sname[300];
+	metric_of(S->hw_expr, hname, sizeof hname);
+	metric_of(S->sim_expr, sname, sizeof sname);
 	int64_t hw_run = w->runs_hw[0][0].id;
 	c->hw_scale = 1;
 	for (size_t g = 0; g < w->sp->nhw; g++)
 		for (size_t i = 0; w->runs_hw[g][i].id; i++)
-			if (cs_runs_metric_unit(w->s, w->runs_hw[g][i].id, S->hw_expr, c->hw_unit,
+			if (cs_runs_metric_unit(w->s, w->runs_hw[g][i].id, hname, c->hw_unit,
 						sizeof c->hw_unit, kind, sizeof kind) == 0) {
 				hw_run = w->runs_hw[g][i].id;
 				goto sim;
 			}
 sim:
-	snprintf(name, sizeof name, "%s%s%s", G->config ? G->config : "", G->config ? ":" : "",
-		 S->sim_expr);
+	snprintf(name, sizeof name, "%s%s%s", G->config ? G->config : "", G->config ? ":" : "", sname);
 	for (size_t i = 0; w->runs_sim[cfg][i].id; i++)
 		if (cs_runs_metric_unit(w->s, w->runs_sim[cfg][i].id, name, c->sim_unit,
 					sizeof c->sim_unit, kind, sizeof kind) == 0)

@@ -152,6 +152,38 @@ assert any("has no metric 'nosuch'" in w for w in g["warnings"]), g["warnings"]
 PY
 "$CS" correlate --suite --db "$DB" --hw job:hw0 --sim suite-sim >"$T/out" 2>&1
 [ $? -eq 2 ] && grep -q "give --metric" "$T/out" && ok "no statistic: a usage error saying what to give" || no "usage" "$T/out"
+# The real QV100 Accel-Sim stdout against ncu's raw and details pages of
+# the same three kernels (tests/fixtures/ncu): kernels pair by demangled
+# name; values read back here from the files themselves.
+Q=tests/fixtures/accelsim-qv100
+"$CS" import tests/fixtures/ncu/raw.csv --db "$T/q.db" --name qv100_demo --job raw >/dev/null 2>&1
+"$CS" import tests/fixtures/ncu/details.csv --db "$T/q.db" --name qv100_demo --job details >/dev/null 2>&1
+"$CS" import accelsim-log "$Q/stdout.log.gz" --db "$T/q.db" --name qv100_demo --job sim >/dev/null 2>&1
+"$CS" correlate --suite --db "$T/q.db" --hw-job raw --sim-job sim --hw-metric smsp__inst_executed.sum \
+	--sim-metric gpgpu_n_tot_w_icount --csv >"$T/q1.csv" 2>"$T/err"
+"$CS" correlate --suite --db "$T/q.db" --hw-job details --sim-job sim --hw-metric 'sum("Elapsed Cycles")' \
+	--sim-metric gpu_sim_cycle --json >"$T/q2.json" 2>"$T/err"
+icount=$(zcat "$Q/stdout.log.gz" | awk '/^gpgpu_n_tot_w_icount/ { printf "%s%d", s, $3 - p; p = $3; s = " " }')
+cycles=$(zcat "$Q/stdout.log.gz" | awk '/^gpu_sim_cycle/ { printf "%s%d", s, $3; s = " " }')
+python3 - "$T/q1.csv" "$T/q2.json" "$icount" "$cycles" >"$T/why" 2>&1 <<'PY' && ok "the real Accel-Sim stdout pairs with ncu's raw page (3 kernels by demangled name) and its details page (2, stencil unpaired); values as the files say" || no "QV100 stdout against ncu" "$T/why"
+import csv, json, sys
+raw = [r for r in csv.reader(l for l in open("tests/fixtures/ncu/raw.csv", newline="") if not l.startswith("==PROF=="))]
+col = raw[0].index("smsp__inst_executed.sum")
+hw = [float(r[col].replace(",", "")) for r in raw[2:]]
+sim = [float(x) for x in sys.argv[3].split()]
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert [x["kernel"] for x in rows] == ["vecAdd", "saxpy", "stencil"], rows
+assert [float(x["hw"]) for x in rows] == hw and [float(x["sim"]) for x in rows] == sim, (rows, hw, sim)
+det = list(csv.reader(open("tests/fixtures/ncu/details.csv", newline="")))
+el = [float(r[14].replace(",", "")) for r in det[1:] if r[12] == "Elapsed Cycles"]
+cyc = [float(x) for x in sys.argv[4].split()]
+g = json.load(open(sys.argv[2]))
+c = g["statistics"][0]["configurations"][0]
+assert c["pairs"] == 2 and abs(c["hw_total"] - sum(el)) < 1e-9 and abs(c["sim_total"] - sum(cyc[:2])) < 1e-9, (c, el, cyc)
+assert [(u["kernel"], u["launch"]) for u in g["unpaired"] if "kernel" in u] == [("stencil", 0)], g["unpaired"]
+assert g["statistics"][0]["hw_unit"] == "cycle" and not g["warnings"], g
+PY
+
 # History: two saves, listed, shown, drawn, one deleted.
 "$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim-config CFG-A --metric nosuch \
 	--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle --save --label 'commit a1' >/dev/null 2>"$T/s1"
