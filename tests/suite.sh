@@ -248,6 +248,11 @@ code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite
 	--data-urlencode 'sim_metric=L2_cache_stats_breakdown[GLOBAL_ACC_R][TOTAL_ACCESS]' \
 	--data-urlencode "app_map=$(cat "$S/app-map.txt")")
 [ "$code" = 200 ] && cmp -s "$T/body" "$T/cli.csv" && ok "GET /api/v1/correlate?suite=1 answers what correlate --suite --csv prints" || no "suite over HTTP ($code)" "$T/body"
+code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code} %{content_type}' --get "http://127.0.0.1:$PORT/report" -d suite=1 \
+	-d hw=job:hw0 -d sim=suite-sim -d sim_config=CFG-A -d hw_metric=gpu__time_duration.sum -d sim_metric=gpu_tot_sim_cycle)
+"$CS" report --suite --db "$DB" --hw job:hw0 --sim suite-sim --sim-config CFG-A --hw-metric gpu__time_duration.sum \
+	--sim-metric gpu_tot_sim_cycle -o "$T/r2.html" 2>/dev/null
+[ "$code" = "200 text/html; charset=utf-8" ] && cmp -s "$T/body" "$T/r2.html" && ok "GET /report?suite=1 serves the page report --suite writes" || no "suite report over HTTP ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' --get "$U" -d suite=1 -d hw=job:hw0 -d sim=nosuch -d metric=x)
 [ "$code" = 404 ] && grep -q "no run 'nosuch'" "$T/body" && ok "a suite naming a run that is not there is a 404 naming it" || no "suite 404 ($code)" "$T/body"
 code=$(curl -sS --noproxy '*' -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$PORT/api/v1/correlations")
