@@ -332,7 +332,7 @@ static int save(const cs_cmd *cmd, cs_store *s, const char *label, int argc, cha
 	cs_buf_printf(&line, "cyclescope %s", cmd->name);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,@%+-")]) {
+		if (!*a || a[strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,@%+-")]) {
 			cs_buf_printf(&line, " '");
 			for (const char *q = a; *q; q++)
 				cs_buf_printf(&line, *q == '\'' ? "'\\''" : "%c", *q);
@@ -392,7 +392,13 @@ int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode)
 		cs_cli_free_file(&in);
 		if (!map)
 			return cs_cli_fail(cmd, "%s", err);
-		for (size_t i = 0; i < cs_mmap_count(map) && nst < sizeof stats / sizeof *stats; i++)
+		size_t pairs = cs_mmap_count(map);
+		if (nst + pairs > sizeof stats / sizeof *stats) {
+			cs_mmap_free(map);
+			return cs_cli_usage_error(cmd, "--map %s: %zu pairs, with the others over %zu statistics",
+						  c.map, pairs, sizeof stats / sizeof *stats);
+		}
+		for (size_t i = 0; i < cs_mmap_count(map); i++)
 			stats[nst++] = (cs_suite_stat){cs_mmap_target(map, i), cs_mmap_target(map, i)};
 	}
 	if (c.app_map && cs_cli_read_file(c.app_map, &amap, err, sizeof err)) {

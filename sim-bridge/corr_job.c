@@ -631,8 +631,10 @@ int cs_cjob_kernel_totals(cs_store *s, const cs_cjob_side *side, cs_cjob_kernels
 			  size_t errlen)
 {
 	int rc = cs_cjob_kernel_spans(s, side, 0, k, err, errlen);
-	if (rc < 0)
+	if (rc < 0) {
+		cs_cjob_kernels_free(k);
 		return rc;
+	}
 	if (!k->n) {
 		snprintf(err, errlen, "run %s has no %s ranges", side->run_name,
 			 !strcmp(side->unit, "cycle") ? "sim-kernel" : "kernel");

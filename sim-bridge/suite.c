@@ -93,17 +93,21 @@ void cs_suite_group_parse(const char *text, const char *cfg, cs_suite_group *g, 
 
 /* ---- statistics ---- */
 
-void cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_stats *st)
+int cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_stats *st)
 {
 	memset(st, 0, sizeof *st);
 	double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return -ENOMEM;
+	}
 	double ape = 0, se = 0, rpd = 0, abs_sum = 0, sq = 0;
 	size_t m = 0, nrpd = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!isfinite(hw[i]) || !isfinite(sim[i]))
 			continue;
-		if (x && y)
-			x[m] = hw[i], y[m] = sim[i];
+		x[m] = hw[i], y[m] = sim[i];
 		m++;
 		st->hw_total += hw[i];
 		st->sim_total += sim[i];
@@ -129,8 +133,8 @@ void cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_s
 		}
 	}
 	st->pairs = m;
-	st->pearson = x && y && m >= 2 ? cs_corr_pearson(x, y, m) : (double)NAN;
-	st->spearman = x && y && m >= 2 ? cs_corr_spearman(x, y, m) : (double)NAN;
+	st->pearson = m >= 2 ? cs_corr_pearson(x, y, m) : (double)NAN;
+	st->spearman = m >= 2 ? cs_corr_spearman(x, y, m) : (double)NAN;
 	st->mape_pct = st->error_n ? 100 * ape / (double)st->error_n : (double)NAN;
 	st->mean_error_pct = st->error_n ? 100 * se / (double)st->error_n : (double)NAN;
 	st->rpd_pct = nrpd ? 100 * rpd / (double)nrpd : (double)NAN;
@@ -145,6 +149,7 @@ void cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_s
 		? 100 * (st->sim_total - st->hw_total) / fabs(st->hw_total) : (double)NAN;
 	free(x);
 	free(y);
+	return 0;
 }
 
 /* ---- the work ---- */
@@ -299,6 +304,7 @@ static int add_run(runref **list, size_t *n, size_t *cap, int64_t id, const char
 			return 0;
 	if (grow((void **)list, cap, *n + 2, sizeof **list) < 0)
 		return -ENOMEM;
+	(*list)[*n] = (runref){0, NULL}; /* ended, whatever happens next */
 	char *app = app_of(name, glob);
 	if (!app)
 		return -ENOMEM;
@@ -338,6 +344,8 @@ static int resolve(work *w, const cs_suite_group *g, const char *side, runref **
 		for (char *it = strtok_r(list, ",", &save); !rc && it; it = strtok_r(NULL, ",", &save)) {
 			while (*it == ' ')
 				it++;
+			for (size_t e = strlen(it); e && it[e - 1] == ' ';)
+				it[--e] = '\0';
 			cs_run_row *rows = NULL;
 			size_t nr = 0;
 			int64_t one;
@@ -447,6 +455,7 @@ static int load_run(work *w, set *t, const runref *ref, const char *expr, const 
 		snprintf(w->err, w->errlen, "out of memory");
 	return rc;
 fatal:
+	cs_cjob_kernels_free(&k);
 	snprintf(w->err, w->errlen, "%s run %s: %s", sim ? "simulator" : "hardware", sum.name, why);
 	return rc;
 }
@@ -597,7 +606,7 @@ static int cell_stats(cs_suite_cell *c, size_t napps)
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		h[i] = c->pairs[i].hw, m[i] = c->pairs[i].sim;
 	if (rc == 0)
-		cs_suite_stats_of(h, m, n, &c->st);
+		rc = cs_suite_stats_of(h, m, n, &c->st);
 	/* the worst: a partial selection, CS_SUITE_WORST passes */
 	for (size_t t = 0; rc == 0 && t < CS_SUITE_WORST; t++) {
 		size_t best = SIZE_MAX;
@@ -636,13 +645,15 @@ static int cell_stats(cs_suite_cell *c, size_t napps)
 			for (size_t q = 0; q < k; q++)
 				h[q] = c->pairs[ord[at[a] + q]].hw, m[q] = c->pairs[ord[at[a] + q]].sim;
 			c->apps[c->napps].app = a;
-			cs_suite_stats_of(h, m, k, &c->apps[c->napps].st);
+			if ((rc = cs_suite_stats_of(h, m, k, &c->apps[c->napps].st)) < 0)
+				break;
 			c->napps++;
 		}
 		/* one point per application: its totals */
-		for (size_t a = 0; a < c->napps; a++)
+		for (size_t a = 0; rc == 0 && a < c->napps; a++)
 			h[a] = c->apps[a].st.hw_total, m[a] = c->apps[a].st.sim_total;
-		cs_suite_stats_of(h, m, c->napps, &c->by_app);
+		if (rc == 0)
+			rc = cs_suite_stats_of(h, m, c->napps, &c->by_app);
 	}
 	free(h);
 	free(m);
@@ -816,6 +827,32 @@ static char *label_of(const cs_suite_group *g)
 	return strdup(buf);
 }
 
+/* Names that tell the groups apart: one shared by several gets its runs
+ * after it ("CFG-A (sim-*)"), and if that is shared too, its place ("#2"). */
+static int unique_labels(char **label, const cs_suite_group *g, size_t n)
+{
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			int dup = 0;
+			for (size_t j = 0; j < n; j++)
+				dup |= j != i && !strcmp(label[i], label[j]);
+			if (!dup)
+				continue;
+			char buf[700];
+			if (pass == 0)
+				snprintf(buf, sizeof buf, "%.300s (%s%.300s)", label[i], g[i].job ? "job:" : "",
+					 g[i].job ? g[i].job : g[i].runs ? g[i].runs : "");
+			else
+				snprintf(buf, sizeof buf, "%.600s #%zu", label[i], i + 1);
+			char *t = strdup(buf);
+			if (!t)
+				return -ENOMEM;
+			free(label[i]);
+			label[i] = t;
+		}
+	return 0;
+}
+
 int cs_suite_run(cs_store *s, const cs_suite_spec *sp, cs_suite_result *r, char *err,
 		 size_t errlen)
 {
@@ -848,6 +885,18 @@ int cs_suite_run(cs_store *s, const cs_suite_spec *sp, cs_suite_result *r, char 
 			rc = -ENOMEM;
 		else
 			rc = resolve(&w, &sp->sim[g], "--sim", &w.runs_sim[g]);
+	if (rc == 0)
+		rc = unique_labels(r->config_label, sp->sim, ns);
+	if (rc == 0)
+		rc = unique_labels(r->repeat_label, sp->hw, nh);
+	for (size_t a = 0; rc == 0 && a < nt; a++)
+		for (size_t b = a + 1; b < nt; b++)
+			if (!strcmp(sp->stats[a].hw_expr, sp->stats[b].hw_expr) &&
+			    !strcmp(sp->stats[a].sim_expr, sp->stats[b].sim_expr)) {
+				snprintf(err, errlen, "the statistic %s is given twice", sp->stats[a].hw_expr);
+				rc = -EINVAL;
+				break;
+			}
 	/* every run under every statistic */
 	for (size_t st = 0; rc == 0 && st < nt; st++) {
 		for (size_t g = 0; rc == 0 && g < nh; g++) {

@@ -126,8 +126,8 @@ int cs_suite_run(cs_store *s, const cs_suite_spec *spec, cs_suite_result *r, cha
 		 size_t errlen);
 void cs_suite_free(cs_suite_result *r);
 
-/* The statistics of n (hw, sim) pairs. */
-void cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_stats *st);
+/* The statistics of n (hw, sim) pairs: 0 or -ENOMEM. */
+int cs_suite_stats_of(const double *hw, const double *sim, size_t n, cs_suite_stats *st);
 
 /* An application's pairing key: each '/'-separated part lower-cased,
  * every run of characters outside [a-z0-9.] one '_', no '_' at either

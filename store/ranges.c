@@ -26,8 +26,10 @@ struct cs_ranges_cursor {
 /* args is NULL in files older than schema v5 read where they lie. */
 static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t len)
 {
-	const char *args = q->lean ? "" : !has_args ? "NULL" : q->arg ? "args, json_extract(args, ?9)"
-										: "args";
+	/* (args that are not JSON read as no value, not as an error) */
+	const char *args = q->lean ? "" : !has_args ? "NULL"
+			   : q->arg ? "args, CASE WHEN json_valid(args) THEN json_extract(args, ?9) END"
+				    : "args";
 	const char *cols = q->lean ? LEAN_COLUMNS : RANGE_COLUMNS;
 	if (q->by_id) {
 		snprintf(sql, len, "SELECT %s%s FROM ranges WHERE run = ?1 AND id >= ?8"

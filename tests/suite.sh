@@ -184,6 +184,14 @@ assert [(u["kernel"], u["launch"]) for u in g["unpaired"] if "kernel" in u] == [
 assert g["statistics"][0]["hw_unit"] == "cycle" and not g["warnings"], g
 PY
 
+# Two sides that would share a name are told apart; a statistic twice is refused.
+"$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim 'suite-s*' --sim-config CFG-A \
+	--metric x --json >"$T/j" 2>/dev/null
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["configurations"]; assert c == ["CFG-A (suite-sim)", "CFG-A (suite-s*)"], c' "$T/j" 2>"$T/why" &&
+	ok "two configurations of one name are named by their runs too" || no "unique configuration names" "$T/why"
+"$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --metric x --metric x >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q 'the statistic x is given twice' "$T/out" && ok "a statistic given twice is refused, named" || no "duplicate statistic" "$T/out"
+
 # History: two saves, listed, shown, drawn, one deleted.
 "$CS" correlate --suite --db "$DB" --hw-job hw0 --sim suite-sim --sim-config CFG-A --metric nosuch \
 	--hw-metric gpc__cycles_elapsed.avg --sim-metric gpu_tot_sim_cycle --save --label 'commit a1' >/dev/null 2>"$T/s1"

@@ -563,12 +563,14 @@ out:
 	return rc;
 }
 
-static int draw_series(svg *s, const cs_fig_series *se, const axis *x, const axis *y)
+static int draw_series(svg *s, const cs_fig_series *se, size_t j, const axis *x, const axis *y)
 {
 	int rc = 0;
 	walk w = {.s = s, .x = x, .y = y};
 	fig_put(s, "<g class=\"series\"");
 	fig_put_kv(s, "data-label", se->label);
+	if (se->hover) /* its place in the panel, for a page's clicks */
+		fig_put(s, " data-s=\"%zu\"", j);
 	put_style(s, se);
 	fig_put(s, ">\n");
 	if (se->lo && se->hi) { /* the band goes under the series */
@@ -656,7 +658,7 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 	}
 	for (size_t j = 0; rc == 0 && p->series && j < p->nseries; j++)
 		if (series_ok(&p->series[j]))
-			rc = draw_series(s, &p->series[j], x, y);
+			rc = draw_series(s, &p->series[j], j, x, y);
 	fig_put(s, "</g>\n");
 	if (pl->empty)
 		fig_put_text(s, (x0 + x1) / 2, (top + bot) / 2 + 4,

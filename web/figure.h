@@ -51,8 +51,9 @@ typedef struct cs_fig_series {
 	const char *const *labels; /* POINTS only: n labels or NULL entries; NULL = none */
 	const char *const *hover;  /* POINTS only: n texts shown on hover (an SVG
 				      <title> per marker, which carries its
-				      index as data-i for a page's clicks);
-				      NULL = none */
+				      index as data-i, its series group the
+				      series' place in the panel as data-s, for
+				      a page's clicks); NULL = none */
 	const double *xlo, *xhi;   /* POINTS only: a horizontal whisker from
 				      xlo[i] to xhi[i] (spread across repeats);
 				      NULL = none */

@@ -407,11 +407,13 @@ static int svg_out(const cs_suite_spec *sp, const cs_suite_result *r, cs_buf *b)
 
 /* ---- the page ---- */
 
+/* <tag attrs>text</tag>, text escaped; tag may carry attributes after a
+ * space ("td class=\"l\""), the end tag is the name alone. */
 static void html_cell(cs_buf *b, const char *tag, const char *text)
 {
 	cs_buf_printf(b, "<%s>", tag);
 	cs_report_html_text(b, text);
-	cs_buf_printf(b, "</%s>", tag);
+	cs_buf_printf(b, "</%.*s>", (int)strcspn(tag, " "), tag);
 }
 
 /* kind: 'f' dec decimals, '+' the same signed, 'g' 6 significant digits */

@@ -126,7 +126,8 @@ export async function suitePage(params) {
 			showPairs(res.statistics.length ? res.statistics[0].statistic : '');
 			// a point: panel = statistic, series = configuration, data-i = its pair
 			fig.querySelectorAll('.figure > svg > svg').forEach((panel, si) => {
-				panel.querySelectorAll('g.series').forEach((g, ci) => {
+				panel.querySelectorAll('g.series[data-s]').forEach((g) => {
+					const ci = +g.getAttribute('data-s'); // a configuration with no pairs draws no group
 					g.addEventListener('click', (ev) => {
 						const c = ev.target.closest('circle[data-i]');
 						if (!c) return;
