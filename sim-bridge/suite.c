@@ -831,12 +831,18 @@ static char *label_of(const cs_suite_group *g)
  * after it ("CFG-A (sim-*)"), and if that is shared too, its place ("#2"). */
 static int unique_labels(char **label, const cs_suite_group *g, size_t n)
 {
-	for (int pass = 0; pass < 2; pass++)
+	unsigned char *dup = calloc(n + 1, 1);
+	if (!dup)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		/* which share a name, all found before any is renamed */
 		for (size_t i = 0; i < n; i++) {
-			int dup = 0;
+			dup[i] = 0;
 			for (size_t j = 0; j < n; j++)
-				dup |= j != i && !strcmp(label[i], label[j]);
-			if (!dup)
+				dup[i] |= j != i && !strcmp(label[i], label[j]);
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (!dup[i])
 				continue;
 			char buf[700];
 			if (pass == 0)
@@ -845,11 +851,15 @@ static int unique_labels(char **label, const cs_suite_group *g, size_t n)
 			else
 				snprintf(buf, sizeof buf, "%.600s #%zu", label[i], i + 1);
 			char *t = strdup(buf);
-			if (!t)
+			if (!t) {
+				free(dup);
 				return -ENOMEM;
+			}
 			free(label[i]);
 			label[i] = t;
 		}
+	}
+	free(dup);
 	return 0;
 }
 
