@@ -46,7 +46,11 @@ typedef struct panel_lay {
 	double top, h;
 	double lw;  /* widest tick label */
 	int empty;  /* no finite value in view */
+	int heading; /* the y title is too long to run up the axis: it is a
+			heading in room of its own above the plot area */
 } panel_lay;
+
+#define HEADING_ROOM 17.0
 
 typedef struct lay {
 	double W, H, ml, mr, pw; /* size, margins, plot width */
@@ -275,6 +279,9 @@ static int layout(const cs_fig *f, lay *L)
 	L->legend_y = y;
 	y += L->nleg ? legend(NULL, L, y) * LEGEND_ROW + 6 : 0;
 	for (size_t k = 0; k < f->npanels; k++) {
+		const char *yt = f->panels[k].ytitle;
+		L->p[k].heading = !fig_blank(yt) && fig_text_w(yt, 12) > L->p[k].h - 4;
+		y += L->p[k].heading ? HEADING_ROOM : 0; /* never over the data */
 		L->p[k].top = y;
 		L->p[k].y.p0 = y + L->p[k].h;
 		L->p[k].y.p1 = y;
@@ -672,13 +679,12 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 		fig_put_line(s, x0 - 4, q, x0, q, "stroke=\"#333\"");
 		fig_put_text(s, x0 - 7, q + 4, "font-size=\"11\" fill=\"#333\" text-anchor=\"end\"", t);
 	}
-	if (!fig_blank(p->ytitle) && fig_text_w(p->ytitle, 12) > pl->h - 4) {
-		/* too long to run up the axis (an expression): a heading at the
-		 * panel's top left, on a white ground, so it is read whole */
-		fig_put(s, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"16\" fill=\"#fff\" "
-		    "fill-opacity=\"0.85\"/>\n", x0 + 1, top + 1, fmin(fig_text_w(p->ytitle, 11) + 8, L->pw - 2));
+	if (pl->heading) {
+		/* too long to run up the axis (an expression): a heading in its
+		 * own room above the plot area, so it is read whole and hides
+		 * nothing */
 		fig_put(s, "<text class=\"axis-title\" x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#222\"",
-		    x0 + 5, top + 13);
+		    x0 + 1, top - 5);
 		fig_put_fit(s, p->ytitle, 11, L->pw - 10);
 		fig_put(s, ">");
 		fig_put_esc(s, p->ytitle);
@@ -694,6 +700,29 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 	x_ticks(s, f, L, bot, k + 1 == f->npanels);
 	fig_put(s, "</g>\n");
 	return rc;
+}
+
+/* A span's label in width px at 10 px: whole, or its head with an
+ * ellipsis (cut between UTF-8 characters, into out) when at least three
+ * characters of it fit; NULL when not even that does. */
+static const char *fit_label(const char *label, double width, char *out, size_t outlen)
+{
+	if (fig_blank(label))
+		return NULL;
+	if (fig_text_w(label, 10) <= width)
+		return label;
+	size_t n = strlen(label);
+	if (n >= outlen - 4)
+		n = outlen - 4;
+	while (n > 0) {
+		while (n > 0 && ((unsigned char)label[n] & 0xC0) == 0x80)
+			n--; /* not inside a character */
+		snprintf(out, outlen, "%.*s\u2026", (int)n, label);
+		if (fig_text_w(out, 10) <= width)
+			return n >= 3 ? out : NULL;
+		n--;
+	}
+	return NULL;
 }
 
 /* White text on a dark span, near-black on a light one (#rgb or #rrggbb;
@@ -758,10 +787,12 @@ static int draw_lanes(svg *s, const cs_fig *f, const lay *L)
 				fig_put(s, "</title>");
 			}
 			fig_put(s, "</rect>\n");
-			if (!fig_blank(sp->label) && fig_text_w(sp->label, 10) + 6 <= qb - qa) {
+			char cut[256];
+			const char *text = fit_label(sp->label, qb - qa - 6, cut, sizeof cut);
+			if (text) {
 				snprintf(attr, sizeof attr, "font-size=\"10\" fill=\"%s\" "
 					 "text-anchor=\"middle\" pointer-events=\"none\"", ink_on(c));
-				fig_put_text(s, (qa + qb) / 2, top + 11.5, attr, sp->label);
+				fig_put_text(s, (qa + qb) / 2, top + 11.5, attr, text);
 			}
 		}
 		fig_put(s, "</g>\n</g>\n");
