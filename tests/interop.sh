@@ -259,16 +259,19 @@ python3 tests/tools/mknsys.py "$T/nok.sqlite" --no-kernels --no-metrics
 	"$CS" export nsys --db "$DB" --format perfetto --buckets 10 -o "$T/nsys.json" >>"$T/out" 2>&1 &&
 	"$CS" export nsys --db "$DB" --format perfetto --raw >"$T/nsys-raw.json" 2>>"$T/out" ||
 	no "export --format perfetto" "$T/out"
-python3 - "$T/phases.json" "$T/nsys.json" "$T/nsys-raw.json" "$DB" >"$T/why" 2>&1 <<'PY' && ok "perfetto export: valid Trace Event JSON (the documented fields of M, X, i and C events), one track per range kind and stream/thread, one counter per metric and device, times in microseconds" || no "perfetto schema" "$T/why"
+python3 - "$T/phases.json" "$T/nsys.json" "$T/nsys-raw.json" "$DB" >"$T/why" 2>&1 <<'PY' && ok "perfetto export: valid Trace Event JSON (the documented fields of M, X, i, C and flow events), one track per range kind and stream/thread, one counter per metric and device named with its unit and ending at zero with the samples, an arrow from each API call to what it launched, times in microseconds" || no "perfetto schema" "$T/why"
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[4])
 def check(path, run):
     t = json.load(open(path))
     assert t["displayTimeUnit"] == "ns" and isinstance(t["traceEvents"], list), t.keys()
-    names, tracks, counters, used = {}, {}, set(), set()
+    names, tracks, counters, used, flows, last = {}, {}, set(), set(), {}, {}
     for e in t["traceEvents"]:
-        assert isinstance(e["name"], str) and e["ph"] in ("M", "X", "i", "C"), e
+        assert isinstance(e["name"], str) and e["ph"] in ("M", "X", "i", "C", "s", "f"), e
         assert isinstance(e["pid"], int), e
+        if e["ph"] in ("s", "f"):  # an API call's arrow to what it launched
+            flows.setdefault(e["id"], []).append(e)
+            continue
         if e["ph"] == "M":
             assert e["name"] in ("process_name", "process_sort_index", "thread_name"), e
             if e["name"] == "thread_name":
@@ -284,6 +287,7 @@ def check(path, run):
         else:
             assert isinstance(e["args"]["value"], (int, float)), e
             counters.add((e["pid"], e["name"]))
+            last[(e["pid"], e["name"])] = e
     for pid, tid, cat in used:
         assert (pid, tid) in tracks, (pid, tid)
     rid = db.execute("SELECT id FROM runs WHERE name = ?", (run,)).fetchone()[0]
@@ -293,9 +297,27 @@ def check(path, run):
     want_tracks = {r for r in db.execute("SELECT DISTINCT kind, coalesce(device, -1), CASE WHEN kind IN "
                    "('kernel','memcpy','memset','graph','sim-kernel') THEN stream ELSE tid END FROM ranges WHERE run = ?", (rid,))}
     assert len({(p, t) for p, t, _ in used}) == len({(k if k not in ("memcpy", "memset") else "copies", d, s) for k, d, s in want_tracks}), (used, want_tracks)
-    metrics = [m for (m,) in db.execute("SELECT name FROM metrics WHERE run = ?", (rid,))]
+    # a counter per metric and device, named with its unit, ending at zero
+    # where the samples end
+    metrics = [m + (" [%s]" % u if u else "") for (m, u) in db.execute("SELECT name, coalesce(unit, '') FROM metrics WHERE run = ?", (rid,))]
     devs = [d for (d,) in db.execute("SELECT DISTINCT device FROM timelines WHERE run = ?", (rid,))] if metrics else []
     assert counters == {(d + 1, m) for d in devs for m in metrics}, (sorted(counters)[:5], metrics, devs)
+    end = db.execute("SELECT max(t_max) FROM runs WHERE id = ?", (rid,)).fetchone()[0]
+    for k, e in last.items():
+        assert e["args"]["value"] == 0 and e["ts"] <= end / 1000 + 1e-6, (k, e, end)
+    # an arrow per API call whose correlation id a kernel or copy carries,
+    # from the call's start to the kernel's
+    want = {}
+    for cid, kind, t0 in db.execute("SELECT correlation_id, kind, t0 FROM ranges WHERE run = ? AND correlation_id IS NOT NULL"
+                                    " ORDER BY t0, id", (rid,)):
+        want.setdefault(cid, {}).setdefault(kind, t0)
+    arrows = {c: (v["api"], min(v.get(k, 1 << 62) for k in ("kernel", "memcpy", "memset", "graph")))
+              for c, v in want.items() if "api" in v and any(k in v for k in ("kernel", "memcpy", "memset", "graph"))}
+    assert set(flows) == set(arrows), (sorted(flows)[:5], sorted(arrows)[:5])
+    for c, (a, k) in arrows.items():
+        s, f = sorted(flows[c], key=lambda e: e["ph"] != "s")
+        assert s["ph"] == "s" and f["ph"] == "f" and f["bp"] == "e", flows[c]
+        assert abs(s["ts"] - a / 1000) < 1e-3 and abs(f["ts"] - k / 1000) < 1e-3, (c, s, f, a, k)
     return t
 t = check(sys.argv[1], "phases")
 x = [e for e in t["traceEvents"] if e["ph"] == "X" and e["name"].startswith("ncclDevKernel")][0]
@@ -303,7 +325,7 @@ assert x["ts"] == 5503.0 and x["dur"] == (10000000 - 5503000) / 1000, x  # ns ->
 check(sys.argv[2], "nsys")
 raw = check(sys.argv[3], "nsys")
 n = sum(1 for e in raw["traceEvents"] if e["ph"] == "C")
-assert n == 80 * 4, n  # --raw: every value (2 GPUs x 40 samples x 4 metrics)
+assert n == 80 * 4 + 2 * 4, n  # --raw: every value (2 GPUs x 40 samples x 4 metrics), and each counter's end
 PY
 
 # --- Accel-Sim's own tables ---

@@ -2,9 +2,13 @@
  * trace.c - a run as Trace Event JSON (trace.h).
  *
  * Times: the format's ts and dur are microseconds; a run in ns is divided
- * by 1000, a run in cycles is written one cycle to one microsecond (the
- * format has no other clock; otherData says so). Processes: pid 0 is the
- * host (ranges without a device: API calls, NVTX), pid d + 1 device d.
+ * by 1000; a run in cycles is put on its clock when it has one (cycles /
+ * MHz), else one cycle is written as one nanosecond (the format has no
+ * clock of its own; otherData says which). Processes: pid 0 is the host
+ * (ranges without a device: API calls, NVTX), pid d + 1 device d. Counter
+ * tracks are named with their unit and drop to zero where the run's
+ * samples end; an API call and the kernel or copy it launched (the same
+ * correlation id) are joined by a flow arrow.
  */
 #include "trace.h"
 
@@ -22,6 +26,7 @@
 #include "totals.h"
 
 #define TRACE_MAX_BYTES (512u << 20) /* a trace bigger than this is refused */
+#define TRACE_DEFAULT_METRICS 64     /* more, and a trace asks for them by name */
 
 typedef struct track {
 	int pid;
@@ -40,6 +45,13 @@ typedef struct tw {
 	int pid;
 	char (*names)[256];
 	uint32_t m;
+	double last_t1;    /* the end of the device's last bucket or sample */
+	unsigned char *seen; /* metric k had a value on this device */
+	/* flows: API calls by correlation id, ascending, until their kernel */
+	struct api_at { int64_t cid; double ts; int pid, tid; } *api;
+	size_t napi, capapi;
+	int pend_flow;     /* an arrow to write after the current range */
+	struct api_at flow_from, flow_to;
 	uint64_t max_bytes;
 	const cs_trace_req *rq; /* its cancelled() */
 	unsigned tick;
@@ -114,6 +126,58 @@ static int track_of(tw *w, int pid, const char *label)
 	return t->tid;
 }
 
+/* Flow arrows from an API call to what it launched (CUPTI gives both the
+ * same correlation id): an API call is remembered; a device range with a
+ * remembered id gets the arrow, a "s" event on the call's slice and an "f"
+ * on its own (bound to the slice it starts in). The range's own event is
+ * open when this is called: the arrow's events are written after it. */
+static int flow(tw *w, const char *kind, int device_kind, int64_t cid, double t0, int pid, int tid)
+{
+	if (!strcmp(kind, "api")) {
+		if (w->napi == w->capapi) {
+			size_t c = w->capapi ? w->capapi * 2 : 256;
+			struct api_at *g = realloc(w->api, c * sizeof *g);
+			if (!g)
+				return -ENOMEM;
+			w->api = g;
+			w->capapi = c;
+		}
+		w->api[w->napi++] = (struct api_at){cid, t0, pid, tid};
+		return 0;
+	}
+	if (!device_kind || !strcmp(kind, "sim-kernel"))
+		return 0;
+	/* the latest call with that id (ids are not reused within a run) */
+	for (size_t i = w->napi; i-- > 0;) {
+		if (w->api[i].cid != cid)
+			continue;
+		w->pend_flow = 1;
+		w->flow_from = w->api[i];
+		w->flow_to = (struct api_at){cid, t0, pid, tid};
+		w->api[i] = w->api[--w->napi]; /* one arrow per call */
+		break;
+	}
+	return 0;
+}
+
+/* The flow noted for the range just written, after it. */
+static void flow_events(tw *w)
+{
+	if (!w->pend_flow)
+		return;
+	w->pend_flow = 0;
+	event_start(w);
+	cs_buf_printf(w->b, "\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":%lld",
+		      (long long)w->flow_from.cid);
+	ts_field(w, ",\"ts\":", w->flow_from.ts);
+	cs_buf_printf(w->b, ",\"pid\":%d,\"tid\":%d}", w->flow_from.pid, w->flow_from.tid);
+	event_start(w);
+	cs_buf_printf(w->b, "\"name\":\"launch\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%lld",
+		      (long long)w->flow_to.cid);
+	ts_field(w, ",\"ts\":", w->flow_to.ts);
+	cs_buf_printf(w->b, ",\"pid\":%d,\"tid\":%d}", w->flow_to.pid, w->flow_to.tid);
+}
+
 /* Ranges: kernels and copies on their device, per stream; API calls and
  * NVTX on the host, per thread; other kinds one track each. */
 static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
@@ -177,6 +241,9 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 			ts_field(w, ",\"ts\":", t0);
 		}
 		cs_buf_printf(w->b, ",\"pid\":%d,\"tid\":%d,\"args\":{", pid, tid);
+		if ((rr.has & CS_RANGE_HAS_CORRELATION) && (rc = flow(w, kind, device_kind,
+				rr.correlation_id, t0, pid, tid)) < 0)
+			break;
 		int f = 1;
 		if (rr.has & CS_RANGE_HAS_CORRELATION) {
 			cs_buf_printf(w->b, "\"correlation_id\":%lld", (long long)rr.correlation_id);
@@ -185,6 +252,7 @@ static int ranges(cs_store *s, tw *w, int64_t run, uint64_t from, uint64_t to)
 		if (rr.has & CS_RANGE_HAS_BYTES)
 			cs_buf_printf(w->b, "%s\"bytes\":%lld", f ? "" : ",", (long long)rr.bytes);
 		cs_json_raw(w->b, "}}");
+		flow_events(w);
 	}
 	if (rc == 0 && src < 0)
 		rc = -EIO;
@@ -211,10 +279,12 @@ static int on_bucket(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_a
 	if (rc)
 		return rc;
 	(void)i;
-	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
-		if (aggs[k].count)
+		if (aggs[k].count) {
 			counter(w, k, (double)t0, aggs[k].sum / (double)aggs[k].count);
+			w->seen[k] = 1;
+			w->last_t1 = fmax(w->last_t1, (double)t1);
+		}
 	return 0;
 }
 
@@ -225,10 +295,12 @@ static int on_row(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const doubl
 	if (rc)
 		return rc;
 	(void)seq;
-	(void)t1;
 	for (uint32_t k = 0; k < w->m; k++)
-		if (!isnan(values[k]))
+		if (!isnan(values[k])) {
 			counter(w, k, (double)t0, values[k]);
+			w->seen[k] = 1;
+			w->last_t1 = fmax(w->last_t1, (double)t1);
+		}
 	return 0;
 }
 
@@ -248,7 +320,9 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	uint64_t tmax = sum.t_max > 0 ? (uint64_t)sum.t_max : 0;
 	const char *unit = sum.time_unit;
 	int ns = !strcmp(unit, "ns");
-	tw w = {.b = out, .first = 1, .per_us = ns ? 1000.0 : 1.0, .rq = rq,
+	/* a cycle run on its own clock where it has one, else 1 cycle = 1 ns */
+	double clock = ns ? 0 : cs_runs_clock(s, run, NULL);
+	tw w = {.b = out, .first = 1, .per_us = ns || !(clock > 0) ? 1000.0 : clock / 1e6, .rq = rq,
 		.max_bytes = rq->max_bytes ? rq->max_bytes : TRACE_MAX_BYTES};
 	/* the metrics */
 	uint32_t *all = NULL, nall = 0, *ids = NULL;
@@ -256,15 +330,29 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	if (rc == 0 && (!(ids = calloc(nall + 1, sizeof *ids)) ||
 			!(w.names = calloc(nall + 1, sizeof *w.names))))
 		rc = -ENOMEM;
+	/* no metrics asked: all of them, or for a run of more than
+	 * TRACE_DEFAULT_METRICS (a simulator's hundreds of statistics), the two
+	 * its pages open on */
+	char dflt[1024] = "";
+	const char *want = rq->metrics && *rq->metrics ? rq->metrics : NULL;
+	if (rc == 0 && !want && nall > TRACE_DEFAULT_METRICS &&
+	    cs_runs_default_metrics(s, run, dflt, sizeof dflt) == 0 && *dflt)
+		want = dflt;
 	for (uint32_t i = 0; rc == 0 && i < nall; i++) {
-		char nm[256];
+		char nm[256], u[32] = "", kind[16];
 		if (cs_read_metric_name(s, run, all[i], nm, sizeof nm) < 0)
 			continue;
-		if (!rq->metrics || !*rq->metrics || cs_list_has(rq->metrics, nm)) {
+		if (want && !cs_list_has(want, nm))
+			continue;
+		/* the track's name says its unit */
+		if (cs_runs_metric_unit(s, run, nm, u, sizeof u, kind, sizeof kind) == 0 && *u)
+			snprintf(w.names[w.m], sizeof w.names[w.m], "%.200s [%s]", nm, u);
+		else
 			snprintf(w.names[w.m], sizeof w.names[w.m], "%s", nm);
-			ids[w.m++] = all[i];
-		}
+		ids[w.m++] = all[i];
 	}
+	if (rc == 0 && !(w.seen = calloc(w.m + 1, 1)))
+		rc = -ENOMEM;
 	if (rc == 0 && rq->metrics && *rq->metrics && !w.m) {
 		snprintf(err, errlen, "run %s has none of the metrics '%s'", name, rq->metrics);
 		rc = -ENOENT;
@@ -292,8 +380,16 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		cs_json_raw(out, ",\"time_unit\":");
 		cs_json_str(out, unit);
 		cs_json_raw(out, ",\"clock\":");
-		cs_json_str(out, ns ? "trace microseconds are the run's microseconds"
-				    : "trace microseconds are the run's cycles (1 cycle = 1 us)");
+		char clk[160];
+		if (ns)
+			snprintf(clk, sizeof clk, "trace microseconds are the run's microseconds");
+		else if (clock > 0)
+			snprintf(clk, sizeof clk, "the run's cycles at its clock, %.1f MHz", clock / 1e6);
+		else
+			snprintf(clk, sizeof clk, "the run's cycles, one to a nanosecond (it records no clock)");
+		cs_json_str(out, clk);
+		cs_buf_printf(out, ",\"metrics\":\"%u of the run's %u%s\"", w.m, nall,
+			      w.m < nall ? " (ask for others by name)" : "");
 		cs_json_raw(out, ",\"counters\":");
 		cs_json_str(out, rq->raw ? "every sample" : "the mean of each bucket");
 		cs_json_raw(out, "},\"traceEvents\":[");
@@ -315,11 +411,19 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 		cs_scan q = {.run = run, .device = devs[d], .m = w.m, .metrics = ids, .from = from, .to = to};
 		uint32_t nb = rq->buckets ? rq->buckets : 2000;
 		uint32_t part = TRACE_PART_CELLS / w.m ? TRACE_PART_CELLS / w.m : 1;
+		memset(w.seen, 0, w.m);
+		w.last_t1 = 0;
 		if (rq->raw)
 			rc = cs_read_raw(s, &q, on_row, &w);
 		for (uint32_t b0 = 0; !rq->raw && rc == 0 && b0 < nb; b0 += part)
 			rc = cs_read_buckets_part(s, &q, nb, b0, nb - b0 < part ? nb : b0 + part,
 						  on_bucket, &w, NULL);
+		/* each counter ends where the samples do, not held to the
+		 * trace's end */
+		double stop = fmin(w.last_t1, fmin((double)to, (double)hi));
+		for (uint32_t k = 0; rc == 0 && k < w.m; k++)
+			if (w.seen[k])
+				counter(&w, k, stop, 0);
 		if (rc < 0 && rc != -E2BIG && rc != -ECANCELED)
 			snprintf(err, errlen, "reading run %s: %s", name, cs_store_errmsg(s));
 	}
@@ -337,5 +441,7 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	free(devs);
 	free(w.names);
 	free(w.tr);
+	free(w.seen);
+	free(w.api);
 	return rc;
 }

@@ -200,6 +200,9 @@ async function nav(url) {
 	const kt = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[2].textContent + '/' + t.children[3].textContent));
 	check(kt.join(' ') === '10240/10240 20480/20461 5280/5299', 'kernel level by URL: per-kernel totals', kt);
 
+	const kn = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[0].textContent));
+	check(kn[0] === 'kernel 1: vecAdd(float*, float*, float*, int)', 'a simulator kernel known only by its number is named by its hardware pair', kn);
+
 	// a malformed expression: the API's message, shown
 	await page.fill('#sim_metric', 'Ltworeadmiss +');
 	expected404.push('400');
@@ -226,7 +229,13 @@ async function nav(url) {
 	check(laneH >= 3 * 18, 'the phases are drawn as a lane beside the ranges', laneH);
 	await page.screenshot({ path: ART + '/ui-phases.png', fullPage: true });
 
-	// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
+	// an address no page has: said so, with the pages
+	await nav(BASE + '/#/nosuch');
+	await page.waitForSelector('body[data-page="unknown"][data-ready="1"]');
+	check((await page.textContent('#no-page')).startsWith('There is no page #/nosuch') && (await page.title()) === 'cyclescope: no such page',
+		'an unknown page says so and lists the pages (not the run list in its place)');
+
+		// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
 	// test holds the SVG figures to as well ---
 	const doc = require('fs').readFileSync(require('path').join(__dirname, '../../docs/ui.md'), 'utf8');
 	const table = [...doc.matchAll(/^\| ([-0-9.e]+)(?: ns)?(?: with ticks ([0-9.]+)( ns| ms)? apart|, no tick step) \| `([^`]+)` \|$/gm)];

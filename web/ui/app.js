@@ -69,9 +69,17 @@ async function route() {
 		} else if (path === '/suite') {
 			document.body.setAttribute('data-page', 'suite');
 			await suitePage(params);
-		} else {
+		} else if (path === '/' || path === '') {
 			document.body.setAttribute('data-page', 'runs');
 			await runsPage();
+		} else {
+			// an address no page has: said, not the run list in its place
+			document.body.setAttribute('data-page', 'unknown');
+			document.title = 'cyclescope: no such page';
+			show(h('h1', {}, 'No such page'), h('p', { class: 'error', id: 'no-page' }, 'There is no page #' + path +
+				'. The pages: ', h('a', { href: '#/' }, 'runs'), ', ', h('a', { href: '#/jobs' }, 'jobs'), ', ',
+				h('a', { href: '#/collectors' }, 'collectors'), ', ', h('a', { href: '#/compare' }, 'compare'), ', ',
+				h('a', { href: '#/suite' }, 'suite'), '.'));
 		}
 	} catch (e) {
 		if (e.needsToken) {

@@ -134,12 +134,16 @@ export function kernelResult(r) {
 	const t = h('table', { class: 'list' }, h('tr', {}, ['kernel', 'uid', 'hw', 'sim', 'error', 'matched by'].map((c) => h('th', {}, c))));
 	for (const k of r.per_kernel) {
 		const uid = k.uid >= 0 ? String(k.uid) : '';
+		// a simulator log that numbers its kernels ("kernel 1") says nothing
+		// the hardware side's name does not say better
+		const sname = k.demangled || k.name;
+		const label = /^kernel \d+$/.test(sname) && k.hw_demangled ? sname + ': ' + k.hw_demangled : sname;
 		if (k.shared) {
-			t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid),
+			t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid),
 				h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
 			continue;
 		}
-		t.append(h('tr', {}, h('td', { title: k.name }, k.demangled || k.name), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtExact(k.hw)),
+		t.append(h('tr', {}, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtExact(k.hw)),
 			h('td', { class: 'num' }, fmtExact(k.sim)),
 			h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
 	}
