@@ -235,7 +235,7 @@ async function nav(url) {
 	check((await page.textContent('#no-page')).startsWith('There is no page #/nosuch') && (await page.title()) === 'cyclescope: no such page',
 		'an unknown page says so and lists the pages (not the run list in its place)');
 
-		// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
+	// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
 	// test holds the SVG figures to as well ---
 	const doc = require('fs').readFileSync(require('path').join(__dirname, '../../docs/ui.md'), 'utf8');
 	const table = [...doc.matchAll(/^\| ([-0-9.e]+)(?: ns)?(?: with ticks ([0-9.]+)( ns| ms)? apart|, no tick step) \| `([^`]+)` \|$/gm)];
@@ -246,6 +246,16 @@ async function nav(url) {
 		return [want, got];
 	}), table.map((m) => [m[0], m[1], m[2], m[3], m[4]]));
 	check(fmtRows.length === 8 && fmtRows.every(([want, got]) => want === got), 'the UI formats numbers and times as docs/ui.md\'s table says', fmtRows);
+
+	// ticks at whole steps from the run's start, not of the stored time:
+	// a window that starts off a step (the example starts at 1 ms)
+	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum&from=24900000&to=25100000');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const ticks = await page.evaluate(() => window.cyclescope.xTicks);
+	const us = ticks.map((t) => { const m = /^([0-9.]+) (ms|\u00b5s|ns|s)$/.exec(t); return m ? +m[1] * { s: 1e6, ms: 1e3, '\u00b5s': 1, ns: 1e-3 }[m[2]] : NaN; });
+	const step = us[1] - us[0];
+	check(us.length >= 3 && us.every((v, i) => Number.isFinite(v) && Math.abs(v / step - Math.round(v / step)) < 1e-6 && (i === 0 || Math.abs(v - us[i - 1] - step) < 1e-6 * step)),
+		'the time axis ticks at whole steps from the run start (' + ticks.join(', ') + ')', ticks);
 
 	// --- units, the time axis, steps ---
 	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum');

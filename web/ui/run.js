@@ -155,7 +155,23 @@ export async function runPage(id, params) {
 	function xAxis() {
 		return {
 			label: unit === 'ns' ? 'time since run start' : 'cycles since run start', labelSize: 18,
-			values: (u, vals, ax, space, incr) => vals.map((v) => (unit === 'ns' ? fmtTime(v - origin, incr) : fmtNum(v - origin, incr))),
+			// ticks at whole steps from the run's start, as the SVG figures
+			// have them (uPlot's own fall on whole steps of the stored time)
+			splits: (u, i, min, max, incr) => {
+				const out = [];
+				for (let k = Math.ceil((min - origin) / incr); out.length < 1000; k++) {
+					const v = origin + k * incr;
+					if (v > max + incr * 1e-9)
+						break;
+					out.push(v);
+				}
+				return out;
+			},
+			values: (u, vals, ax, space, incr) => {
+				const t = vals.map((v) => (unit === 'ns' ? fmtTime(v - origin, incr) : fmtNum(v - origin, incr)));
+				seen.xTicks = t;
+				return t;
+			},
 		};
 	}
 
