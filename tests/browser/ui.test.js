@@ -235,6 +235,14 @@ async function nav(url) {
 	check((await page.textContent('#no-page')).startsWith('There is no page #/nosuch') && (await page.title()) === 'cyclescope: no such page',
 		'an unknown page says so and lists the pages (not the run list in its place)');
 
+	// what an address asks and the run cannot give is said
+	await nav(BASE + '/#/run/example?metric=nosuch&from=900000000&to=990000000&rate=cycle');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const notes = await page.$$eval('.notice', (ps) => ps.map((p) => p.textContent));
+	check(notes.some((t) => t.startsWith("this run has no metric 'nosuch': showing its default metrics")) &&
+		notes.some((t) => /lies outside the run .*showing the whole run/.test(t)),
+		'an unknown metric and a window outside the run are said, not silently replaced', notes);
+
 	// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
 	// test holds the SVG figures to as well ---
 	const doc = require('fs').readFileSync(require('path').join(__dirname, '../../docs/ui.md'), 'utf8');

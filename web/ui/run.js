@@ -17,7 +17,13 @@ export async function runPage(id, params) {
 	// the whole run; a live run's grows as its samples arrive
 	const full = [run.t_min ?? 0, (run.t_max ?? 0) + 1];
 	let origin = full[0];
-	let chosen = (params.get('metric') || '').split(',').filter((m) => byName.has(m));
+	// what the address asks for and the run cannot give is said, not dropped
+	const notices = [];
+	const asked = (params.get('metric') || '').split(',').filter(Boolean);
+	const unknown = asked.filter((m) => !byName.has(m));
+	if (unknown.length)
+		notices.push('this run has no metric ' + unknown.map((m) => "'" + m + "'").join(', ') + (asked.length === unknown.length ? ': showing its default metrics' : ''));
+	let chosen = asked.filter((m) => byName.has(m));
 	if (!chosen.length && !params.get('expr'))
 		chosen = (run.default_metrics && run.default_metrics.length ? run.default_metrics : metrics.slice(0, 2).map((m) => m.name))
 			.filter((m) => byName.has(m));
@@ -25,10 +31,19 @@ export async function runPage(id, params) {
 	// per sample (as stored), per second or per cycle (counters, by the sample's own length)
 	const canCycle = unit === 'cycle' || run.clock_hz > 0, canSecond = unit === 'ns' || run.clock_hz > 0;
 	let rate = params.get('rate') || 'sample';
-	if ((rate === 'cycle' && !canCycle) || (rate === 'second' && !canSecond))
+	if ((rate === 'cycle' && !canCycle) || (rate === 'second' && !canSecond)) {
+		notices.push('counters per ' + rate + ' need ' + (rate === 'cycle' ? 'a clock or cycle counter' : 'ns times or a clock') + ', which this run does not record: showing them per sample');
 		rate = 'sample';
+	}
+	if (!run.samples)
+		notices.push('this run has no samples' + ((run.range_summary || []).length ? ': only its ranges are drawn' : ''));
 	let device = +(params.get('device') || (devices[0] ? devices[0].index : 0));
 	let view = [num(params.get('from')) ?? full[0], num(params.get('to')) ?? full[1]];
+	if (view[1] <= full[0] || view[0] >= full[1]) {
+		notices.push('the window asked for (' + fmtSpan(view[0] - full[0], unit, 0) + ' to ' + fmtSpan(view[1] - full[0], unit, 0) +
+			' from the run start) lies outside the run (0 to ' + fmtSpan(full[1] - full[0], unit, 0) + '): showing the whole run');
+		view = full.slice();
+	}
 
 	const info = h('dl', { class: 'kv' });
 	const kv = (k, v, id) => { const dd = h('dd', { id }, v); info.append(h('dt', {}, k), dd); return dd; };
@@ -36,7 +51,8 @@ export async function runPage(id, params) {
 	const statusDd = kv('status', run.status + (run.dropped ? ', ' + run.dropped + ' samples dropped' : ''), 'run-status');
 	// (a live run's time, samples and ranges change as it grows)
 	const timeText = () => (unit === 'ns' ? 'ns' : 'cycles') + (run.clock_hz ? ' at ' + (run.clock_hz / 1e6).toFixed(0) + ' MHz' : '') + ', ' +
-		fmtSpan(full[1] - full[0], unit, 0) + (run.status === 'running' ? ' long so far' : ' long') + '; the axis counts from the run start';
+		(run.t_max === null || run.t_max === undefined ? 'no time recorded yet' : fmtSpan(full[1] - full[0], unit, 0) + (run.status === 'running' ? ' long so far' : ' long')) +
+		'; the axis counts from the run start';
 	const rangesText = (summary) => summary.map((r) => r.count + ' ' + r.kind).join(', ') || 'none';
 	const timeDd = kv('time', timeText(), 'run-time');
 	const samplesDd = kv('samples / metrics', run.samples + ' / ' + metrics.length, 'run-samples');
@@ -88,6 +104,7 @@ export async function runPage(id, params) {
 	const liveBadge = run.status === 'running' ? h('span', { class: 'live-badge', id: 'live-badge', title: 'following the run as the daemon commits it' }, 'live') : null;
 	const liveBar = run.status === 'running' ? h('div', { class: 'live-bar', id: 'live-bar' }) : null;
 	show(h('h1', {}, run.name, liveBadge ? [' ', liveBadge] : null), liveBar, info,
+		notices.map((t) => h('p', { class: 'warn notice' }, t)),
 		h('div', { class: 'controls' },
 			h('div', { class: 'picker' }, h('label', {}, 'metrics (ctrl/shift-click for several)'), filter, h('br'), picker),
 			h('div', { class: 'exprbox' }, h('label', { for: 'expr-input' }, 'add an expression (correlate\'s grammar: + - * / ( ), sum("GLOB"), rate(E), delta(E))'),
