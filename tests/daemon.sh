@@ -747,11 +747,12 @@ sbound=64 tbound=256
 	ok "a sort of endless 100 kB blobs runs to its time limit (504) with the daemon $(((hwm - rss0) / 1024)) MiB bigger (bound $sbound)" ||
 	no "query sort memory (code $code, grew $(((hwm - rss0) / 1024)) MiB)" "$T/sort.out"
 rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$WPID/status")
-code=$(curl -sS --noproxy '*' -o "$T/wide.json" -w '%{http_code}' "${WU}api/v1/runs/wide/trace.json?buckets=100000")
+code=$(curl -sS --noproxy '*' -o "$T/wide.json" -w '%{http_code}' "${WU}api/v1/runs/wide/trace.json?buckets=100000&metric=all")
 hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$WPID/status")
 events=$(python3 -c 'import json, sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "C"))' "$T/wide.json" 2>/dev/null)
-# every sample falls in a bucket of its own: a point per value sent
-want=$(python3 -c 'import csv, sys; print(sum(1 for r in list(csv.reader(open(sys.argv[1])))[1:] for v in r[2:] if v))' "$T/wide.csv")
+# every sample falls in a bucket of its own: a point per value sent, and
+# each counter's end (a zero where the samples end)
+want=$(python3 -c 'import csv, sys; r = list(csv.reader(open(sys.argv[1])))[1:]; print(sum(1 for x in r for v in x[2:] if v) + sum(1 for j in range(2, len(r[0])) if any(x[j] for x in r)))' "$T/wide.csv")
 [ "$code" = 200 ] && [ "$events" = "$want" ] && [ $(((hwm - rss0) / 1024)) -lt $tbound ] &&
 	ok "trace.json?buckets=100000 over 879 metrics: 200, $events counter points (as sent), the daemon grew $(((hwm - rss0) / 1024)) MiB (bound $tbound)" ||
 	no "trace memory (code $code, events $events of ${want:-?}, grew $(((hwm - rss0) / 1024)) MiB)" "$T/wide.log"

@@ -334,8 +334,8 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	 * TRACE_DEFAULT_METRICS (a simulator's hundreds of statistics), the two
 	 * its pages open on */
 	char dflt[1024] = "";
-	const char *want = rq->metrics && *rq->metrics ? rq->metrics : NULL;
-	if (rc == 0 && !want && nall > TRACE_DEFAULT_METRICS &&
+	const char *want = rq->metrics && *rq->metrics && strcmp(rq->metrics, "all") ? rq->metrics : NULL;
+	if (rc == 0 && !want && !(rq->metrics && !strcmp(rq->metrics, "all")) && nall > TRACE_DEFAULT_METRICS &&
 	    cs_runs_default_metrics(s, run, dflt, sizeof dflt) == 0 && *dflt)
 		want = dflt;
 	for (uint32_t i = 0; rc == 0 && i < nall; i++) {
@@ -353,7 +353,7 @@ int cs_trace_json(cs_store *s, const cs_trace_req *rq, cs_buf *out, char *err, s
 	}
 	if (rc == 0 && !(w.seen = calloc(w.m + 1, 1)))
 		rc = -ENOMEM;
-	if (rc == 0 && rq->metrics && *rq->metrics && !w.m) {
+	if (rc == 0 && want && !w.m) {
 		snprintf(err, errlen, "run %s has none of the metrics '%s'", name, rq->metrics);
 		rc = -ENOENT;
 	}

@@ -17,9 +17,9 @@
 
 typedef struct cs_trace_req {
 	const char *run;      /* id, name or uuid */
-	const char *metrics;  /* comma-separated names; NULL = every metric, or
-				 the two its pages open on for a run of more
-				 than 64 */
+	const char *metrics;  /* comma-separated names, or "all"; NULL = every
+				 metric, or the two its pages open on for a run
+				 of more than 64 */
 	uint64_t from, to;    /* window in the run's unit; to 0 = the run's end */
 	uint32_t buckets;     /* counter points per metric and device (0 = 2000) */
 	int raw;              /* every sample instead of buckets */
