@@ -113,6 +113,12 @@ static int kind_in(const char *list, const char *kind)
 	return 0;
 }
 
+/* Whether name matches glob ("!GLOB": does not match GLOB). */
+static int glob_is(const char *glob, const char *name)
+{
+	return glob[0] == '!' ? sqlite3_strglob(glob + 1, name) != 0 : !sqlite3_strglob(glob, name);
+}
+
 /* The class of name, found once; NULL with err set on failure. */
 static const nameclass *classify(classes *c, const char *name, int64_t rank, char *err,
 				 size_t errlen)
@@ -120,7 +126,7 @@ static const nameclass *classify(classes *c, const char *name, int64_t rank, cha
 	size_t at = cs_strmap_get(&c->names, name);
 	if (at != SIZE_MAX)
 		return &c->v[at];
-	nameclass x = {!sqlite3_strglob(c->aglob, name), !sqlite3_strglob(c->bglob, name), -1};
+	nameclass x = {glob_is(c->aglob, name), glob_is(c->bglob, name), -1};
 	if (x.a) {
 		char key[64];
 		cs_jobphases_key(name, key, sizeof key);

@@ -65,8 +65,10 @@ static int union_of(cs_store *s, int64_t run, uint32_t device, const char *spec,
 {
 	char kind[64];
 	const char *glob = cs_overlap_spec(spec, kind, sizeof kind);
+	int not = glob[0] == '!'; /* "!GLOB": the names it does not match */
 	cs_ranges_query q = {.run = run, .to = UINT64_MAX, .window = CS_RANGES_TOUCHING, .kinds = kind,
-			     .name = glob, .name_glob = 1, .have_device = 1, .device = device};
+			     .name = glob + not, .name_glob = 1, .name_not = not, .have_device = 1,
+			     .device = device};
 	cs_ranges_cursor *cur = cs_ranges_open(s, &q);
 	ival *v = NULL;
 	size_t cnt = 0, cap = 0;

@@ -42,7 +42,8 @@ static void build_sql(const cs_ranges_query *q, int has_args, char *sql, size_t 
 		 : q->window == CS_RANGES_STRICT ? "t1 > ?2 AND t0 < ?3"
 						 : "t0 < ?3 AND (t1 > ?2 OR (t1 = t0 AND t0 >= ?2))",
 		 q->kinds && *q->kinds ? " AND instr(',' || ?4 || ',', ',' || kind || ',') > 0" : "",
-		 !q->name ? "" : q->name_glob ? " AND name GLOB ?6" : " AND name = ?6",
+		 !q->name ? "" : q->name_glob ? (q->name_not ? " AND name NOT GLOB ?6" : " AND name GLOB ?6")
+			  : " AND name = ?6",
 		 q->have_device ? " AND (device IS NULL OR device < 0 OR device = ?7)" : "");
 	/* The N longest need a subquery; all of them are read in order
 	 * straight from the (run, t0) index, nothing copied aside. */

@@ -26,6 +26,7 @@ typedef struct cs_ranges_query {
 	const char *kinds;  /* comma-separated kinds; NULL or "" = any */
 	const char *name;   /* NULL = any; else the name, or a GLOB with name_glob */
 	int name_glob;
+	int name_not;       /* with name_glob: the names the GLOB does not match */
 	int have_device;    /* keep ranges of device and those of none (host) */
 	int64_t device;
 	uint64_t limit;     /* 0 = all; else the longest limit of them */

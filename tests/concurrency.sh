@@ -237,6 +237,15 @@ grep -q "tail: B runs on alone for 2.995 ms after its last overlap with A" "$T/p
 [ $? -eq 1 ] && grep -q "\-\-a 'kernel:allreduce\*' matches no range of run" "$T/out" && grep -q "kernel x4 (ncclDevKernel_AllGather_RING_LL" "$T/out" &&
 	ok "phases: a glob matching nothing is named, with the run's range kinds and names" || no "phases no match" "$T/out"
 
+# B as everything A is not: '!GLOB' (the demo's kernels are NCCL's and one GEMM's)
+"$CS" phases phases --db "$DB" --a 'kernel:nccl*' --b 'kernel:!nccl*' --json >"$T/neg.json" 2>"$T/out"
+python3 - "$T/ph.json" "$T/neg.json" >"$T/why" 2>&1 <<'PY' && ok "phases --b 'kernel:!nccl*': the kernels A does not name, the same phases as naming the GEMM" || no "negated glob" "$T/why"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert b["b"] == "kernel:!nccl*" and b["b_ranges"] == a["b_ranges"] == 2, (a["b_ranges"], b["b_ranges"])
+assert [(p["phase"], p["duration"]) for p in a["phases"]] == [(p["phase"], p["duration"]) for p in b["phases"]], (a["phases"], b["phases"])
+PY
+
 # --- running totals in a visualizer log ---
 AV=tests/fixtures/accelsim-qv100/gpgpusim_visualizer__Wed-Dec--2-10-17-51-2026.log.gz
 # The real log with Ltworeadmiss printed as a running total over the run, as

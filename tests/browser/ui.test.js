@@ -222,12 +222,28 @@ async function nav(url) {
 	// the overlap analysis on the run page: a lane and a table
 	await nav(BASE + '/#/run/phases?metric=sm__inst_executed.sum,nvlrx__bytes.sum&a=kernel:nccl*&b=*gemm*');
 	await page.waitForSelector('body[data-phases]');
-	const ph = await page.$$eval('#phase-table tr', (trs) => trs.slice(1).map((t) => t.children[0].textContent.trim() + '=' + t.children[2].textContent));
+	const ph = await page.$$eval('#phase-table tr', (trs) => trs.slice(1).filter((t) => !t.classList.contains('ratio')).map((t) => t.children[0].textContent.trim() + '=' + t.children[2].textContent));
 	check(ph.join(' ') === 'neither=13.9% only A=19.4% A and B=27.8% only B=38.9% tail=16.6% only B outside the tail=22.2%',
 		'the run page splits a run into overlap phases (table)', ph);
 	const laneH = await page.$eval('#lanes', (c) => c.getBoundingClientRect().height);
 	check(laneH >= 3 * 18, 'the phases are drawn as a lane beside the ranges', laneH);
 	await page.screenshot({ path: ART + '/ui-phases.png', fullPage: true });
+
+	// overlap first: the NCCL/GEMM run opened with no A and B is split into
+	// its NCCL kernels and the rest, with the headline and tail/B-alone the
+	// API's numbers give
+	await nav(BASE + '/#/run/phases?metric=sm__inst_executed.sum');
+	await page.waitForSelector('body[data-phases]');
+	const prop = { a: await page.inputValue('#phase-a'), b: await page.inputValue('#phase-b'), head: await page.textContent('#phase-headline'),
+		ratio: await page.$$eval('#phase-table tr.ratio td', (tds) => tds.map((t) => t.textContent)) };
+	const pj = await (await page.request.get(BASE + '/api/v1/runs/phases/phases?a=' + encodeURIComponent('kernel:nccl*') + '&b=' +
+		encodeURIComponent('kernel:!nccl*') + '&metric=sm__inst_executed.sum')).json();
+	const P = Object.fromEntries(pj.phases.map((p) => [p.phase, p]));
+	const pct = (100 * P['A and B'].duration / (P['only A'].duration + P['A and B'].duration)).toFixed(1) + '% of A overlapped';
+	const rat = (P['tail'].metrics['sm__inst_executed.sum'].mean_rate / P['only B outside the tail'].metrics['sm__inst_executed.sum'].mean_rate).toFixed(3) + 'x';
+	check(prop.a === 'kernel:nccl*' && prop.b === 'kernel:!nccl*' && prop.head.includes(pct) && prop.ratio[1] === rat,
+		'a run with NCCL and other kernels opens split into them, headlined (' + prop.head + '; tail / B alone ' + prop.ratio[1] + ')', { prop, pct, rat });
+	await page.screenshot({ path: ART + '/ui-overlap-first.png', fullPage: true });
 
 	// an address no page has: said so, with the pages
 	await nav(BASE + '/#/nosuch');

@@ -68,8 +68,19 @@ export function makeLanes(pg) {
 				// a separator at the end, so that back-to-back spans of one colour stay two
 				c.fillStyle = '#fff';
 				c.fillRect(a + bw - 1, y + 1, bw > 3 ? 1 : 0, LANE - 3);
-				const label = kernel ? r.short : r.name;
-				if (bw > 7 * label.length * 0.62 + 6) {
+				// the name inside its bar, cut with an ellipsis where the bar is
+				// shorter (three characters at least, else none)
+				let label = kernel ? r.short : r.name;
+				const room = bw - 6;
+				if (room < 24) // (no room for three characters: nothing measured)
+					label = '';
+				if (label && c.measureText(label).width > room) {
+					let n = label.length;
+					while (n > 3 && c.measureText(label.slice(0, n) + '\u2026').width > room)
+						n--;
+					label = n > 3 || c.measureText(label.slice(0, n) + '\u2026').width <= room ? label.slice(0, n) + '\u2026' : '';
+				}
+				if (label && c.measureText(label).width <= room) {
 					c.fillStyle = '#000';
 					c.fillText(label, a + 3, y + LANE / 2);
 				}
@@ -116,7 +127,20 @@ export function makeLanes(pg) {
 					Object.keys(r.totals).map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate, 0)))));
 			const tail = r.tail ? 'B runs on alone for ' + fmtSpan(r.tail.duration, pg.unit, 0) + ' after its last overlap with A.'
 				: 'No tail: B does not run on alone after an overlap with A.';
-			pg.phaseOut.replaceChildren(h('p', { class: 'note' }, 'A = ' + r.a + ' (' + r.a_ranges + ' ranges), B = ' + r.b + ' (' + r.b_ranges + ' ranges). ' + tail,
+			// the headline: how much of A is exposed, how much B hides
+			const ph = Object.fromEntries(r.phases.map((p) => [p.phase, p]));
+			const onlyA = ph['only A'] ? ph['only A'].duration : 0, both = ph['A and B'] ? ph['A and B'].duration : 0;
+			const headline = h('p', { id: 'phase-headline', class: 'headline' },
+				'A exposed ' + fmtSpan(onlyA, pg.unit, 0) + ', hidden behind B ' + fmtSpan(both, pg.unit, 0) +
+				(onlyA + both > 0 ? ': ' + (100 * both / (onlyA + both)).toFixed(1) + '% of A overlapped.' : '.'));
+			// tail / B alone, per metric: B's rate in its tail over its rate alone before it
+			const tb = ph['tail'] && ph['only B outside the tail'] ? Object.keys(r.totals).map((m) => {
+				const inTail = ph['tail'].metrics[m].mean_rate, alone = ph['only B outside the tail'].metrics[m].mean_rate;
+				return alone ? (inTail / alone).toFixed(3) + 'x' : 'n/a';
+			}) : null;
+			if (tb)
+				t.append(h('tr', { class: 'ratio' }, h('td', { colspan: 3 }, 'tail / B alone (mean rate)'), tb.map((x) => h('td', { class: 'num' }, x))));
+			pg.phaseOut.replaceChildren(headline, h('p', { class: 'note' }, 'A = ' + r.a + ' (' + r.a_ranges + ' ranges), B = ' + r.b + ' (' + r.b_ranges + ' ranges). ' + tail,
 				' ', h('a', { href: API + '/runs/' + pg.run.id + '/phases?' + qs({ a, b, metric: pg.chosen.join(',') || undefined, format: 'csv' }), download: 'phases.csv' }, 'CSV')), t);
 			document.body.setAttribute('data-phases', r.phases.length);
 		} catch (e) {

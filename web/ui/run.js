@@ -374,6 +374,19 @@ export async function runPage(id, params) {
 	};
 	const ln = makeLanes(pg);
 	phaseBtn.addEventListener('click', ln.splitPhases);
+	// Overlap first: a run with NCCL kernels and other kernels is split
+	// into them on opening (A = the collectives, B = the rest), unless the
+	// address names its own A and B.
+	function proposeSplit() {
+		if (params.get('a') || params.get('b') || aIn.value || bIn.value)
+			return;
+		const kernels = ranges.filter((r) => r.kind === 'kernel');
+		const nccl = kernels.filter((r) => /^nccl/.test(r.stored));
+		if (!nccl.length || nccl.length === kernels.length)
+			return;
+		aIn.value = 'kernel:nccl*';
+		bIn.value = 'kernel:!nccl*';
+	}
 
 	async function addExpr() {
 		const e = exprIn.value.trim();
@@ -432,6 +445,8 @@ export async function runPage(id, params) {
 		names.replaceChildren(...metrics.map((m) => h('option', { value: m.name })));
 		document.body.setAttribute('data-metric-list', metrics.length);
 	}, 0);
+	if (!liveBar)
+		proposeSplit(); /* (from the first view's ranges) */
 	if (aIn.value.trim() && bIn.value.trim())
 		await ln.splitPhases();
 }
