@@ -16,6 +16,8 @@
 #include "buf.h"
 #include "json.h"
 #include "log.h"
+#include "reader.h"
+#include "runs.h"
 #include "text.h"
 
 static void vprint(const cs_cmd *cmd, const char *fmt, va_list ap)
@@ -377,6 +379,21 @@ int cs_cli_u64(const cs_cmd *cmd, const char *opt, const char *text, uint64_t *o
 	cs_cli_usage_error(cmd, "--%s: expected a non-negative integer, got '%s'", opt,
 			   text ? text : "");
 	return -1;
+}
+
+int cs_cli_window(const cs_cmd *cmd, cs_store *s, const char *run, const char *from,
+		  const char *to, uint64_t *f, uint64_t *t)
+{
+	int64_t id;
+	char err[1400];
+	if ((!from && !to) || cs_read_find_run(s, run, &id))
+		return 0;
+	const char *bad = from && cs_runs_time(s, id, from, f, err, sizeof err) ? "from"
+			  : to && cs_runs_time(s, id, to, t, err, sizeof err)	 ? "to"
+										 : NULL;
+	if (bad)
+		cs_cli_usage_error(cmd, "--%s: %s", bad, err);
+	return bad ? -1 : 0;
 }
 
 int cs_cli_stdout_sink(void *ctx, const void *p, size_t n)

@@ -108,6 +108,13 @@ cs_store *cs_cli_open(const cs_cmd *cmd, const char *path,
 		      enum cs_cli_access mode);
 
 /* Parses a non-negative integer option; on error prints and returns -1. */
+/* --from and --to (either NULL when not given) as stored times of the run
+ * spec names (cs_runs_time: from its start unless '@', with units); a
+ * spec that names no run is left for the command to report. 0, or -1
+ * having printed what is wrong (a usage error). */
+int cs_cli_window(const cs_cmd *cmd, cs_store *s, const char *run, const char *from,
+		  const char *to, uint64_t *f, uint64_t *t);
+
 /* --job, --rank and --label k=v,... (any may be NULL) as a JSON object of
  * strings into out (NUL-terminated): 0, or the exit code of a usage
  * error it printed. */

@@ -31,8 +31,9 @@ const cs_cmd cs_cmd_export = {
 	"                 (the grammar of correlate; rate() is per second on ns runs,\n"
 	"                 per cycle on cycle runs). Only these columns unless --metric\n"
 	"  --device N     only device N (default: every device, one after another)\n"
-	"  --from T       first t0 to include (run's time unit)\n"
-	"  --to T         first t0 to leave out\n"
+	"  --from T       first t0 to include: from the run's start, in its unit or\n"
+	"                 with one (4ms, 200us, 1.5s, 30000cyc); @T a stored time\n"
+	"  --to T         first t0 to leave out (as --from)\n"
 	"  --buckets N    N equal buckets over [from, to): columns\n"
 	"                 t0,t1,<m>:min,<m>:max,<m>:mean,<m>:sum,<m>:count per metric\n"
 	"                 (1..1000000, and buckets x metrics at most 4194304, as over HTTP)\n"
@@ -69,8 +70,6 @@ static int run_export(int argc, char **argv)
 			  .range = range};
 	uint64_t dev = 0, nb = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
-	    (from && cs_cli_u64(cmd, "from", from, &req.from)) ||
-	    (to && cs_cli_u64(cmd, "to", to, &req.to)) ||
 	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)))
 		return CS_EXIT_USAGE;
 	/* The HTTP API's limits: 1..1000000 buckets, and buckets x metrics
@@ -79,8 +78,6 @@ static int run_export(int argc, char **argv)
 		return cs_cli_usage_error(cmd, "--buckets must be 1..1000000");
 	if (dev > UINT32_MAX)
 		return cs_cli_usage_error(cmd, "--device is out of range");
-	if (req.to <= req.from)
-		return cs_cli_usage_error(cmd, "--to must be greater than --from");
 	req.have_device = device != NULL;
 	req.device = (uint32_t)dev;
 	req.have_from = from != NULL;
@@ -101,6 +98,11 @@ static int run_export(int argc, char **argv)
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
+	if (cs_cli_window(cmd, s, req.run, from, to, &req.from, &req.to) ||
+	    (req.to <= req.from && cs_cli_usage_error(cmd, "--to must be after --from"))) {
+		cs_store_close(s);
+		return CS_EXIT_USAGE;
+	}
 	if (perfetto) {
 		char err[1200];
 		cs_trace_req tq = {.run = pos[0], .metrics = metric, .from = req.from,

@@ -35,7 +35,9 @@ const cs_cmd cs_cmd_plot = {
 	"  --metric LIST  comma-separated metric names (default: the run's metric\n"
 	"                 set, else the two that vary most)\n"
 	"  --expr E       metric expressions, ';'-separated (export's --expr)\n"
-	"  --from, --to   the window, in the run's time unit (default: the whole run)\n"
+	"  --from, --to   the window, from the run's start, in its unit or with one\n"
+	"                 (4ms, 200us, 30000cyc); @T a stored time (default: the\n"
+	"                 whole run)\n"
 	"  --device N     the device whose samples are drawn (default: the run's\n"
 	"                 first)\n"
 	"  --rate R       counters per sample as stored (default), per second or per\n"
@@ -130,8 +132,6 @@ static int run_plot(int argc, char **argv)
 			  .ranges = ranges};
 	uint64_t dev = 0, nb = 0, w = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
-	    (from && cs_cli_u64(cmd, "from", from, &rq.from)) ||
-	    (to && cs_cli_u64(cmd, "to", to, &rq.to)) ||
 	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)) ||
 	    (width && cs_cli_u64(cmd, "width", width, &w)))
 		return CS_EXIT_USAGE;
@@ -150,6 +150,10 @@ static int run_plot(int argc, char **argv)
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);
 	if (!s)
 		return CS_EXIT_FAIL;
+	if (cs_cli_window(cmd, s, rq.run, from, to, &rq.from, &rq.to)) {
+		cs_store_close(s);
+		return CS_EXIT_USAGE;
+	}
 	cs_buf out = CS_BUF_INIT;
 	char err[1200];
 	int status = 0;

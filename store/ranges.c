@@ -165,6 +165,56 @@ int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1)
 	return rc;
 }
 
+int cs_ranges_density(cs_store *s, int64_t run, uint64_t from, uint64_t to, uint32_t bins,
+		      cs_ranges_bin **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = prepare(s, "SELECT kind, stream, b, count(*),"
+			    " sum(max(0, min(t1, ?2 + CAST((b + 1) * 1.0 * (?3 - ?2) / ?4 AS INTEGER)) - max(t0, ?2)))"
+			    " FROM (SELECT kind, stream, t0, t1,"
+			    "  min(?4 - 1, CAST((max(t0, ?2) - ?2) * 1.0 * ?4 / (?3 - ?2) AS INTEGER)) AS b"
+			    "  FROM ranges WHERE run = ?1 AND t0 < ?3 AND t1 >= ?2)"
+			    " GROUP BY kind, stream, b ORDER BY kind, stream, b", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	sqlite3_bind_int64(st, 2, (int64_t)from);
+	sqlite3_bind_int64(st, 3, (int64_t)to);
+	sqlite3_bind_int64(st, 4, bins);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 256;
+			cs_ranges_bin *m = realloc(*out, cap * sizeof *m);
+			if (!m) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+			*out = m;
+		}
+		cs_ranges_bin *b = &(*out)[(*n)++];
+		const unsigned char *k = sqlite3_column_text(st, 0);
+		snprintf(b->kind, sizeof b->kind, "%s", k ? (const char *)k : "");
+		b->has_stream = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		b->stream = sqlite3_column_int64(st, 1);
+		int64_t bin = sqlite3_column_int64(st, 2);
+		b->bin = (uint32_t)(bin < 0 ? 0 : bin >= bins ? bins - 1 : bin); /* (never outside) */
+		b->count = sqlite3_column_int64(st, 3);
+		b->busy = sqlite3_column_int64(st, 4);
+	}
+	if (rc != SQLITE_DONE) {
+		rc = fail_sql(s, rc, "reading the ranges' density");
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	} else
+		rc = 0;
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n)
 {
 	sqlite3_stmt *st = NULL;

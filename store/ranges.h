@@ -97,6 +97,23 @@ int cs_ranges_kinds(cs_store *s, int64_t run, cs_ranges_kind **out, size_t *n);
  * an error. */
 int cs_ranges_first_id(cs_store *s, int64_t run, uint64_t t, int64_t *id);
 
+/* How a window's ranges fill it, per kind and stream, in bins equal
+ * parts of [from, to): a range counts in the bin where its part in the
+ * window starts; busy is the time of its part in that bin. What a lane
+ * draws where its ranges are too many to draw one by one. */
+typedef struct cs_ranges_bin {
+	char kind[64];
+	int64_t stream;
+	int has_stream;
+	uint32_t bin;
+	int64_t count, busy;
+} cs_ranges_bin;
+
+/* The non-empty bins, by kind, stream and bin, into *out (caller frees
+ * with free()), their number in *n. 0 or an error. */
+int cs_ranges_density(cs_store *s, int64_t run, uint64_t from, uint64_t to, uint32_t bins,
+		      cs_ranges_bin **out, size_t *n);
+
 /* The first start and last end of run's ranges: 0, or -ENODATA when it
  * has none, or an error. */
 int cs_ranges_extent(cs_store *s, int64_t run, uint64_t *t0, uint64_t *t1);

@@ -4,11 +4,13 @@
 #include "runs.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
+#include "text.h"
 #include "store_int.h"
 
 #define fail_sql(s, src, what) cs_nonzero_(cs_store_fail_sql_(s, src, what))
@@ -24,12 +26,16 @@
 #define RANK_SQL                                                                               \
 	"coalesce(json_extract(r.meta, '$.labels.rank'), json_extract(r.meta, '$.rank'))"
 
+/* The origin (see cs_runs_origin) of the run r aliases. */
+#define ORIGIN_SQL                                                                             \
+	"coalesce(r.t_min, (SELECT t0 FROM ranges g WHERE g.run = r.id ORDER BY t0 LIMIT 1), 0)"
+
 /* The JSON object of a run, over the runs table aliased r. */
 #define RUN_JSON_FIELDS                                                                        \
 	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
 	" 'status', r.status, 'time_unit', r.time_unit, 'clock_hz', r.clock_hz,"                \
 	" 'host', r.host, 'pid', r.pid, 'cmdline', r.cmdline, 'start_ns', r.start_ns,"          \
-	" 'end_ns', r.end_ns, 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
+	" 'end_ns', r.end_ns, 'origin', " ORIGIN_SQL ", 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
 	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
 	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
 	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
@@ -255,6 +261,61 @@ double cs_runs_clock(cs_store *s, int64_t run, const char *domain)
 		hz = sqlite3_column_double(st, 0);
 	sqlite3_finalize(st);
 	return hz;
+}
+
+int cs_runs_origin(cs_store *s, int64_t run, uint64_t *origin)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s, "SELECT " ORIGIN_SQL " FROM runs r WHERE r.id = ?1", &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	if ((rc = one_run(s, st, "reading a run's origin")) == 0)
+		*origin = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int cs_runs_time(cs_store *s, int64_t run, const char *spec, uint64_t *out, char *err,
+		 size_t errlen)
+{
+	cs_time_spec t;
+	if (cs_time_parse(spec, &t, err, errlen))
+		return -EINVAL;
+	cs_run_summary sum;
+	uint64_t origin = 0;
+	int rc = cs_runs_summary(s, run, &sum);
+	if (rc == 0 && !t.absolute)
+		rc = cs_runs_origin(s, run, &origin);
+	if (rc) {
+		snprintf(err, errlen, "%s", cs_store_errmsg(s));
+		return rc;
+	}
+	int cycles = !strcmp(sum.time_unit, "cycle");
+	double v = t.value;
+	int converted = (t.unit == CS_TIME_NS && cycles) || (t.unit == CS_TIME_CYCLE && !cycles);
+	if (converted) {
+		double hz = cs_runs_clock(s, run, NULL);
+		if (!(hz > 0)) {
+			snprintf(err, errlen,
+				 "'%s': this run counts in %s and records no clock to convert %s: "
+				 "give the time in %s",
+				 spec, cycles ? "cycles" : "ns", cycles ? "time" : "cycles",
+				 cycles ? "cycles (30000cyc, or a bare number)" : "ns, us, ms or s");
+			return -EINVAL;
+		}
+		v = cycles ? v * hz / 1e9 : v / hz * 1e9;
+	}
+	/* whole numbers stay exact beyond 2^53 (absolute epoch times) */
+	uint64_t rel = t.exact && !converted ? t.whole
+		       : nearbyint(v) < 9223372036854775807.0 ? (uint64_t)nearbyint(v)
+							    : UINT64_MAX;
+	if (rel > (uint64_t)INT64_MAX - origin) {
+		snprintf(err, errlen, "'%s': past the end of the run's time", spec);
+		return -EINVAL;
+	}
+	*out = origin + rel;
+	return 0;
 }
 
 int cs_runs_meta_is(cs_store *s, int64_t run, const char *path, const char *value)

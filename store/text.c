@@ -89,3 +89,59 @@ double cs_text_scaled(const char *num, size_t len, double factor)
 	snprintf(t, sizeof t, "%.*se%d", (int)len, num, e);
 	return strtod(t, NULL);
 }
+
+int cs_time_parse(const char *s, cs_time_spec *t, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		cs_time_unit unit;
+		double ns;
+	} units[] = {{"ns", CS_TIME_NS, 1},	   {"us", CS_TIME_NS, 1e3},
+		     {"\xc2\xb5s", CS_TIME_NS, 1e3}, {"ms", CS_TIME_NS, 1e6},
+		     {"s", CS_TIME_NS, 1e9},	   {"cyc", CS_TIME_CYCLE, 1},
+		     {"cycle", CS_TIME_CYCLE, 1},  {"cycles", CS_TIME_CYCLE, 1}};
+	const char *p = s;
+	memset(t, 0, sizeof *t);
+	if (*p == '@')
+		t->absolute = 1, p++;
+	const char *num = p;
+	while (*p == '.' || (*p >= '0' && *p <= '9'))
+		p++;
+	if ((*p == 'e' || *p == 'E') && p > num) {
+		const char *q = p + 1 + (p[1] == '+');
+		if (*q >= '0' && *q <= '9') {
+			while (*q >= '0' && *q <= '9')
+				q++;
+			p = q;
+		}
+	}
+	char *end = NULL;
+	double v = p > num && strspn(num, ".") < (size_t)(p - num) ? strtod(num, &end) : -1;
+	if (v < 0 || end != p || !isfinite(v)) {
+		snprintf(err, errlen,
+			 "'%s': expected a time (a number, optionally with ns, us, ms, s or cyc; "
+			 "@ before it for an absolute stored time)",
+			 s);
+		return -EINVAL;
+	}
+	char digits[32];
+	size_t nd = (size_t)(p - num);
+	if (nd < sizeof digits && strspn(num, "0123456789") == nd) {
+		memcpy(digits, num, nd);
+		digits[nd] = 0;
+		t->exact = cs_parse_u64(digits, &t->whole) == 0;
+	}
+	if (!*p) {
+		t->value = v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (!strcmp(p, units[i].name)) {
+			t->unit = units[i].unit;
+			t->exact &= units[i].ns == 1;
+			t->value = cs_text_scaled(num, (size_t)(p - num), units[i].ns);
+			return 0;
+		}
+	snprintf(err, errlen, "'%s': unknown unit '%s' (expected ns, us, ms, s or cyc)", s, p);
+	return -EINVAL;
+}

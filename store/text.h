@@ -38,4 +38,20 @@ double cs_text_scaled(const char *num, size_t len, double factor);
  * trailing text, no overflow. 0, or -EINVAL (*v untouched). */
 int cs_parse_u64(const char *s, uint64_t *v);
 
+/* A time as options and addresses give it (docs/cli.md, "Times"): a
+ * number with an optional unit, ns, us (or µs), ms, s, or cyc (cycle,
+ * cycles); without one, the run's own unit. A leading '@' makes it an
+ * absolute stored time instead of one from the run's start. */
+typedef enum cs_time_unit { CS_TIME_RUN, CS_TIME_NS, CS_TIME_CYCLE } cs_time_unit;
+typedef struct cs_time_spec {
+	double value; /* in unit; ns for the time units */
+	cs_time_unit unit;
+	int absolute;
+	int exact;	/* the number was whole, in a unit of 1: whole holds it */
+	uint64_t whole;
+} cs_time_spec;
+
+/* Parses s into *t. 0, or -EINVAL with what was expected in err. */
+int cs_time_parse(const char *s, cs_time_spec *t, char *err, size_t errlen);
+
 #endif

@@ -42,6 +42,18 @@ want=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.0f", s }' "$EX")
 [ "$total" = "$want" ] && ok "bucket sums add up to the file's total ($want)" || { echo "$total != $want" >"$T/err"; no "bucket sums add up" "$T/err"; }
 "$CS" export 1 --db "$DB" --from 5000000 --to 5100000 --metric nvlrx__bytes.sum >"$T/w.csv"
 [ "$(wc -l <"$T/w.csv")" -eq 11 ] && ok "export --from/--to selects 10 samples" || no "export window" "$T/w.csv"
+# times count from the run's start (its first sample in the file) and take units; '@' is a stored time
+start=$(awk -F, 'NR == 2 { print $1 }' "$EX")
+awk -F, -v lo=$((start + 4000000)) -v hi=$((start + 4100000)) 'NR == 1 { print "t0,t1,nvlrx__bytes.sum" } NR > 1 && $1 >= lo && $1 < hi { print $1 "," $2 "," $8 }' "$EX" >"$T/want.csv"
+"$CS" export 1 --db "$DB" --from 4ms --to 4100us --metric nvlrx__bytes.sum >"$T/w.csv"
+"$CS" export 1 --db "$DB" --from "@$((start + 4000000))" --to "@$((start + 4100000))" --metric nvlrx__bytes.sum >"$T/w2.csv"
+tr -d '\r' <"$T/w.csv" | cmp -s - "$T/want.csv" && cmp -s "$T/w.csv" "$T/w2.csv" &&
+	ok "export --from 4ms --to 4100us counts from the run start; @ gives the same window in stored times" || no "export relative window" "$T/w.csv"
+"$CS" export 1 --db "$DB" --from 1xs --to 2ms >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q "^cyclescope export: --from: '1xs': unknown unit 'xs' (expected ns, us, ms, s or cyc)" "$T/out" &&
+	ok "a time with an unknown unit is refused naming the option and the unit" || no "bad time unit" "$T/out"
+"$CS" export 1 --db "$DB" --from 3000cyc >"$T/out" 2>&1
+[ $? -eq 2 ] && grep -q "records no clock to convert cycles" "$T/out" && ok "cycles on an ns run without a clock are refused, saying why" || no "cycles without clock" "$T/out"
 
 "$CS" query --db "$DB" "SELECT count(*) AS n FROM series WHERE run = 1" >"$T/q.csv"
 [ "$(tr -d '\r' <"$T/q.csv" | tail -n 1)" = "24000" ] && ok "query over the series table" || no "query over the series table" "$T/q.csv"

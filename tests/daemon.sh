@@ -89,6 +89,12 @@ want=$(awk -F, 'NR > 1 { s += $5 } END { printf "%.0f", s }' "$EX")
 "$CS" export example --db "$DB" --metric lts__t_sectors.sum,nvlrx__bytes.sum --buckets 40 | cmp -s - "$T/b.csv" && ok "HTTP buckets equal the CLI's" || no "HTTP buckets equal the CLI's"
 get -o "$T/w.csv" "$U/api/v1/runs/1/series.csv?metric=nvlrx__bytes.sum&from=5000000&to=5100000"
 [ "$(wc -l <"$T/w.csv")" -eq 11 ] && ok "from/to window" || no "from/to window" "$T/w.csv"
+start=$(awk -F, 'NR == 2 { print $1 }' "$EX")
+get -o "$T/w2.csv" "$U/api/v1/runs/1/series.csv?metric=nvlrx__bytes.sum&from=4ms&to=4.1ms"
+awk -F, -v lo=$((start + 4000000)) -v hi=$((start + 4100000)) 'NR > 1 && $1 >= lo && $1 < hi { print $1 }' "$EX" >"$T/want"
+tail -n +2 "$T/w2.csv" | tr -d '\r' | cut -d, -f1 | cmp -s - "$T/want" && [ -s "$T/want" ] &&
+	ok "from=4ms&to=4.1ms counts from the run's first sample" || no "relative window over HTTP" "$T/w2.csv"
+expect "a time with an unknown unit is 400 naming it" "/api/v1/runs/1/series.csv?metric=nvlrx__bytes.sum&from=4parsecs" 400 "from: '4parsecs': unknown unit 'parsecs'"
 
 CYCLESCOPE_SOCKET="$SOCK" "$CS" import csv "$EX" --name routed >"$T/out" 2>&1
 grep -q "imported run .* 'routed' through the daemon at $SOCK (4000 samples, committed)" "$T/out" && wait_run routed complete && ok "import finds a running daemon on the default socket, sends it the run and says what it committed" || no "import routes to the daemon" "$T/out"
@@ -152,7 +158,7 @@ PY
 [ $? -eq 0 ] && ok "follow: a growing run's samples as events, each once and in order, its ranges, then its end" || no "follow" "$T/why"
 # from= past the first ranges: a reconnection gets only the ranges that end after it
 get "$U/api/v1/runs/grow/ranges.csv" >"$T/grow-ranges.csv"
-get -N --max-time 10 -o "$T/follow2.txt" "$U/api/v1/runs/grow/follow?from=$(python3 -c "
+get -N --max-time 10 -o "$T/follow2.txt" "$U/api/v1/runs/grow/follow?from=@$(python3 -c "
 import csv
 r = list(csv.DictReader(open('$T/grow-ranges.csv')))
 print(max(int(x['t1']) for x in r if x['name'] == 'cudaMemcpy' and int(x['t0']) == min(int(y['t0']) for y in r)) + 1)")"

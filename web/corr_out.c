@@ -300,11 +300,89 @@ static int kernel_level(cs_buf *b, const pair *pr, const cs_cjob_kernels *kh,
 	return rc;
 }
 
+/* Both runs' kernels on the bins' axis (each side shifted as the lag
+ * shifted its bins), which are matched (cs_cjob_match), and each match's
+ * error in percent of the hardware's value: where both windows are whole
+ * runs, from the kernels' own totals (the kernel level's figures), else
+ * NaN. */
+typedef struct aligned {
+	cs_cjob_kernels kh, ks;
+	int have;
+	cs_cjob_pair *pairs;
+	double *err;
+	size_t n;
+} aligned;
+
+static void aligned_free(aligned *a)
+{
+	if (a->have) {
+		cs_cjob_kernels_free(&a->kh);
+		cs_cjob_kernels_free(&a->ks);
+	}
+	free(a->pairs), free(a->err);
+	memset(a, 0, sizeof *a);
+}
+
+static void shift_spans(cs_cjob_kernels *k, double by)
+{
+	for (size_t i = 0; i < k->n; i++)
+		k->t0[i] += by, k->t1[i] += by;
+}
+
+/* 0 with *a filled (a->have 0 when a side has no kernels), or -ENOMEM. */
+static int aligned_load(cs_store *s, const cs_cjob_side *h, const cs_cjob_side *m,
+			const cs_corr_result *r, double bin, int whole, aligned *a)
+{
+	char kerr[256];
+	double hs = r->lag > 0 ? -(double)r->lag * bin : 0, ms = r->lag < 0 ? (double)r->lag * bin : 0;
+	memset(a, 0, sizeof *a);
+	if (whole) {
+		if (cs_cjob_kernel_totals(s, h, &a->kh, kerr, sizeof kerr))
+			return 0;
+		if (cs_cjob_kernel_totals(s, m, &a->ks, kerr, sizeof kerr)) {
+			cs_cjob_kernels_free(&a->kh);
+			return 0;
+		}
+		shift_spans(&a->kh, hs);
+		shift_spans(&a->ks, ms);
+	} else {
+		if (cs_cjob_kernel_spans(s, h, hs, &a->kh, kerr, sizeof kerr))
+			return 0;
+		if (cs_cjob_kernel_spans(s, m, ms, &a->ks, kerr, sizeof kerr)) {
+			cs_cjob_kernels_free(&a->kh);
+			return 0;
+		}
+	}
+	a->have = 1;
+	size_t cap = (a->kh.n < a->ks.n ? a->kh.n : a->ks.n) + 1;
+	a->pairs = calloc(cap, sizeof *a->pairs);
+	a->err = calloc(cap, sizeof *a->err);
+	if (!a->pairs || !a->err) {
+		aligned_free(a);
+		return -ENOMEM;
+	}
+	a->n = cs_cjob_match(&a->kh, &a->ks, a->pairs);
+	for (size_t i = 0; i < a->n; i++) {
+		size_t jh = a->pairs[i].hw, js = a->pairs[i].sim;
+		int alone = whole && !a->kh.shared[jh] && !a->ks.shared[js];
+		double hv = alone ? a->kh.totals[jh] : (double)NAN, sv = alone ? a->ks.totals[js] : (double)NAN;
+		a->err[i] = hv != 0 && isfinite(hv) && isfinite(sv) ? 100 * (sv - hv) / fabs(hv) : (double)NAN;
+	}
+	return 0;
+}
+
+/* A match's colour by its error: within 10%, within 30%, beyond, unknown. */
+static const char *err_color(double pct)
+{
+	return !isfinite(pct) ? "#999999" : fabs(pct) <= 10 ? "#2ca02c" : fabs(pct) <= 30 ? "#ff7f0e"
+										    : "#d62728";
+}
+
 /* The binned figure: hardware as a wide light step under the simulator's
  * dashed one (both visible wherever they overlap), the simulator's
  * kernels shaded behind, and sim - hw in its own panel below. */
 static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side *h,
-		      const cs_cjob_side *m, const cs_corr_result *r, double bin)
+		      const cs_cjob_side *m, const cs_corr_result *r, double bin, int whole)
 {
 	size_t n = r->bins;
 	double *x0 = calloc(n + 1, sizeof *x0), *x1 = calloc(n + 1, sizeof *x1);
@@ -312,7 +390,11 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	int rc = -ENOMEM;
 	cs_cjob_kernels ks = {0};
 	int have_k = 0;
-	if (!x0 || !x1 || !d)
+	aligned al = {0};
+	cs_fig_span *sp = NULL;
+	cs_fig_link *links = NULL;
+	char (*tips)[96] = NULL;
+	if (!x0 || !x1 || !d || aligned_load(s, h, m, r, bin, whole, &al))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		x0[i] = (double)i * bin;
@@ -353,18 +435,68 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 		    .xmin = 0, .xmax = (double)n * bin, .npanels = 2, .panels = pans};
 	if (have_k)
 		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1};
+	/* both runs' kernels in lanes on the one axis, each match linked
+	 * across the lane between them, coloured by its error */
+	cs_fig_lane lanes[3] = {{.label = "hw kernels", .color = "#6baed6"},
+				{.label = "matched"},
+				{.label = "sim kernels", .color = "#d62728"}};
+	if (al.have && al.kh.n + al.ks.n) {
+		sp = calloc(al.kh.n + al.ks.n + 1, sizeof *sp);
+		links = calloc(al.n + 1, sizeof *links);
+		tips = calloc(al.n + 1, sizeof *tips);
+		if (!sp || !links || !tips) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < al.kh.n; i++)
+			sp[i] = (cs_fig_span){al.kh.t0[i], al.kh.t1[i], al.kh.names[i], NULL};
+		for (size_t i = 0; i < al.ks.n; i++)
+			sp[al.kh.n + i] = (cs_fig_span){al.ks.t0[i], al.ks.t1[i], al.ks.names[i], NULL};
+		lanes[0].n = al.kh.n, lanes[0].spans = sp;
+		lanes[2].n = al.ks.n, lanes[2].spans = sp + al.kh.n;
+		for (size_t i = 0; i < al.n; i++) {
+			if (isfinite(al.err[i]))
+				snprintf(tips[i], sizeof tips[i], "sim %+.1f%% of hw", al.err[i]);
+			else
+				snprintf(tips[i], sizeof tips[i], "matched (%s)", cs_cjob_how_name(al.pairs[i].how));
+			links[i] = (cs_fig_link){0, al.pairs[i].hw, 2, al.pairs[i].sim, err_color(al.err[i]),
+						 tips[i]};
+		}
+		f.nlanes = 3, f.lanes = lanes;
+		f.nlinks = al.n, f.links = links;
+		size_t cl = strlen(cap);
+		snprintf(cap + cl, sizeof cap - cl, "; lines: matched kernels, green within 10%%, orange "
+						    "within 30%%, red beyond");
+	}
 	rc = cs_fig_svg(&f, b);
 out:
 	if (have_k)
 		cs_cjob_kernels_free(&ks);
+	aligned_free(&al);
+	free(sp), free(links), free(tips);
 	free(x0), free(x1), free(d);
 	return rc;
 }
 
 /* One binned pair as a JSON object. */
+static void json_spans(cs_buf *b, const cs_cjob_kernels *k)
+{
+	cs_json_raw(b, "[");
+	for (size_t i = 0; i < k->n; i++) {
+		cs_json_raw(b, i ? ",[" : "[");
+		cs_json_f64(b, k->t0[i]);
+		cs_json_raw(b, ",");
+		cs_json_f64(b, k->t1[i]);
+		cs_json_raw(b, ",");
+		cs_json_str(b, k->names[i]);
+		cs_json_raw(b, "]");
+	}
+	cs_json_raw(b, "]");
+}
+
 static void binned_json(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_both *p,
 			const cs_corr_result *rr, double use_bin, char warn[4][256], size_t nwarn,
-			int first_pair, int with_bins)
+			int first_pair, int with_bins, int whole)
 {
 	const cs_cjob_side *h = &p->h, *m = &p->m;
 	double sim_hz = p->sim_hz;
@@ -418,6 +550,24 @@ static void binned_json(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_bo
 		json_array(b, rr->hw_bins, rr->bins);
 		cs_json_key(b, &first, "sim_bins");
 		json_array(b, rr->sim_bins, rr->bins);
+		/* Both runs' kernels on the bins' axis and their matches
+		 * (aligned_load), for the UI's aligned lanes. */
+		aligned al;
+		if (aligned_load(s, h, m, rr, use_bin, whole, &al) == 0 && al.have) {
+			cs_json_key(b, &first, "hw_kernels");
+			json_spans(b, &al.kh);
+			cs_json_key(b, &first, "sim_kernel_spans");
+			json_spans(b, &al.ks);
+			cs_json_key(b, &first, "links");
+			cs_json_raw(b, "[");
+			for (size_t i = 0; i < al.n; i++) {
+				cs_buf_printf(b, "%s[%zu,%zu,", i ? "," : "", al.pairs[i].hw, al.pairs[i].sim);
+				cs_json_f64(b, al.err[i]);
+				cs_json_raw(b, "]");
+			}
+			cs_json_raw(b, "]");
+		}
+		aligned_free(&al);
 		/* The simulator's kernels inside its window, in bins'
 		 * cycles (the lag shift applied), for shading. */
 		cs_cjob_kernels ks;
@@ -514,7 +664,7 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 	if ((rc = cs_cjob_compare(&p, use_bin, &o, &r, warn, &nwarn, err, errlen)) < 0)
 		goto out;
 	if (rq->format == CS_CORR_SVG) {
-		rc = binned_svg(s, b, pr, h, m, &r, use_bin);
+		rc = binned_svg(s, b, pr, h, m, &r, use_bin, !rq->hw_window && !rq->sim_window);
 		if (rc < 0)
 			snprintf(err, errlen, "out of memory");
 	} else if (csv) {
@@ -528,7 +678,8 @@ static int one_pair(cs_store *s, const pair *pr, const cs_corr_request *rq, int 
 				r.sim_bins[i]);
 		}
 	} else if (json) {
-		binned_json(s, b, pr, &p, &r, use_bin, warn, nwarn, first_pair, rq->with_bins);
+		binned_json(s, b, pr, &p, &r, use_bin, warn, nwarn, first_pair, rq->with_bins,
+			    !rq->hw_window && !rq->sim_window);
 	} else {
 		binned_text(b, pr, &p, &r, use_bin, warn, nwarn);
 	}

@@ -223,6 +223,40 @@ static int legend(svg *s, const lay *L, double y0)
 	return rows;
 }
 
+/* Captions wrap at spaces to the figure's width (an estimated 0.62 em a
+ * character, wider than fig_text_w's, so a line never runs out), each
+ * line CAPTION_LEAD below the last. */
+#define CAPTION_LEAD 14.0
+#define CAPTION_MAX_LINES 12
+
+/* The number of lines t takes at font size fs within max px; with ends,
+ * the offset where each line ends (at most cap of them). */
+static size_t wrap(const char *t, double fs, double max, size_t *ends, size_t cap)
+{
+	size_t per = (size_t)fmax(20, max / (0.62 * fs)), n = 0, len = strlen(t), at = 0;
+	while (at < len) {
+		size_t end = len;
+		if (len - at > per) {
+			end = at + per;
+			size_t sp = end;
+			while (sp > at && t[sp] != ' ')
+				sp--;
+			if (sp > at)
+				end = sp;
+			/* (a UTF-8 sequence is not split) */
+			while (end > at && ((unsigned char)t[end] & 0xc0) == 0x80)
+				end--;
+		}
+		if (ends && n < cap)
+			ends[n] = end;
+		n++;
+		at = end;
+		while (at < len && t[at] == ' ')
+			at++;
+	}
+	return n > CAPTION_MAX_LINES ? CAPTION_MAX_LINES : n;
+}
+
 static int layout(const cs_fig *f, lay *L)
 {
 	int rc = 0;
@@ -302,7 +336,8 @@ static int layout(const cs_fig *f, lay *L)
 		y = L->lanes_y + (double)f->nlanes * LANE_PITCH;
 	}
 	L->caption_y = y + 16;
-	L->H = ceil(y + (fig_blank(f->caption) ? 0 : 22) + 6);
+	size_t cl = fig_blank(f->caption) ? 0 : wrap(f->caption, 11, L->W - 16, NULL, 0);
+	L->H = ceil(y + (cl ? 22 + CAPTION_LEAD * (double)(cl - 1) : 0) + 6);
 
 	/* ids unique per figure, yet the same for the same input */
 	uint32_t h = 2166136261u;
@@ -802,6 +837,37 @@ out:
 	return rc;
 }
 
+/* The links between lanes, over them, clipped to the lanes' area. */
+static void draw_links(svg *s, const cs_fig *f, const lay *L)
+{
+	const axis *x = &L->x;
+	fig_put(s, "<g class=\"links\" clip-path=\"url(#%s-lanes)\">\n", L->id);
+	for (size_t i = 0; i < f->nlinks; i++) {
+		const cs_fig_link *k = &f->links[i];
+		if (k->lane_a >= f->nlanes || k->lane_b >= f->nlanes ||
+		    k->span_a >= f->lanes[k->lane_a].n || k->span_b >= f->lanes[k->lane_b].n)
+			continue;
+		const cs_fig_span *a = &f->lanes[k->lane_a].spans[k->span_a];
+		const cs_fig_span *b = &f->lanes[k->lane_b].spans[k->span_b];
+		double xa = fig_px(x, (a->x0 + a->x1) / 2), xb = fig_px(x, (b->x0 + b->x1) / 2);
+		double ya = L->lanes_y + (double)k->lane_a * LANE_PITCH + LANE_H;
+		double yb = L->lanes_y + (double)k->lane_b * LANE_PITCH;
+		if (!isfinite(xa) || !isfinite(xb))
+			continue;
+		fig_put(s, "<line class=\"link\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+			   "stroke-width=\"1.5\"", xa, ya, xb, yb);
+		fig_put_kv(s, "stroke", k->color ? k->color : "#888");
+		fig_put(s, ">");
+		if (k->label) {
+			fig_put(s, "<title>");
+			fig_put_esc(s, k->label);
+			fig_put(s, "</title>");
+		}
+		fig_put(s, "</line>\n");
+	}
+	fig_put(s, "</g>\n");
+}
+
 int cs_fig_svg(const cs_fig *f, cs_buf *out)
 {
 	int rc = 0;
@@ -862,12 +928,25 @@ int cs_fig_svg(const cs_fig *f, cs_buf *out)
 			 "fill=\"#222\" text-anchor=\"middle\"", L.xtitle);
 	if (rc == 0 && f->nlanes)
 		rc = draw_lanes(&s, f, &L);
+	if (rc == 0 && f->nlinks && f->nlanes)
+		draw_links(&s, f, &L);
 	if (!fig_blank(f->caption)) {
-		fig_put(&s, "<text x=\"8\" y=\"%.2f\" class=\"caption\" font-size=\"11\" fill=\"#555\"",
+		/* as many lines as it takes: never squeezed, never cut */
+		size_t ends[CAPTION_MAX_LINES];
+		size_t n = wrap(f->caption, 11, L.W - 16, ends, CAPTION_MAX_LINES);
+		fig_put(&s, "<text x=\"8\" y=\"%.2f\" class=\"caption\" font-size=\"11\" fill=\"#555\">",
 		    L.caption_y);
-		fig_put_fit(&s, f->caption, 11, L.W - 16);
-		fig_put(&s, ">");
-		fig_put_esc(&s, f->caption);
+		for (size_t i = 0, at = 0; i < n && i < CAPTION_MAX_LINES; i++) {
+			char line[1024];
+			size_t len = ends[i] - at;
+			while (len && f->caption[at] == ' ')
+				at++, len--;
+			snprintf(line, sizeof line, "%.*s", (int)len, f->caption + at);
+			fig_put(&s, "<tspan x=\"8\" dy=\"%.1f\">", i ? CAPTION_LEAD : 0.0);
+			fig_put_esc(&s, line);
+			fig_put(&s, "</tspan>");
+			at = ends[i];
+		}
 		fig_put(&s, "</text>\n");
 	}
 	fig_put(&s, "</svg>\n");

@@ -81,6 +81,15 @@ typedef struct cs_fig_lane {
 	const cs_fig_span *spans;
 } cs_fig_lane;
 
+/* A line from the middle of one lane's span down to the middle of a span
+ * of a lane below (a hardware kernel and its simulator match on the compare
+ * figure), coloured by how they differ. */
+typedef struct cs_fig_link {
+	size_t lane_a, span_a, lane_b, span_b;
+	const char *color;
+	const char *label;   /* the SVG <title>: "sim +12.3% of hw" */
+} cs_fig_link;
+
 /* Shaded x intervals behind every panel (kernel boundaries on the compare
  * figure), alternately light and lighter, clipped to the plot area. */
 typedef struct cs_fig_shade {
@@ -105,6 +114,8 @@ typedef struct cs_fig {
 	const cs_fig_panel *panels;
 	size_t nlanes;
 	const cs_fig_lane *lanes;
+	size_t nlinks;
+	const cs_fig_link *links;
 	cs_fig_shade shade;
 } cs_fig;
 

@@ -236,6 +236,7 @@ static const struct run_route {
 	{"metrics", M_GET, 0, cs_http_get_run_metrics},
 	{"series.csv", M_GET, 1, cs_http_get_series},
 	{"ranges.csv", M_GET, 1, cs_http_get_ranges},
+	{"density.csv", M_GET, 0, cs_http_get_density},
 	{"follow", M_GET, 1, cs_http_get_follow},
 	{"phases", M_GET, 0, cs_http_get_phases},
 	{"trace.json", M_GET, 0, cs_http_get_trace},

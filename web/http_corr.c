@@ -44,14 +44,14 @@ static const char *corr_params(struct MHD_Connection *c, cs_corr_request *rq, do
 	uint64_t pair = 0;
 	if (cs_http_arg_u64(c, "pair", &pair, &have) < 0 || pair > 100000)
 		return "pair: expected the index of a pair, from 0";
-	const char *k = cs_http_arg(c, "kernels");
+	const char *k = cs_http_arg(c, "kernels"), *al = cs_http_arg(c, "aligned");
 	*rq = (cs_corr_request){
 		.hw = cs_http_arg(c, "hw"), .sim = cs_http_arg(c, "sim"),
 		.hw_metric = cs_http_arg(c, "hw_metric"), .sim_metric = cs_http_arg(c, "sim_metric"),
 		.hw_window = cs_http_arg(c, "hw_window"), .sim_window = cs_http_arg(c, "sim_window"),
 		.hw_clock_hz = *clock_hz, .sim_clock = cs_http_arg(c, "sim_clock"), .bin_cycles = (double)bin, .max_lag = (int)lag,
 		.kernels = k && strcmp(k, "0") && strcmp(k, "false"), .format = format,
-		.svg_pair = (int)pair,
+		.svg_pair = (int)pair, .with_bins = al && strcmp(al, "0") && strcmp(al, "false"),
 	};
 	if (!rq->hw || !rq->sim)
 		return "hw and sim (run ids or names) are required";

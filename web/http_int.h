@@ -119,6 +119,11 @@ enum MHD_Result cs_http_reply(struct MHD_Connection *c, cs_http *h, unsigned sta
 enum MHD_Result cs_http_json_text(struct MHD_Connection *c, cs_http *h, const char *text);
 const char *cs_http_arg(struct MHD_Connection *c, const char *name);
 int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int *have);
+/* An optional time of run (cs_runs_time: from its start unless '@', with
+ * units): 0 (*have says whether it was given), or -1 with "NAME: why" in
+ * err. */
+int cs_http_arg_time(struct MHD_Connection *c, cs_store *s, int64_t run, const char *name,
+		     uint64_t *v, int *have, char *err, size_t errlen);
 void cs_http_stream_free(stream *s);
 enum MHD_Result cs_http_stream_as(struct MHD_Connection *c, cs_http *h, stream *s,
 				       const char *filename, const char *ctype);
@@ -145,6 +150,8 @@ enum MHD_Result cs_http_get_run(struct MHD_Connection *c, cs_http *h, cs_store *
 				const cs_http_run *r);
 enum MHD_Result cs_http_get_run_metrics(struct MHD_Connection *c, cs_http *h, cs_store *s,
 					const cs_http_run *r);
+enum MHD_Result cs_http_get_density(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				    const cs_http_run *r);
 enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_store *s,
 				   const cs_http_run *r);
 

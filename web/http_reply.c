@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "json.h"
+#include "runs.h"
 #include "log.h"
 #include "text.h"
 
@@ -78,6 +79,18 @@ int cs_http_arg_u64(struct MHD_Connection *c, const char *name, uint64_t *v, int
 	if (!*have)
 		return 0;
 	return cs_parse_u64(s, v) ? -1 : 0;
+}
+
+int cs_http_arg_time(struct MHD_Connection *c, cs_store *s, int64_t run, const char *name,
+		     uint64_t *v, int *have, char *err, size_t errlen)
+{
+	const char *t = cs_http_arg(c, name);
+	char why[1024];
+	*have = t && *t;
+	if (!*have || cs_runs_time(s, run, t, v, why, sizeof why) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: %s", name, why);
+	return -1;
 }
 
 /* The post processor's iterator: a field's value may come in pieces (off

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csv.h"
 #include "json.h"
 #include "plot.h"
 #include "runs.h"
@@ -116,10 +117,10 @@ enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_stor
 	int64_t run = r->id;
 	uint64_t from = 0, to = INT64_MAX, limit = 0;
 	int have_from, have_to, have_limit;
-	if (cs_http_arg_u64(c, "from", &from, &have_from) || from > INT64_MAX)
-		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
-	if (cs_http_arg_u64(c, "to", &to, &have_to) || to > INT64_MAX)
-		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
+	char terr[1100];
+	if (cs_http_arg_time(c, s, run, "from", &from, &have_from, terr, sizeof terr) ||
+	    cs_http_arg_time(c, s, run, "to", &to, &have_to, terr, sizeof terr))
+		return owned_error(c, h, s, 400, "%s", terr);
 	if (cs_http_arg_u64(c, "limit", &limit, &have_limit) || (have_limit && (limit < 1 || limit > 10000000)))
 		return owned_error(c, h, s, 400, "limit: expected an integer 1..10000000");
 	if (have_from && have_to && to <= from)
@@ -136,4 +137,62 @@ enum MHD_Result cs_http_get_ranges(struct MHD_Connection *c, cs_http *h, cs_stor
 	}
 	st->s = s;
 	return cs_http_stream(c, h, st, "ranges.csv");
+}
+
+/* GET /api/v1/runs/{run}/density.csv?from=&to=&bins=: how the window's
+ * ranges fill it, per kind and stream and bin (cs_ranges_density): what
+ * the UI's lanes draw where ranges are too many to draw one by one. */
+enum MHD_Result cs_http_get_density(struct MHD_Connection *c, cs_http *h, cs_store *s,
+				    const cs_http_run *r)
+{
+	uint64_t from = 0, to = 0, bins = 1000;
+	int have_from, have_to, have;
+	char terr[1100];
+	if (cs_http_arg_time(c, s, r->id, "from", &from, &have_from, terr, sizeof terr) ||
+	    cs_http_arg_time(c, s, r->id, "to", &to, &have_to, terr, sizeof terr))
+		return cs_http_error(c, h, 400, "%s", terr);
+	if (cs_http_arg_u64(c, "bins", &bins, &have) || bins < 1 || bins > 10000)
+		return cs_http_error(c, h, 400, "bins: expected an integer 1..10000");
+	uint64_t lo = 0, hi = 0;
+	if (!have_from || !have_to) {
+		int rc = cs_ranges_extent(s, r->id, &lo, &hi);
+		if (rc == -ENODATA)
+			lo = hi = 0;
+		else if (rc < 0)
+			return cs_http_error(c, h, 500, "%s", cs_store_errmsg(s));
+		from = have_from ? from : lo;
+		to = have_to ? to : hi + 1;
+	}
+	if (to <= from || to > INT64_MAX)
+		return cs_http_error(c, h, 400, "to: must be greater than from");
+	cs_ranges_bin *b = NULL;
+	size_t n = 0;
+	if (cs_ranges_density(s, r->id, from, to, (uint32_t)bins, &b, &n))
+		return cs_http_error(c, h, 500, "%s", cs_store_errmsg(s));
+	cs_buf out = CS_BUF_INIT;
+	cs_csv w;
+	cs_csv_init(&w, cs_csv_buf_sink, &out);
+	static const char *const head[] = {"kind", "stream", "t0", "t1", "count", "busy"};
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		cs_csv_str(&w, head[i]);
+	cs_csv_end_row(&w);
+	double per = (double)(to - from) / (double)bins;
+	for (size_t i = 0; i < n; i++) {
+		cs_csv_str(&w, b[i].kind);
+		if (b[i].has_stream)
+			cs_csv_i64(&w, b[i].stream);
+		else
+			cs_csv_empty(&w);
+		cs_csv_u64(&w, from + (uint64_t)(per * b[i].bin));
+		cs_csv_u64(&w, b[i].bin + 1 == bins ? to : from + (uint64_t)(per * (b[i].bin + 1)));
+		cs_csv_i64(&w, b[i].count);
+		cs_csv_i64(&w, b[i].busy);
+		cs_csv_end_row(&w);
+	}
+	free(b);
+	if (cs_csv_finish(&w)) {
+		cs_buf_free(&out);
+		return cs_http_error(c, h, 500, "out of memory");
+	}
+	return cs_http_reply(c, h, 200, "text/csv; charset=utf-8", &out);
 }

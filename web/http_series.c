@@ -24,10 +24,10 @@ enum MHD_Result cs_http_get_series(struct MHD_Connection *c, cs_http *h, cs_stor
 	int have_b;
 	if (cs_http_arg_u64(c, "device", &dev, &q.have_device) || dev > UINT32_MAX)
 		return owned_error(c, h, s, 400, "device: expected a device index");
-	if (cs_http_arg_u64(c, "from", &q.from, &q.have_from))
-		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
-	if (cs_http_arg_u64(c, "to", &q.to, &q.have_to))
-		return owned_error(c, h, s, 400, "to: expected a non-negative integer time");
+	char terr[1100];
+	if (cs_http_arg_time(c, s, ref->id, "from", &q.from, &q.have_from, terr, sizeof terr) ||
+	    cs_http_arg_time(c, s, ref->id, "to", &q.to, &q.have_to, terr, sizeof terr))
+		return owned_error(c, h, s, 400, "%s", terr);
 	if (cs_http_arg_u64(c, "buckets", &nb, &have_b) || (have_b && (nb < 1 || nb > 1000000)))
 		return owned_error(c, h, s, 400, "buckets: expected an integer 1..1000000");
 	if (cs_http_arg_u64(c, "since", &q.since, &q.have_since))
@@ -71,8 +71,10 @@ enum MHD_Result cs_http_get_trace(struct MHD_Connection *c, cs_http *h, cs_store
 	const char *run = ref->spec;
 	uint64_t from = 0, to = 0, nb = 0;
 	int have;
-	if (cs_http_arg_u64(c, "from", &from, &have) < 0 || cs_http_arg_u64(c, "to", &to, &have) < 0)
-		return cs_http_error(c, h, 400, "from, to: expected times in the run's unit");
+	char terr[1100];
+	if (cs_http_arg_time(c, s, ref->id, "from", &from, &have, terr, sizeof terr) ||
+	    cs_http_arg_time(c, s, ref->id, "to", &to, &have, terr, sizeof terr))
+		return cs_http_error(c, h, 400, "%s", terr);
 	if (cs_http_arg_u64(c, "buckets", &nb, &have) < 0 || (have && (nb == 0 || nb > 1000000)))
 		return cs_http_error(c, h, 400, "buckets: expected 1..1000000");
 	const char *raw = cs_http_arg(c, "raw");
@@ -100,8 +102,9 @@ enum MHD_Result cs_http_get_follow(struct MHD_Connection *c, cs_http *h, cs_stor
 	int have;
 	if (cs_http_arg_u64(c, "device", &dev, &q.have_device) < 0 || dev > UINT32_MAX)
 		return owned_error(c, h, s, 400, "device: expected a device index");
-	if (cs_http_arg_u64(c, "from", &q.from, &q.have_from) < 0)
-		return owned_error(c, h, s, 400, "from: expected a non-negative integer time");
+	char terr[1100];
+	if (cs_http_arg_time(c, s, ref->id, "from", &q.from, &q.have_from, terr, sizeof terr))
+		return owned_error(c, h, s, 400, "%s", terr);
 	if (cs_http_arg_u64(c, "poll_ms", &poll, &have) < 0 || poll < 20 || poll > 10000)
 		return owned_error(c, h, s, 400, "poll_ms: expected 20..10000");
 	if (cs_http_arg_u64(c, "heartbeat_ms", &hb, &have) < 0 || hb < 100 || hb > 60000)
@@ -142,11 +145,10 @@ enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store 
 	int have;
 	if (cs_http_arg_u64(c, "device", &dev, &rq.have_device) < 0 || dev > UINT32_MAX)
 		return cs_http_error(c, h, 400, "device: expected a device index");
-	/* a figure's window holds stored times: at most 2^63 - 1 */
-	if (cs_http_arg_u64(c, "from", &rq.from, &rq.have_from) < 0 || rq.from > INT64_MAX)
-		return cs_http_error(c, h, 400, "from: expected a non-negative integer time, at most 2^63-1");
-	if (cs_http_arg_u64(c, "to", &rq.to, &rq.have_to) < 0 || rq.to > INT64_MAX)
-		return cs_http_error(c, h, 400, "to: expected a non-negative integer time, at most 2^63-1");
+	char terr[1100];
+	if (cs_http_arg_time(c, s, ref->id, "from", &rq.from, &rq.have_from, terr, sizeof terr) ||
+	    cs_http_arg_time(c, s, ref->id, "to", &rq.to, &rq.have_to, terr, sizeof terr))
+		return cs_http_error(c, h, 400, "%s", terr);
 	if (cs_http_arg_u64(c, "buckets", &nb, &have) < 0 || (have && (nb < 2 || nb > 10000)))
 		return cs_http_error(c, h, 400, "buckets: expected 2..10000");
 	if (cs_http_arg_u64(c, "width", &width, &have) < 0 || (have && (width < 320 || width > 4000)))

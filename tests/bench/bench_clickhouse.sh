@@ -82,7 +82,7 @@ for what in one all; do
 	fi
 	set -- $(timed5 chq "SELECT $sel FROM b.wide WHERE t0 >= $F AND t0 < $T ORDER BY t0 FORMAT CSV")
 	chb=$1 chm=$2
-	set -- $(timed5 "$CS" export 1 --db "$W/ours.db" $ours_args --from "$F" --to "$T")
+	set -- $(timed5 "$CS" export 1 --db "$W/ours.db" $ours_args --from "@$F" --to "@$T")
 	clib=$1 clim=$2
 	inp=$(figval store.window1pct_all_metrics)
 	[ $what = one ] && inp=$(figval store.window1pct_one_metric)

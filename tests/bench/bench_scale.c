@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 		char cmd[1200];
 		double t[3];
 		snprintf(cmd, sizeof cmd,
-			 "%s export 1 --db %s --metric metric_%04u.sum --from %llu --to %llu > /dev/null",
+			 "%s export 1 --db %s --metric metric_%04u.sum --from @%llu --to @%llu > /dev/null",
 			 cli, path, one, (unsigned long long)mid, (unsigned long long)(mid + 1000 * 10000));
 		for (int r = 0; r < 3; r++) {
 			t[r] = now_s();

@@ -63,8 +63,8 @@ async function nav(url) {
 	await page.goto(BASE + '/');
 	await page.waitForSelector('body[data-ready="1"]');
 	const rows = await page.$$eval('#runs tr[data-run]', (trs) => trs.map((t) => t.textContent));
-	check(rows.length === 10 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
-		'the runs page lists the 10 runs', rows);
+	check(rows.length === 11 && rows[0].includes('example') && rows[1].includes('sim') && rows[2].includes('simk') && rows[3].includes('phases') && rows[4].includes('wide'),
+		'the runs page lists the 11 runs', rows);
 	await page.screenshot({ path: ART + '/ui-runs.png', fullPage: true });
 
 	// --- a run: plots with data ---
@@ -77,7 +77,7 @@ async function nav(url) {
 	const points = +(await page.getAttribute('body', 'data-points'));
 	const defaults = Object.fromEntries((process.env.CS_DEFAULTS || '').split(';').map((x) => x.split('=')));
 	check(series.length === 1 && first.metric === defaults[run.id] && +first.buckets >= 10 &&
-		+first.from === full[0] && +first.to === full[1],
+		first.from === '@' + full[0] && first.to === '@' + full[1],
 	'the run page opens on the two metrics that vary most (' + defaults[run.id] + '), bucketed, over the whole run', series);
 	check((await page.getAttribute('body', 'data-plots')) === '2' && points > 1000 &&
 		(await page.$$('.plot canvas')).length >= 2, 'two plots drawn, with ' + points + ' buckets of data');
@@ -106,25 +106,38 @@ async function nav(url) {
 	const z = series.length ? params(series[series.length - 1]) : {};
 	const span = full[1] - full[0];
 	const near = (v, want) => Math.abs(v - want) < span * 0.02;
-	check(series.length === 1 && +z.buckets >= 10 && near(+z.from, full[0] + span * 0.25) && near(+z.to, full[0] + span * 0.5),
+	const stored = (t) => +String(t).replace(/^@/, '');
+	check(series.length === 1 && +z.buckets >= 10 && near(stored(z.from), full[0] + span * 0.25) && near(stored(z.to), full[0] + span * 0.5),
 		'zoom issues one new bucketed request for the zoomed span (' + z.from + '..' + z.to + ', ' + z.buckets + ' buckets)', series);
 	const body = await (await page.request.get(series[series.length - 1])).text();
 	const lines = body.trim().split('\n');
 	check(lines[0].startsWith('t0,t1,lts__t_sectors.sum:min') && lines.length - 1 === +z.buckets &&
-		+lines[1].split(',')[0] === +z.from, 'the zoomed request answers ' + z.buckets + ' buckets starting at the zoom', lines.slice(0, 3));
+		+lines[1].split(',')[0] === stored(z.from), 'the zoomed request answers ' + z.buckets + ' buckets starting at the zoom', lines.slice(0, 3));
 	const link = await page.getAttribute('#csv-buckets', 'href');
 	const raw = params(await page.getAttribute('#csv-raw', 'href'));
-	check(BASE + link === series[series.length - 1] && raw.from === z.from && raw.to === z.to && raw.buckets === undefined,
-		'the CSV links are exactly the view: its buckets, and its raw samples', { link, raw });
-	check(page.url().includes('from=' + z.from) && page.url().includes('to=' + z.to), 'the page URL keeps the view (linkable)', page.url());
+	// the page asks for stored times ('@'); what it shows counts from the run start
+	const relOf = (t) => String(stored(t) - run.origin);
+	const bl = params(link);
+	check(bl.from === relOf(z.from) && bl.to === relOf(z.to) && bl.buckets === z.buckets && raw.from === bl.from && raw.to === bl.to && raw.buckets === undefined,
+		'the CSV links are exactly the view, from the run start: its buckets, and its raw samples', { link, raw });
+	const linkBody = await (await page.request.get(BASE + link)).text();
+	check(linkBody === body, 'the CSV link (run-relative times) answers what the page fetched (stored times)', linkBody.slice(0, 200));
+	const url = new URL(page.url().replace('#', ''));
+	check(url.searchParams.get('from') === relOf(z.from) && url.searchParams.get('to') === relOf(z.to), 'the page URL keeps the view, from the run start (linkable)', page.url());
+	// the round trip: that address opened anew asks for the same stored window
+	series.length = 0;
+	await nav(page.url());
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	check(series.length === 1 && params(series[0]).from === z.from && params(series[0]).to === z.to,
+		'the page URL opened again shows the same window', series);
 	await page.screenshot({ path: ART + '/ui-zoomed.png', fullPage: true });
 
 	// double-click: back to the whole run, fetched again
 	series.length = 0;
 	await page.dblclick('.plot .u-over');
-	await page.waitForSelector('body[data-loads="4"]');
+	await page.waitForSelector('body[data-loads="2"]');
 	const r = series.length ? params(series[0]) : {};
-	check(+r.from === full[0] && +r.to === full[1], 'double-click resets to the whole run with a new request', series);
+	check(r.from === '@' + full[0] && r.to === '@' + full[1], 'double-click resets to the whole run with a new request', series);
 
 	// --- ranges under the plot: the simulator run's kernels ---
 	series.length = 0;
@@ -143,7 +156,7 @@ async function nav(url) {
 	await page.mouse.click(at, lb.y + 10);
 	await page.waitForSelector('body[data-loads="2"]');
 	const k = series.length ? params(series[0]) : {};
-	check(+k.from === 6000 && +k.to === 14500, 'clicking a kernel in the lane zooms to exactly its span', series);
+	check(k.from === '@6000' && k.to === '@14500', 'clicking a kernel in the lane zooms to exactly its span', series);
 	await page.screenshot({ path: ART + '/ui-ranges.png', fullPage: true });
 
 	// --- compare ---
@@ -252,12 +265,34 @@ async function nav(url) {
 		'an unknown page says so and lists the pages (not the run list in its place)');
 
 	// what an address asks and the run cannot give is said
-	await nav(BASE + '/#/run/example?metric=nosuch&from=900000000&to=990000000&rate=cycle');
+	await nav(BASE + '/#/run/example?metric=nosuch&from=900ms&to=990ms&rate=cycle');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	const notes = await page.$$eval('.notice', (ps) => ps.map((p) => p.textContent));
 	check(notes.some((t) => t.startsWith("this run has no metric 'nosuch': showing its default metrics")) &&
 		notes.some((t) => /lies outside the run .*showing the whole run/.test(t)),
 		'an unknown metric and a window outside the run are said, not silently replaced', notes);
+
+	// a run of 90 s with 10,000 API calls (tests/ui.sh): the 5000 longest
+	// drawn one by one, every one of them in the lane's density, to its end
+	await nav(BASE + '/#/run/busy');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const busyStatus = await page.textContent('#status');
+	const dens = await page.evaluate(() => window.cyclescope.density);
+	const apiInk = await page.evaluate(() => {
+		const c = document.getElementById('lanes'), L = window.cyclescope.lanes, dpr = window.devicePixelRatio || 1;
+		const box = c.getBoundingClientRect(), left = L.left - box.left, row = L.keys.indexOf('api');
+		const d = c.getContext('2d').getImageData(0, Math.round((row * 18 + 10) * dpr), c.width, 1).data;
+		const inked = (x) => d[Math.round(x * dpr) * 4 + 3] > 0 && !(d[Math.round(x * dpr) * 4] > 250 && d[Math.round(x * dpr) * 4 + 1] > 250 && d[Math.round(x * dpr) * 4 + 2] > 250);
+		let last = -1, n = 0;
+		for (let x = Math.ceil(left); x < left + L.width; x++)
+			if (inked(x))
+				last = x, n++;
+		return { row, last: (last - left) / L.width, share: n / L.width };
+	});
+	check(dens && dens.ranges === 10000 && /10000 ranges in view \(the 5000 longest drawn one by one, all of them as the lanes' shading\)/.test(busyStatus),
+		'a run with 10,000 ranges shows all of them: the 5000 longest one by one, the rest as density, and says so', { dens, busyStatus });
+	check(apiInk.row >= 0 && apiInk.last > 0.95 && apiInk.share > 0.9, 'its API lane is drawn to the run\'s end (' + (100 * apiInk.last).toFixed(1) + '% of the width, ' + (100 * apiInk.share).toFixed(1) + '% of pixels inked)', apiInk);
+	await page.screenshot({ path: ART + '/ui-busy-lanes.png', fullPage: true });
 
 	// --- how numbers read: docs/ui.md's table, which web/figure.c's unit
 	// test holds the SVG figures to as well ---
@@ -273,8 +308,13 @@ async function nav(url) {
 
 	// ticks at whole steps from the run's start, not of the stored time:
 	// a window that starts off a step (the example starts at 1 ms)
-	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum&from=24900000&to=25100000');
+	series.length = 0;
+	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum&from=24.9ms&to=25.1ms');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const axisFrom = await page.textContent('#status');
+	check(/from 24900 \u00b5s to 25100 \u00b5s/.test(axisFrom) && params(series[0]).from === '@' + (run.origin + 24900000) && params(series[0]).to === '@' + (run.origin + 25100000) &&
+		new URL(page.url().replace('#', '')).searchParams.get('from') === '24900000',
+	'an address\'s from=24.9ms&to=25.1ms counts from the run start: the view reads 24.9 to 25.1 ms', { axisFrom, series, url: page.url() });
 	const ticks = await page.evaluate(() => window.cyclescope.xTicks);
 	const us = ticks.map((t) => { const m = /^([0-9.]+) (ms|\u00b5s|ns|s)$/.exec(t); return m ? +m[1] * { s: 1e6, ms: 1e3, '\u00b5s': 1, ns: 1e-3 }[m[2]] : NaN; });
 	const step = us[1] - us[0];
@@ -342,7 +382,7 @@ async function nav(url) {
 		check(got !== null && Math.abs(got - want) <= 1.5, 'the kernel lane lines up with the plot ' + what + ' (range start at x ' +
 			(got === null ? 'none' : got.toFixed(1)) + ', plot ' + want.toFixed(1) + ')', { got, want });
 	}
-	await nav(BASE + '/#/run/phases?metric=dram__bytes_read.sum&from=500000&to=17000000');
+	await nav(BASE + '/#/run/phases?metric=dram__bytes_read.sum&from=0.5ms&to=17ms');
 	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
 	await laneAlign('after the first load');
 	const ob2 = await (await page.$('.plot .u-over')).boundingBox();
@@ -486,7 +526,7 @@ async function nav(url) {
 		check(moves >= 3 && gap <= 2500, 'the live view follows the newest samples: its end moved ' + moves + ' times in 3 s, never more than ' +
 			Math.round(gap) + ' ms apart (bound 2500; goal: at least once a second)', reads.map((r) => [Math.round(r.at), r.xmax, r.draws]));
 		const now = await live();
-		const row = (await (await page.request.get(BASE + '/api/v1/runs/live/series.csv?metric=' + now.metric + '&from=' + now.shown.t0 + '&to=' +
+		const row = (await (await page.request.get(BASE + '/api/v1/runs/live/series.csv?metric=' + now.metric + '&from=@' + now.shown.t0 + '&to=@' +
 			(BigInt(now.shown.t0) + 1n))).text()).trim().split('\n')[1] || '';
 		check(now.xmax === now.shown.t1 && now.t1 - now.shown.t1 < 1e9 && now.xmax - now.xmin === 2e9 && row.split(',')[0] === now.shown.t0 &&
 			+row.split(',')[2] === now.y && now.y === now.shown.values[now.metric],

@@ -179,3 +179,24 @@ export function plotWidth() {
 	const cs = getComputedStyle(app);
 	return Math.max(480, Math.min(1600, Math.floor(app.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight)) - 2));
 }
+
+// A time as addresses and options give it (docs/cli.md "Times"): a number
+// with an optional unit (ns, us, µs, ms, s, cyc), else the run's unit; from
+// the run's origin unless it starts with '@' (an absolute stored time).
+// The stored time for run {origin, time_unit, clock_hz}, or an Error.
+const TIME_SPEC = /^(@?)((?:\d+\.?\d*|\.\d+)(?:[eE]\+?\d+)?)(ns|us|\u00b5s|ms|s|cyc|cycles?)?$/;
+const NS_PER = { ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9 };
+export function parseTime(text, run) {
+	const m = TIME_SPEC.exec(String(text).trim());
+	if (!m)
+		return new Error("'" + text + "': expected a time (a number, optionally with ns, us, ms, s or cyc; @ before it for an absolute stored time)");
+	let v = +m[2];
+	const u = m[3], cycles = run.time_unit === 'cycle', hz = run.clock_hz || 0;
+	if (u && (u.startsWith('cyc') ? !cycles : cycles)) {
+		if (!(hz > 0))
+			return new Error("'" + text + "': this run counts in " + (cycles ? 'cycles' : 'ns') + ' and records no clock to convert ' + (cycles ? 'time' : 'cycles'));
+		v = cycles ? (v * NS_PER[u] * hz) / 1e9 : (v / hz) * 1e9;
+	} else if (u && !u.startsWith('cyc'))
+		v *= NS_PER[u];
+	return Math.round(v) + (m[1] ? 0 : run.origin ?? run.t_min ?? 0);
+}

@@ -19,13 +19,13 @@ export function makeLanes(pg) {
 		const u = pg.plots[0];
 		if (!u || !u.over || !pg.lanes.isConnected)
 			return;
-		const all = pg.ranges.concat(pg.phaseSegs);
+		const all = pg.ranges.concat(pg.phaseSegs), dens = pg.density || [];
 		const streams = new Map();
-		for (const r of pg.ranges)
+		for (const r of pg.ranges.concat(dens))
 			streams.set(r.kind, (streams.get(r.kind) || new Set()).add(r.stream));
-		all.forEach((r) => (r.lane = laneKey(r, streams)));
+		all.concat(dens).forEach((r) => (r.lane = laneKey(r, streams)));
 		const order = (k) => { const i = RANGE_KINDS.indexOf(k.split(' ')[0]); return i < 0 ? 99 : i; };
-		const keys = [...new Set(all.map((r) => r.lane))].sort((a, b) => order(a) - order(b) || a.localeCompare(b, 'en', { numeric: true }));
+		const keys = [...new Set(all.concat(dens).map((r) => r.lane))].sort((a, b) => order(a) - order(b) || a.localeCompare(b, 'en', { numeric: true }));
 		const box = pg.plotsDiv.getBoundingClientRect(), ob = u.over.getBoundingClientRect();
 		const left = ob.left - box.left, w = ob.width;
 		const dpr = window.devicePixelRatio || 1;
@@ -52,6 +52,18 @@ export function makeLanes(pg) {
 			c.beginPath();
 			c.rect(left, y, w, LANE);
 			c.clip();
+			// the density under the ranges drawn one by one: how busy
+			// each bin's time is in this lane, darker for busier
+			for (const d of dens.filter((d) => d.lane === k)) {
+				const a = Math.max(left, px(d.t0)), b = Math.min(left + w, px(d.t1));
+				if (b < left || a > left + w)
+					continue;
+				c.globalAlpha = 0.2 + 0.6 * Math.min(1, d.busy / Math.max(1, d.t1 - d.t0));
+				c.fillStyle = RANGE_COLORS[d.kind] || '#666';
+				c.fillRect(a, y + 1, Math.max(1, b - a), LANE - 3);
+				c.globalAlpha = 1;
+				hits.push({ a, b: Math.max(a + 1, b), y, r: { kind: d.kind, name: d.count + ' ranges (' + (100 * d.busy / Math.max(1, d.t1 - d.t0)).toFixed(0) + '% busy)', t0: d.t0, t1: d.t1, density: true } });
+			}
 			for (const r of all.filter((r) => r.lane === k)) {
 				const a = Math.max(left, px(r.t0)), b = Math.min(left + w, px(r.t1));
 				if (b < left || a > left + w)

@@ -105,7 +105,7 @@ export function liveFollow(pg, following) {
 		let from = r.t_max === null ? 0n : BigInt(Math.max(0, Math.floor(r.t_max - back)));
 		if (lastT0 !== null && same(wanted(), streamed) && BigInt(lastT0) + 1n > from)
 			from = BigInt(lastT0) + 1n;
-		open(String(from));
+		open('@' + from);
 		state();
 	}
 	// Rows of series.csv (the header's columns) into the buffer.
@@ -288,7 +288,7 @@ export function liveFollow(pg, following) {
 		exprAsked = performance.now();
 		const [from, to] = pg.view;
 		const url = API + '/runs/' + pg.run.id + '/series.csv?' + qs({ expr: cols.map((c) => c.expr).join(';'), device: pg.devices.length > 1 ? pg.device : undefined,
-			from: Math.floor(from), to: Math.ceil(to) + 1, buckets: raw ? undefined : pg.buckets() });
+			from: '@' + Math.floor(from), to: '@' + (Math.ceil(to) + 1), buckets: raw ? undefined : pg.buckets() });
 		fetchText(url).then((t) => ((exprData = { t: parseCSV(t), raw }), (dirty = true)))
 			.catch((e) => { pg.errors.replaceChildren(); showError(pg.errors, e); })
 			.finally(() => (exprBusy = false));
@@ -390,7 +390,7 @@ export function liveFollow(pg, following) {
 		ordered: () => !buf || buf.t0.every((t, k) => k === 0 || t > buf.t0[k - 1]),
 	});
 	state();
-	open(pg.run.t_max === null ? undefined : String(Math.max(0, Math.floor(pg.run.t_max - span))));
+	open(pg.run.t_max === null ? undefined : '@' + Math.max(0, Math.floor(pg.run.t_max - span)));
 	if (following)
 		redraw();
 	return L;

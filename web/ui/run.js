@@ -1,7 +1,7 @@
 // A run (#/run/ID): plots that re-query at every zoom, CSV links for the
 // view; a running run is followed (live.js), its ranges drawn in lanes
 // (lanes.js).
-import { API, after, authed, fetchJSON, fetchText, fmtNum, fmtSpan, fmtTime, h, num, parseCSV, plotWidth, qs, seen, show, showError } from './common.js';
+import { API, after, authed, fetchJSON, fetchText, fmtNum, fmtSpan, fmtTime, h, num, parseCSV, parseTime, plotWidth, qs, seen, show, showError } from './common.js';
 import { figureButtons, shortName, steps } from './plots.js';
 import { liveFollow } from './live.js';
 import { makeLanes } from './lanes.js';
@@ -16,7 +16,10 @@ export async function runPage(id, params) {
 	const devices = run.device_list || [];
 	// the whole run; a live run's grows as its samples arrive
 	const full = [run.t_min ?? 0, (run.t_max ?? 0) + 1];
-	let origin = full[0];
+	// where its times count from: its first sample, else its first range
+	let origin = run.t_min ?? run.origin ?? 0;
+	// times in the address count from the run's start (origin), in its unit
+	const rel = (v) => String(Math.round(v - origin));
 	// what the address asks for and the run cannot give is said, not dropped
 	const notices = [];
 	const asked = (params.get('metric') || '').split(',').filter(Boolean);
@@ -38,7 +41,20 @@ export async function runPage(id, params) {
 	if (!run.samples)
 		notices.push('this run has no samples' + ((run.range_summary || []).length ? ': only its ranges are drawn' : ''));
 	let device = +(params.get('device') || (devices[0] ? devices[0].index : 0));
-	let view = [num(params.get('from')) ?? full[0], num(params.get('to')) ?? full[1]];
+	const asTime = (k, dflt) => {
+		if (!params.get(k))
+			return dflt;
+		const t = parseTime(params.get(k), run);
+		if (!(t instanceof Error))
+			return t;
+		notices.push(k + ': ' + t.message + ': showing the whole run');
+		return dflt;
+	};
+	let view = [asTime('from', full[0]), asTime('to', full[1])];
+	if (view[1] <= view[0]) {
+		notices.push('the window asked for ends before it starts: showing the whole run');
+		view = full.slice();
+	}
 	if (view[1] <= full[0] || view[0] >= full[1]) {
 		notices.push('the window asked for (' + fmtSpan(view[0] - full[0], unit, 0) + ' to ' + fmtSpan(view[1] - full[0], unit, 0) +
 			' from the run start) lies outside the run (0 to ' + fmtSpan(full[1] - full[0], unit, 0) + '): showing the whole run');
@@ -116,7 +132,9 @@ export async function runPage(id, params) {
 					'Double-click or Reset zoom for the whole run; click a range to zoom to it.'))),
 		errors, statusLine, plotsDiv, lanes, legend, links, (run.range_summary || []).length ? phaseForm : null);
 
-	let plots = [], applying = false, seq = 0, ranges = [];
+	// ranges drawn one by one (the longest in view); the rest as density
+	const RANGES_DRAWN = 5000;
+	let plots = [], applying = false, seq = 0, ranges = [], density = [];
 	let live = null; // the follower of a running run, while it runs
 	const inView = () => (run.samples / Math.max(1, devices.length)) * ((view[1] - view[0]) / (full[1] - full[0]));
 	// Raw samples when no more than about one a pixel are in view (each
@@ -145,9 +163,11 @@ export async function runPage(id, params) {
 		}
 		return cols;
 	}
-	function viewQuery(withBuckets) {
+	// (the page's own requests name stored times, '@', exact whatever the
+	// origin; the links it shows count from the run start)
+	function viewQuery(withBuckets, at) {
 		const cols = columns();
-		const [from, to] = view;
+		const [from, to] = view.map(at ? (v) => '@' + Math.round(v) : rel);
 		return {
 			metric: cols.filter((c) => c.metric).map((c) => c.metric).join(',') || undefined,
 			expr: cols.filter((c) => c.expr).map((c) => c.expr).join(';') || undefined,
@@ -159,7 +179,7 @@ export async function runPage(id, params) {
 	// server to apply (web/plot.c), so its units and caption say so.
 	function figQuery(cols) {
 		cols = cols || columns();
-		const [from, to] = view;
+		const [from, to] = view.map(rel);
 		return {
 			metric: cols.filter((c) => c.isMetric).map((c) => c.label).join(',') || undefined,
 			expr: cols.filter((c) => !c.isMetric).map((c) => c.label).join(';') || undefined,
@@ -167,7 +187,7 @@ export async function runPage(id, params) {
 			rate: rate !== 'sample' ? rate : undefined, ranges: 'all',
 		};
 	}
-	const seriesUrl = (withBuckets) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(withBuckets));
+	const seriesUrl = (withBuckets, at) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(withBuckets, at));
 
 	function xAxis() {
 		return {
@@ -279,7 +299,7 @@ export async function runPage(id, params) {
 		view = [from, to];
 		const mine = ++seq;
 		history.replaceState(null, '', '#/run/' + run.id + '?' + qs({
-			metric: chosen.join(','), expr: exprs.join(';') || undefined, from, to, rate: rate !== 'sample' ? rate : undefined,
+			metric: chosen.join(','), expr: exprs.join(';') || undefined, from: rel(from), to: rel(to), rate: rate !== 'sample' ? rate : undefined,
 			device: devices.length > 1 ? device : undefined, a: aIn.value.trim() || undefined, b: bIn.value.trim() || undefined,
 		}));
 		errors.replaceChildren();
@@ -291,14 +311,14 @@ export async function runPage(id, params) {
 			return;
 		}
 		const raw = rawView();
-		const url = seriesUrl(!raw);
+		const url = seriesUrl(!raw, true);
 		seen.seriesRequests.push(url);
 		const ends = () => { const st = 10 ** Math.floor(Math.log10(Math.max(1, to - from)) - 2); return fmtSpan(from - origin, unit, st) + ' to ' + fmtSpan(to - origin, unit, st); };
 		statusLine.textContent = 'loading ' + ends() + '…';
 		let csv, rtext;
 		try {
 			[csv, rtext] = await Promise.all([fetchText(url),
-				fetchText(API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to, limit: 5000 }))]);
+				fetchText(API + '/runs/' + run.id + '/ranges.csv?' + qs({ from: '@' + from, to: '@' + to, limit: RANGES_DRAWN }))]);
 		} catch (e) {
 			if (mine === seq)
 				showError(errors, e), (statusLine.textContent = '');
@@ -327,14 +347,29 @@ export async function runPage(id, params) {
 		const rt = parseCSV(rtext);
 		// the short name worked out once here, not at every draw
 		ranges = rt.rows.map((r) => ({ kind: r[0], name: r[10] || r[1], short: shortName(r[10] || r[1]), stored: r[1], t0: num(r[2]), t1: num(r[3]), stream: r[5] }));
+		// more ranges than are drawn one by one: every one of them as the
+		// lanes' density (how busy each pixel's time is), none cut silently
+		density = [];
+		if (ranges.length >= RANGES_DRAWN) {
+			try {
+				const d = parseCSV(await fetchText(API + '/runs/' + run.id + '/density.csv?' + qs({ from: '@' + from, to: '@' + to, bins: Math.max(1, Math.round(plotWidth())) })));
+				if (mine !== seq)
+					return;
+				density = d.rows.map((r) => ({ kind: r[0], stream: r[1], t0: num(r[2]), t1: num(r[3]), count: num(r[4]), busy: num(r[5]) }));
+			} catch (e) {
+				showError(errors, e);
+			}
+		}
+		const inAll = density.length ? density.reduce((n, d) => n + d.count, 0) : ranges.length;
+		seen.density = { bins: density.length, ranges: inAll };
 		ln.draw();
 		seen.loads++;
 		if (seen.loads === 1)
 			seen.firstPlotMs = performance.now(); // since navigation: the first load's plots are drawn
 		const per = (to - from) / buckets();
 		statusLine.textContent = (raw ? t.rows.length + ' samples' : t.rows.length + ' buckets of ' + fmtSpan(per, unit, 0)) + ' from ' +
-			ends() + '; ' + ranges.length + (ranges.length === 1 ? ' range' : ' ranges') + ' in view' +
-			(ranges.length >= 5000 ? ' (the 5000 longest)' : '');
+			ends() + '; ' + inAll + (inAll === 1 ? ' range' : ' ranges') + ' in view' +
+			(density.length ? ' (the ' + ranges.length + ' longest drawn one by one, all of them as the lanes\' shading)' : '');
 		document.body.setAttribute('data-plots', plots.length);
 		document.body.setAttribute('data-points', points);
 		document.body.setAttribute('data-loads', seen.loads);
@@ -348,7 +383,7 @@ export async function runPage(id, params) {
 		h('a', { download: 'ranges.csv', id: 'csv-ranges' }, 'ranges')];
 	links.replaceChildren(h('span', { class: 'note' }, 'CSV of this view: '), ...csvLinks, h('a', { href: API + '/runs/' + run.id }, 'run JSON'));
 	function updateLinks() {
-		const [from, to] = view;
+		const [from, to] = view.map(rel);
 		csvLinks[0].href = authed(seriesUrl(true));
 		csvLinks[1].href = authed(seriesUrl(false));
 		csvLinks[2].href = authed(API + '/runs/' + run.id + '/ranges.csv?' + qs({ from, to }));
@@ -369,6 +404,7 @@ export async function runPage(id, params) {
 		get plots() { return plots; }, set plots(v) { plots = v; },
 		get applying() { return applying; }, set applying(v) { applying = v; },
 		get ranges() { return ranges; }, set ranges(v) { ranges = v; },
+		get density() { return density; }, set density(v) { density = v; },
 		get live() { return live; }, set live(v) { live = v; },
 		get phaseSegs() { return phaseSegs; }, set phaseSegs(v) { phaseSegs = v; },
 	};
@@ -396,7 +432,7 @@ export async function runPage(id, params) {
 		try {
 			// checked by the server over the run's first time unit (cheap at any
 			// size): a malformed expression is a 400 naming its column
-			await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, from: full[0], to: after(full[0]), device: devices.length > 1 ? device : undefined }));
+			await fetchText(API + '/runs/' + run.id + '/series.csv?' + qs({ expr: e, from: '@' + full[0], to: '@' + after(full[0]), device: devices.length > 1 ? device : undefined }));
 		} catch (err) {
 			exprIn.classList.add('bad');
 			showError(exprErr, err);
