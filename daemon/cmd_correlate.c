@@ -81,12 +81,24 @@ typedef struct corr_cli {
 	cs_mmap *map;
 } corr_cli;
 
+/* report: 1 for `report` (-o FILE, --json), 2 for `plot --compare` (-o
+ * FILE, --kernels), 0 for `correlate`. */
 static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_cli *c)
 {
 	const char *hw = NULL, *sim = NULL, *hm = NULL, *sm = NULL, *map = NULL, *hwin = NULL,
 		   *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL, *sclock = NULL;
-	int json = 0, csv = 0, kernels = 0;
+	int json = 0, csv = 0, kernels = 0, compare = 0;
 	memset(c, 0, sizeof *c);
+	const cs_opt figure[] = {
+		{"db", &c->db, NULL},		{"hw", &hw, NULL},
+		{"sim", &sim, NULL},		{"hw-metric", &hm, NULL},
+		{"sim-metric", &sm, NULL},	{"map", &map, NULL},
+		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
+		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
+		{"hw-clock-mhz", &mhz, NULL},	{"sim-clock", &sclock, NULL},
+		{"output", &c->out, NULL},	{"kernels", NULL, &kernels},
+		{"compare", NULL, &compare},	{NULL, NULL, NULL},
+	};
 	const cs_opt all[] = {
 		{"db", &c->db, NULL},		{"hw", &hw, NULL},
 		{"sim", &sim, NULL},		{"hw-metric", &hm, NULL},
@@ -101,7 +113,7 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 	};
 	const char *pos[1];
 	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, all, pos, 0, &npos);
+	int rc = cs_cli_parse(cmd, argc, argv, report == 2 ? figure : all, pos, 0, &npos);
 	if (rc)
 		return rc; /* CS_CLI_HELP too: the caller must stop, not go on */
 	if (!hw || !sim)
@@ -110,9 +122,9 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		return cs_cli_usage_error(cmd, "give --hw-metric and --sim-metric, or --map");
 	if (json && csv)
 		return cs_cli_usage_error(cmd, "--json and --csv exclude each other");
-	if (report && !c->out)
+	if (report == 1 && !c->out)
 		return cs_cli_usage_error(cmd, "-o FILE is required");
-	c->json = report && json;
+	c->json = report == 1 && json;
 	uint64_t b = 0, l = 0;
 	if (bin && (cs_cli_u64(cmd, "bin-cycles", bin, &b) < 0 || !b))
 		return cs_cli_usage_error(cmd, "--bin-cycles must be a positive integer");
@@ -139,9 +151,31 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		.hw = hw, .sim = sim, .hw_metric = hm, .sim_metric = sm, .map = c->map,
 		.hw_window = hwin, .sim_window = swin, .hw_clock_hz = clock_hz,
 		.sim_clock = sclock, .bin_cycles = (double)b, .max_lag = (int)l, .kernels = kernels,
-		.format = json ? CS_CORR_JSON : csv ? CS_CORR_CSV : CS_CORR_TEXT,
+		.format = report == 2 ? CS_CORR_SVG : json ? CS_CORR_JSON : csv ? CS_CORR_CSV : CS_CORR_TEXT,
 	};
 	return 0;
+}
+
+int cs_cmd_compare_plot(const cs_cmd *cmd, int argc, char **argv)
+{
+	corr_cli c;
+	int rc = corr_args(cmd, argc, argv, 2, &c);
+	if (rc)
+		return CS_CLI_EXIT(rc);
+	char err[1024];
+	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
+	cs_buf out = {0};
+	rc = s ? cs_corr_out(s, &c.rq, &out, err, sizeof err) : -EIO;
+	if (s && rc < 0)
+		rc = cs_cli_fail(cmd, "%s", err);
+	else if (!s)
+		rc = CS_EXIT_FAIL;
+	else
+		rc = cs_cli_write(cmd, c.out, out.data, out.len, 1, 0);
+	cs_buf_free(&out);
+	cs_store_close(s);
+	cs_mmap_free(c.map);
+	return rc;
 }
 
 static int run_correlate(int argc, char **argv)

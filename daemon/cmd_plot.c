@@ -23,7 +23,9 @@ const cs_cmd cs_cmd_plot = {
 	"                       [-o FILE]\n"
 	"       cyclescope plot --job J --a [KIND:]GLOB --b [KIND:]GLOB\n"
 	"                       [--align collectives] [--instances N] [--from T --to T]\n"
-	"       cyclescope plot --suite --hw RUNS --sim RUNS ... [-o FILE]\n\n"
+	"       cyclescope plot --suite --hw RUNS --sim RUNS ... [-o FILE]\n"
+	"       cyclescope plot --compare --hw RUN --sim RUN --hw-metric E --sim-metric E\n"
+	"                       [correlate's options] [--kernels] [-o FILE]\n\n"
 	"Draws RUN (an id, name or uuid) as a standalone SVG figure for a paper: one\n"
 	"panel per metric or expression on a shared time axis (relative to the run\n"
 	"start, with its unit), bucket means held over their buckets with the\n"
@@ -52,7 +54,12 @@ const cs_cmd cs_cmd_plot = {
 	"red, the start skew of every instance above; the first --instances N\n"
 	"collectives (default 20), or --from/--to in the job's own ns.\n\n"
 	"With --suite (the options of 'correlate --suite'): the suite's scatter of\n"
-	"simulated against measured values, one panel per statistic (docs/correlation.md).\n",
+	"simulated against measured values, one panel per statistic (docs/correlation.md).\n\n"
+	"With --compare: the hardware and the simulator run on one cycle axis as\n"
+	"'correlate' aligns them (clock, scale, lag): both binned series, their\n"
+	"difference, and both runs' kernels in lanes with each matched pair linked,\n"
+	"coloured by its error; with --kernels the per-kernel scatter instead. The\n"
+	"figure the report and the UI's compare page show.\n",
 };
 
 /* Writes out (freed) to outfile or standard output. */
@@ -106,6 +113,8 @@ static int run_plot(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--suite"))
 			return cs_cmd_suite(cmd, argc, argv, CS_SUITE_CMD_PLOT);
+		else if (!strcmp(argv[i], "--compare"))
+			return cs_cmd_compare_plot(cmd, argc, argv);
 	const char *db = NULL, *metric = NULL, *expr = NULL, *from = NULL, *to = NULL,
 		   *device = NULL, *rate = NULL, *ranges = NULL, *buckets = NULL, *width = NULL,
 		   *outfile = NULL, *job = NULL, *a = NULL, *b = NULL, *align = NULL,

@@ -27,4 +27,8 @@ extern const cs_cmd cs_cmd_trigger;
 enum { CS_SUITE_CMD_CORRELATE, CS_SUITE_CMD_REPORT, CS_SUITE_CMD_PLOT };
 int cs_cmd_suite(const cs_cmd *cmd, int argc, char **argv, int mode);
 
+/* `plot --compare --hw RUN --sim RUN` (correlate's options, -o FILE,
+ * --kernels): the compare figure, both runs on one axis, as SVG. */
+int cs_cmd_compare_plot(const cs_cmd *cmd, int argc, char **argv);
+
 #endif

@@ -216,6 +216,40 @@ async function nav(url) {
 	const kn = await page.$$eval('#result table.list tr', (trs) => trs.slice(1).map((t) => t.children[0].textContent));
 	check(kn[0] === 'kernel 1: vecAdd(float*, float*, float*, int)', 'a simulator kernel known only by its number is named by its hardware pair', kn);
 
+	// both runs on one axis: each side's kernels where its ranges put them
+	// (cycles from its first sample), every matched pair linked; a table row
+	// or a scatter point zooms both to its pair
+	await page.waitForFunction(() => window.cyclescope.aligned);
+	const al0 = await page.evaluate(() => window.cyclescope.aligned);
+	const spansOf = async (name) => {
+		const rr = await (await page.request.get(BASE + '/api/v1/runs/' + name)).json();
+		const rows = (await (await page.request.get(BASE + '/api/v1/runs/' + name + '/ranges.csv?kind=sim-kernel')).text()).trim().split('\n').slice(1).map((l) => l.split(','));
+		return rows.map((f) => [+f[2] - rr.t_min, +f[3] - rr.t_min]);
+	};
+	const [hwWant, simWant] = [await spansOf('simk'), await spansOf('sim')];
+	const same = (a, b) => a.length === b.length && a.every((x, i) => Math.abs(x[0] - b[i][0]) < 1e-6 && Math.abs(x[1] - b[i][1]) < 1e-6);
+	check(al0.hw === 3 && al0.sim === 3 && al0.links === 3 && same(al0.hwSpans, hwWant) && same(al0.simSpans, simWant) && al0.drawn === 3 &&
+		(await page.$$('#result .figure svg')).length === 2,
+	'kernel mode stacks both runs on one cycle axis (3 and 3 kernels where their ranges are, 3 links) and still draws the binned figure', { al0, hwWant, simWant });
+	const pairView = (i) => { const a = Math.min(hwWant[i][0], simWant[i][0]), b = Math.max(hwWant[i][1], simWant[i][1]); return [a - (b - a) / 10, b + (b - a) / 10]; };
+	await page.click('#result tr[data-pair="1"]');
+	await page.waitForFunction((w) => Math.abs(window.cyclescope.aligned.xmin - w[0]) < 1e-6 && Math.abs(window.cyclescope.aligned.xmax - w[1]) < 1e-6, pairView(1), { timeout: 5000 }).catch(() => null);
+	const al1 = await page.evaluate(() => window.cyclescope.aligned);
+	check(Math.abs(al1.xmin - pairView(1)[0]) < 1e-6 && Math.abs(al1.xmax - pairView(1)[1]) < 1e-6 && (await page.$('#result tr.picked[data-pair="1"]')) !== null,
+		'a click on a kernel row zooms both runs to that pair (' + al1.xmin + '..' + al1.xmax + ')', { al1, want: pairView(1) });
+	await page.screenshot({ path: ART + '/ui-compare-aligned.png', fullPage: true });
+	await page.click('#result .figure circle[data-i="0"]', { force: true });
+	const al2 = await page.evaluate(() => window.cyclescope.aligned);
+	check(Math.abs(al2.xmin - pairView(0)[0]) < 1e-6 && Math.abs(al2.xmax - pairView(0)[1]) < 1e-6,
+		'a click on a scatter point zooms both runs to its pair', { al2, want: pairView(0) });
+	await page.focus('#aligned-lanes');
+	await page.keyboard.press('w');
+	const al3 = await page.evaluate(() => window.cyclescope.aligned);
+	await page.keyboard.press('d');
+	const al4 = await page.evaluate(() => window.cyclescope.aligned);
+	check(Math.abs((al3.xmax - al3.xmin) - 0.8 * (al2.xmax - al2.xmin)) < 1e-6 && Math.abs(al4.xmin - al3.xmin - (al3.xmax - al3.xmin) / 5) < 1e-6,
+		'W zooms in and D pans the aligned view', { al2, al3, al4 });
+
 	// a malformed expression: the API's message, shown
 	await page.fill('#sim_metric', 'Ltworeadmiss +');
 	expected404.push('400');

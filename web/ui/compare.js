@@ -1,6 +1,7 @@
 // A correlation request built from two runs (#/compare).
 import { API, fetchJSON, fetchText, fmtExact, h, qs, show, showError } from './common.js';
 import { figureButtons } from './plots.js';
+import { alignedView } from './aligned.js';
 
 export const CORR_FIELDS = [
 	['hw_metric', 'hardware metric expression', 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum'],
@@ -16,7 +17,17 @@ export const CORR_FIELDS = [
 export async function comparePage(params) {
 	document.title = 'cyclescope: compare';
 	const runs = await fetchJSON(API + '/runs');
-	const pick = (name, kind) => params.get(name) || ((runs.find((r) => r.kind === kind) || runs[0] || {}).id ?? '');
+	// without a choice in the address: the hardware and simulator runs
+	// whose names share the longest leading word (qv100-hw with
+	// qv100-visualizer, not the first H100 run with a QV100 simulation)
+	const word = (r) => String(r.name).toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)[0] || '';
+	let best = null;
+	for (const a of runs.filter((r) => r.kind === 'hw'))
+		for (const b of runs.filter((r) => r.kind === 'sim'))
+			if (word(a) && word(a) === word(b) && (!best || b.id > best[1].id))
+				best = [a, b];
+	const pick = (name, kind) => params.get(name) || (best ? best[kind === 'hw' ? 0 : 1].id
+		: (runs.find((r) => r.kind === kind) || runs[0] || {}).id ?? '');
 	const runSelect = (name, value) => h('select', { name, id: name }, runs.map((r) =>
 		h('option', { value: r.id, selected: String(r.id) === String(value) || r.name === value }, r.id + ': ' + r.name + ' (' + r.kind + ')')));
 	const hwSel = runSelect('hw', pick('hw', 'hw')), simSel = runSelect('sim', pick('sim', 'sim'));
@@ -50,6 +61,16 @@ export async function comparePage(params) {
 	metricList('hw', hwSel);
 	metricList('sim', simSel);
 
+	let aligned = null;
+	// a kernel pair picked in the table or the scatter: its row marked, both runs zoomed to it
+	function pickPair(sec, i, al) {
+		sec.querySelectorAll('tr.picked').forEach((t) => t.classList.remove('picked'));
+		const tr = sec.querySelector('tr[data-pair="' + i + '"]');
+		if (tr)
+			tr.classList.add('picked');
+		al.zoomTo(i);
+		document.getElementById('aligned').scrollIntoView({ block: 'nearest' });
+	}
 	async function correlate() {
 		const p = { hw: hwSel.value, sim: simSel.value, kernels: kernels.checked ? 1 : undefined };
 		for (const name in inputs)
@@ -64,11 +85,38 @@ export async function comparePage(params) {
 				h('a', { href: '/report?' + qs(p), id: 'report-link' }, 'full report (HTML)'),
 				h('a', { href: API + '/correlate?' + qs(Object.assign({}, p, { format: 'csv' })), download: 'correlation.csv' }, p.kernels ? 'per-kernel CSV' : 'aligned bins CSV'),
 				h('a', { href: API + '/correlate?' + qs(p) }, 'JSON')));
+			// both runs on one axis first (the first pair's): the binned
+			// request with the kernels of both sides and their matches
+			const binned = Object.assign({}, p, { kernels: undefined });
+			let al = null;
+			try {
+				const ar = await fetchJSON(API + '/correlate?' + qs(Object.assign({}, binned, { format: 'json', aligned: 1 })));
+				if (aligned)
+					aligned.destroy();
+				aligned = al = ar.length ? alignedView(ar[0]) : null;
+				if (al)
+					out.append(al.sec);
+			} catch (e) {
+				showError(out, e);
+			}
 			for (let i = 0; i < res.length; i++) {
 				const sec = p.kernels ? kernelResult(res[i]) : binnedResult(res[i]);
 				out.append(sec);
 				await figure(sec, API + '/correlate?' + qs(Object.assign({}, p, { format: 'svg', pair: i })),
 					'correlation-' + (p.kernels ? 'kernels-' : '') + i);
+				if (p.kernels && i === 0 && al) {
+					// a row or a scatter point zooms both runs to its pair (the
+					// points are the pairs compared: alone on both sides, both > 0)
+					const pts = res[i].per_kernel.map((k, j) => (!k.shared && k.hw > 0 && k.sim > 0 ? j : -1)).filter((j) => j >= 0);
+					sec.querySelectorAll('tr[data-pair]').forEach((tr) => tr.addEventListener('click', () => pickPair(sec, +tr.dataset.pair, al)));
+					sec.querySelectorAll('.figure circle[data-i]').forEach((c) => c.addEventListener('click', () => pickPair(sec, pts[+c.dataset.i], al)));
+				}
+			}
+			if (p.kernels) {
+				// kernel mode shows the binned figure too
+				const sec = h('section', { class: 'pair' }, h('h2', {}, 'binned: ' + (p.hw_metric || '') + '  vs  ' + (p.sim_metric || '')));
+				out.append(sec);
+				await figure(sec, API + '/correlate?' + qs(Object.assign({}, binned, { format: 'svg', pair: 0 })), 'correlation-0');
 			}
 			document.body.setAttribute('data-plots', res.length);
 			document.body.setAttribute('data-correlated', res.length);
@@ -132,18 +180,18 @@ export async function figure(sec, url, name) {
 
 export function kernelResult(r) {
 	const t = h('table', { class: 'list' }, h('tr', {}, ['kernel', 'uid', 'hw', 'sim', 'error', 'matched by'].map((c) => h('th', {}, c))));
-	for (const k of r.per_kernel) {
+	for (const [i, k] of r.per_kernel.entries()) {
 		const uid = k.uid >= 0 ? String(k.uid) : '';
 		// a simulator log that numbers its kernels ("kernel 1") says nothing
 		// the hardware side's name does not say better
 		const sname = k.demangled || k.name;
 		const label = /^kernel \d+$/.test(sname) && k.hw_demangled ? sname + ': ' + k.hw_demangled : sname;
 		if (k.shared) {
-			t.append(h('tr', { class: 'shared', title: k.note || '' }, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid),
+			t.append(h('tr', { class: 'shared', title: k.note || '', 'data-pair': i }, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid),
 				h('td', { colspan: 3 }, 'shared: ' + (k.note || 'ran beside other kernels')), h('td', {}, k.matched_by)));
 			continue;
 		}
-		t.append(h('tr', {}, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtExact(k.hw)),
+		t.append(h('tr', { 'data-pair': i, title: 'click: both runs zoomed to this pair' }, h('td', { title: k.name }, label), h('td', { class: 'num' }, uid), h('td', { class: 'num' }, fmtExact(k.hw)),
 			h('td', { class: 'num' }, fmtExact(k.sim)),
 			h('td', { class: 'num' }, k.hw ? pct((100 * (k.sim - k.hw)) / k.hw) : 'n/a'), h('td', {}, k.matched_by)));
 	}
