@@ -20,7 +20,7 @@ const cs_cmd cs_cmd_plot = {
 	"usage: cyclescope plot RUN [--db F] [--metric LIST] [--expr E] [--from T]\n"
 	"                       [--to T] [--device N] [--rate sample|second|cycle]\n"
 	"                       [--ranges KINDS|all|none] [--buckets N] [--width PX]\n"
-	"                       [-o FILE]\n"
+	"                       [--a [KIND:]GLOB --b [KIND:]GLOB] [-o FILE]\n"
 	"       cyclescope plot --job J --a [KIND:]GLOB --b [KIND:]GLOB\n"
 	"                       [--align collectives] [--instances N] [--from T --to T]\n"
 	"       cyclescope plot --suite --hw RUNS --sim RUNS ... [-o FILE]\n"
@@ -48,6 +48,8 @@ const cs_cmd cs_cmd_plot = {
 	"                 (default) or 'none'\n"
 	"  --buckets N    buckets across the window (2..10000, default 1000)\n"
 	"  --width PX     figure width (320..4000, default 960)\n"
+	"  --a G --b G    shade the overlap phases of A and B ([KIND:]GLOB, as\n"
+	"                 'phases') behind every panel\n"
 	"  -o FILE        write FILE instead of standard output\n\n"
 	"With --job: the job's ranks stacked on one time axis (docs/phases.md):\n"
 	"B grey, A hidden behind B blue, A exposed orange, each instance's straggler\n"
@@ -138,7 +140,9 @@ static int run_plot(int argc, char **argv)
 	if (npos != 1)
 		return cs_cli_usage_error(cmd, "expected a RUN (id, name or uuid), or --job J");
 	cs_plot_req rq = {.run = pos[0], .metrics = metric, .exprs = expr, .rate = rate,
-			  .ranges = ranges};
+			  .ranges = ranges, .a = a, .b = b};
+	if (!a != !b)
+		return cs_cli_usage_error(cmd, "--a and --b go together (the overlap phases shaded)");
 	uint64_t dev = 0, nb = 0, w = 0;
 	if ((device && cs_cli_u64(cmd, "device", device, &dev)) ||
 	    (buckets && cs_cli_u64(cmd, "buckets", buckets, &nb)) ||

@@ -144,3 +144,15 @@ double cs_expr_eval(cs_expr *e, const double *values, double len)
 	}
 	return cs_mmap_eval_sample(e->m, 0, e->nv, len, e->state);
 }
+
+int cs_expr_looks(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (c == '+' || c == '*' || c == '/' || c == '(' || c == ')' || c == '"')
+			return 1;
+		if (c == '-' && ((i && text[i - 1] == ' ') || (i + 1 < len && text[i + 1] == ' ')))
+			return 1;
+	}
+	return 0;
+}

@@ -17,6 +17,13 @@ typedef struct cs_expr cs_expr;
 
 /* Parses text. NULL with "expression 'TEXT', column N: why" in err. */
 cs_expr *cs_expr_parse(const char *text, char *err, size_t errlen);
+
+/* Whether text[0..len) reads as an expression rather than a metric name
+ * (an operator, a parenthesis or a quote in it; a '-' only with a space
+ * beside it, as names hold dashes): where a metric is named and no metric
+ * has that name, an expression is taken instead (one grammar for
+ * --metric and --expr). */
+int cs_expr_looks(const char *text, size_t len);
 void cs_expr_free(cs_expr *e);
 
 /* The text as given. */

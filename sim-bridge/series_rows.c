@@ -222,6 +222,8 @@ cs_srows *cs_srows_open(cs_store *s, const cs_series_req *r, int *status, char *
 		return NULL;
 	}
 	x->s = s;
+	cs_buf more = CS_BUF_INIT; /* expressions named where metrics are */
+	int more_bad = 0;
 	x->buckets = r->buckets;
 	if (r->to <= r->from) {
 		cs_series_fail(err, errlen, status, 400, "to: must be greater than from");
@@ -261,7 +263,15 @@ cs_srows *cs_srows_open(cs_store *s, const cs_series_req *r, int *status, char *
 				continue;
 			char *name = strndup(item, len);
 			int mrc = name ? cs_read_metric_id(s, x->run, name, &x->ids[x->m]) : -ENOMEM;
-			free(name);
+			if (mrc == -ENOENT && cs_expr_looks(item, len)) {
+				/* no such metric, but an expression: a column after the metrics */
+				mrc = cs_buf_printf(&more, "%s%s", more.len ? ";" : "", name) < 0 ? -ENOMEM : 0;
+				more_bad |= mrc != 0;
+				free(name);
+				if (mrc == 0)
+					continue;
+			} else
+				free(name);
 			if (mrc) {
 				cs_series_fail(err, errlen, status, mrc == -ENOMEM ? 500 : 400, "metric: %s",
 					       mrc == -ENOMEM ? "out of memory" : cs_store_errmsg(s));
@@ -273,14 +283,23 @@ cs_srows *cs_srows_open(cs_store *s, const cs_series_req *r, int *status, char *
 				dup = x->ids[i] == x->ids[x->m];
 			x->m += !dup;
 		}
-		if (!x->m) {
+		if (!x->m && !more.len) {
 			cs_series_fail(err, errlen, status, 400, "metric: names no metric");
 			goto fail;
 		}
 	}
 	x->nscan = x->m;
-	if (r->exprs && open_exprs(x, r->exprs, status, err, errlen))
+	if (more.len && r->exprs && *r->exprs)
+		more_bad |= cs_buf_printf(&more, ";%s", r->exprs) < 0;
+	more_bad |= cs_buf_put_u8(&more, 0) < 0;
+	const char *exprs = more.len > 1 ? (const char *)more.data : r->exprs;
+	if (more_bad) {
+		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto fail;
+	}
+	if (exprs && open_exprs(x, exprs, status, err, errlen))
+		goto fail;
+	cs_buf_free(&more);
 	if (cs_read_devices(s, x->run, &x->devs, &x->ndev)) {
 		cs_series_fail(err, errlen, status, 500, "%s", cs_store_errmsg(s));
 		goto fail;
@@ -369,6 +388,7 @@ cs_srows *cs_srows_open(cs_store *s, const cs_series_req *r, int *status, char *
 	}
 	return x;
 fail:
+	cs_buf_free(&more);
 	cs_srows_close(x);
 	return NULL;
 }

@@ -120,18 +120,23 @@ PY
 # --- cyclescope plot ---
 "$CS" plot overlap --db "$DB" --metric lts__t_sectors.sum,dram__bytes_read.sum --expr "$E" --rate second \
 	-o "$T/p.svg" 2>"$T/e" || no "cyclescope plot ran" "$T/e"
-python3 - "$T/p.svg" >"$T/out" 2>&1 <<'PY'
+TEX=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT coalesce(unit, \x27\x27) FROM metrics m JOIN runs r ON r.id = m.run WHERE r.name = \x27overlap\x27 AND m.name = \x27lts__t_sectors_srcunit_tex.sum\x27").fetchone()[0])' "$DB")
+python3 - "$T/p.svg" "$TEX" >"$T/out" 2>&1 <<'PY'
 import sys, xml.etree.ElementTree as ET
 ns = {"s": "http://www.w3.org/2000/svg"}
 root = ET.parse(sys.argv[1]).getroot()
 panels = root.findall(".//s:g[@class='panel']", ns)
 series = root.findall(".//s:g[@class='series']", ns)
 titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "axis-title"]
-caption = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "caption"]
+caption = ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "caption"]
 lanes = [g.get("data-label") for g in root.findall(".//s:g[@class='lane']", ns)]
 assert len(panels) == 3 and len(series) == 3, (len(panels), len(series))
+# the difference keeps its metrics' unit when both have it (the tex counter
+# gets the catalog's, where the catalog is loaded), else counts per second
+tex = sys.argv[2]
 for want in ["lts__t_sectors.sum [l2_sector/s]", "dram__bytes_read.sum [byte/s]",
-             "lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum [count/s]", "time since run start"]:
+             "lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum [%s/s]" % ("l2_sector" if tex == "l2_sector" else "count"),
+             "time since run start"]:
     assert want in titles, (want, titles)
 assert caption and "run overlap" in caption[0] and "1000 buckets" in caption[0] and "per second" in caption[0], caption
 assert set(lanes) == {"kernel s7", "kernel s13", "nvtx"}, lanes
@@ -149,7 +154,7 @@ spans = [r for r in root.iter(S + "rect") if r.get("class") == "span"]
 texts = [t.text for t in root.iter(S + "text")]
 assert len(spans) == 3, len(spans)
 assert "vecAdd" in texts and "saxpy" in texts and "stencil" in texts, texts
-cap = [t.text for t in root.iter(S + "text") if t.get("class") == "caption"][0]
+cap = ["".join(t.itertext()) for t in root.iter(S + "text") if t.get("class") == "caption"][0]
 assert "every sample over its own interval" in cap and "20.8k cycles" in cap, cap
 print("ok")
 PY
@@ -192,6 +197,89 @@ print("ok")
 PY
 [ $? -eq 0 ] && ok "the report draws its figures as inline SVG: the binned pair with its difference panel, the kernel scatter with every point inside its axes" ||
 	no "report figures" "$T/out"
+# plot --compare: the report's binned figure, byte for byte, with both runs'
+# kernels in lanes and every matched pair linked in the colour of its error
+# (the kernel level's own per-kernel values, correlate --kernels --json)
+"$CS" plot --compare --db "$DB" --hw simk --sim sim --hw-metric "$H" --sim-metric 'Ltworeadmiss + Ltworeadhit' \
+	--bin-cycles 2000 -o "$ART/plot-compare.svg" 2>"$T/e" || no "plot --compare ran" "$T/e"
+"$CS" correlate --db "$DB" --hw simk --sim sim --hw-metric "$H" --sim-metric 'Ltworeadmiss + Ltworeadhit' --kernels --json >"$T/k.json"
+python3 - "$ART/plot-compare.svg" "$ART/report-figure-0.svg" "$T/k.json" "$DB" >"$T/out" 2>&1 <<'PY'
+import json, sqlite3, sys, xml.etree.ElementTree as ET
+svg = open(sys.argv[1]).read()
+assert svg.split("\n", 1)[1].strip() == open(sys.argv[2]).read().strip(), "not the report's figure"
+S = "{http://www.w3.org/2000/svg}"
+root = ET.fromstring(svg.split("\n", 1)[1])
+lanes = {g.get("data-label"): g for g in root.iter(S + "g") if g.get("class") == "lane"}
+assert set(lanes) == {"hw kernels", "matched", "sim kernels"}, lanes.keys()
+# each lane's spans are the run's kernel ranges, in order
+db = sqlite3.connect(sys.argv[4])
+def names(run):
+    return [r[0] for r in db.execute("SELECT g.name FROM ranges g JOIN runs r ON r.id = g.run WHERE r.name = ? AND g.kind = 'sim-kernel' ORDER BY g.t0", (run,))]
+def spans(label):
+    return [t.text for r in lanes[label].iter(S + "rect") if r.get("class") == "span" for t in r.iter(S + "title")]
+assert spans("hw kernels") == names("simk") and spans("sim kernels") == names("sim"), (spans("hw kernels"), spans("sim kernels"))
+k = json.load(open(sys.argv[3]))[0]["per_kernel"]
+links = [l for l in root.iter(S + "line") if l.get("class") == "link"]
+assert len(links) == len(k) == 3, (len(links), len(k))
+for l, p in zip(links, k):
+    err = 100 * (p["sim"] - p["hw"]) / abs(p["hw"])
+    want = "#2ca02c" if abs(err) <= 10 else "#ff7f0e" if abs(err) <= 30 else "#d62728"
+    assert l.get("stroke") == want, (l.get("stroke"), err)
+    assert l.find(S + "title").text == "sim %+.1f%% of hw" % err, l.find(S + "title").text
+print("ok")
+PY
+[ $? -eq 0 ] && ok "plot --compare writes the report's figure: both runs' kernels in lanes, each match linked in the colour of its error" ||
+	no "plot --compare" "$T/out"
+
+# --metric takes expressions where no metric has the name (export and plot
+# alike); an expression's axis gets the unit its metrics give it
+"$CS" export overlap --db "$DB" --metric 'lts__t_sectors.sum,lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum' >"$T/m.csv"
+"$CS" export overlap --db "$DB" --metric lts__t_sectors.sum --expr 'lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum' >"$T/e.csv"
+[ -s "$T/m.csv" ] && cmp -s "$T/m.csv" "$T/e.csv" && ok "export --metric takes an expression as --expr does" || no "--metric expression" "$T/m.csv"
+"$CS" plot overlap --db "$DB" --metric 'rate(lts__t_sectors.sum),lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum,dram__bytes_read.sum / lts__t_sectors.sum,lts__t_sectors.sum * 2' \
+	-o "$ART/plot-expr-units.svg" 2>"$T/e" || no "plot --metric expressions" "$T/e"
+python3 - "$ART/plot-expr-units.svg" "$TEX" >"$T/out" 2>&1 <<'PY'
+import sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])
+titles = [t.text for t in root.iter(S + "text") if (t.get("class") or "").startswith("axis-title")]
+diff = "lts__t_sectors.sum - lts__t_sectors_srcunit_tex.sum" + (" [l2_sector]" if sys.argv[2] == "l2_sector" else "")
+want = ["rate(lts__t_sectors.sum) [l2_sector/s]", diff,
+        "dram__bytes_read.sum / lts__t_sectors.sum [byte/l2_sector]", "lts__t_sectors.sum * 2"]
+for w in want:
+    assert w in titles, (w, titles)
+print("ok")
+PY
+[ $? -eq 0 ] && ok "plot --metric takes expressions, their axes in derived units (l2_sector/s, byte/l2_sector; none for a product)" ||
+	no "derived units" "$T/out"
+
+# the overlap phases shaded behind every panel, in their colours, where
+# the phases command puts them
+"$CS" import csv docs/examples/nccl-gemm-phases.csv --ranges docs/examples/nccl-gemm-phases.ranges.csv \
+	--db "$DB" --name ph >/dev/null 2>&1
+"$CS" plot ph --db "$DB" --metric sm__inst_executed.sum,nvlrx__bytes.sum --a 'kernel:nccl*' --b 'kernel:!nccl*' \
+	--rate second -o "$ART/plot-phases.svg" 2>"$T/e" || no "plot --a --b" "$T/e"
+"$CS" phases ph --db "$DB" --a 'kernel:nccl*' --b 'kernel:!nccl*' --json >"$T/ph.json"
+python3 - "$ART/plot-phases.svg" "$T/ph.json" >"$T/out" 2>&1 <<'PY'
+import json, sys, xml.etree.ElementTree as ET
+S = "{http://www.w3.org/2000/svg}"
+root = ET.fromstring(open(sys.argv[1]).read().split("\n", 1)[1])
+ph = json.load(open(sys.argv[2]))
+colour = {"only A": "#ff7f0e", "A and B": "#d62728", "only B": "#1f77b4", "tail": "#9467bd"}
+want = [colour[name] for t0, t1, name in ph["segments"] if name != "neither"]
+assert "#9467bd" in want and "#d62728" in want
+panels = [g for g in root.iter(S + "g") if g.get("class") == "panel"]
+assert len(panels) == 2
+for p in panels:
+    got = [r.get("fill") for r in p.iter(S + "rect") if r.get("class") == "shade"]
+    assert got == want, (got, want)
+cap = [t for t in root.iter(S + "text") if t.get("class") == "caption"][0]
+assert "shaded: the overlap of A = kernel:nccl* and B = kernel:!nccl*" in "".join(cap.itertext())
+print("ok")
+PY
+[ $? -eq 0 ] && ok "plot --a --b shades the overlap phases behind every panel in their colours, as phases splits them" ||
+	no "phases shaded" "$T/out"
+
 if command -v rsvg-convert >/dev/null 2>&1; then
 	for f in "$ART"/plot-*.svg "$ART"/report-figure-*.svg; do
 		rsvg-convert -z 1.5 "$f" -o "${f%.svg}.png" || no "rsvg-convert rendered $f"

@@ -434,7 +434,7 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 		    .xtitle = in_ns ? "time from the window start" : "cycles from the window start",
 		    .xmin = 0, .xmax = (double)n * bin, .npanels = 2, .panels = pans};
 	if (have_k)
-		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1};
+		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1, NULL};
 	/* both runs' kernels in lanes on the one axis, each match linked
 	 * across the lane between them, coloured by its error */
 	cs_fig_lane lanes[3] = {{.label = "hw kernels", .color = "#6baed6"},

@@ -678,9 +678,12 @@ static int draw_panel(svg *s, const cs_fig *f, const lay *L, size_t k)
 		if (!in_view(x, f->shade.x0[i], f->shade.x1[i], &a, &b))
 			continue;
 		double qa = fig_px(x, fmax(a, x->d0)), qb = fig_px(x, fmin(b, x->d1));
-		fig_put(s, "<rect class=\"shade\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
-		    "fill=\"#000\" fill-opacity=\"%s\"/>\n", qa, top, qb - qa, pl->h,
-		    i % 2 ? "0.03" : "0.06");
+		if (f->shade.color && !f->shade.color[i])
+			continue;
+		fig_put(s, "<rect class=\"shade\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"",
+		    qa, top, qb - qa, pl->h);
+		fig_put_kv(s, "fill", f->shade.color ? f->shade.color[i] : "#000");
+		fig_put(s, " fill-opacity=\"%s\"/>\n", f->shade.color ? "0.14" : i % 2 ? "0.03" : "0.06");
 	}
 	if (p->zero_line && !y->log && y->d0 <= 0 && y->d1 >= 0)
 		fig_put_line(s, x0, fig_px(y, 0), x1, fig_px(y, 0), "class=\"zero\" stroke=\"#888\" stroke-width=\"0.8\"");
@@ -941,6 +944,9 @@ int cs_fig_svg(const cs_fig *f, cs_buf *out)
 			size_t len = ends[i] - at;
 			while (len && f->caption[at] == ' ')
 				at++, len--;
+			/* the space a line broke at ends it: the text reads whole when
+			 * copied or extracted */
+			len += f->caption[at + len] == ' ';
 			snprintf(line, sizeof line, "%.*s", (int)len, f->caption + at);
 			fig_put(&s, "<tspan x=\"8\" dy=\"%.1f\">", i ? CAPTION_LEAD : 0.0);
 			fig_put_esc(&s, line);

@@ -91,10 +91,14 @@ typedef struct cs_fig_link {
 } cs_fig_link;
 
 /* Shaded x intervals behind every panel (kernel boundaries on the compare
- * figure), alternately light and lighter, clipped to the plot area. */
+ * figure, alternately light and lighter; overlap phases on a run's
+ * figure, in their colours), clipped to the plot area. */
 typedef struct cs_fig_shade {
 	size_t n;
 	const double *x0, *x1;
+	/* per interval its colour, lightly (NULL entries not drawn); NULL =
+	 * the alternating greys */
+	const char *const *color;
 } cs_fig_shade;
 
 typedef struct cs_fig {

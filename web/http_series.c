@@ -160,6 +160,10 @@ enum MHD_Result cs_http_get_plot(struct MHD_Connection *c, cs_http *h, cs_store 
 	rq.exprs = cs_http_arg(c, "expr");
 	rq.rate = cs_http_arg(c, "rate");
 	rq.ranges = cs_http_arg(c, "ranges");
+	rq.a = cs_http_arg(c, "a");
+	rq.b = cs_http_arg(c, "b");
+	if (!rq.a != !rq.b)
+		return cs_http_error(c, h, 400, "a, b: give both (the overlap phases shaded), or neither");
 	char err[1200];
 	int status = 500;
 	cs_buf b = CS_BUF_INIT;

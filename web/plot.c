@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "corr_job.h"
+#include "expr.h"
 #include "figure.h"
+#include "overlap.h"
 #include "ranges.h"
 #include "reader.h"
 #include "runs.h"
@@ -383,6 +385,60 @@ typedef struct plot {
 	double *x0, *x1, *ys;
 } plot;
 
+/* An expression's unit from its metrics' units (as the UI derives it):
+ * sums and differences of one unit keep it, A / B is uA/uB, rate(E) per
+ * second on ns runs and per cycle on cycle runs; anything else (a product,
+ * delta(), sum_sm(), a glob or units that differ) has none (""). */
+static void expr_unit(plot *P, const char *e, size_t len, char *out, size_t outlen)
+{
+	char kind[32], u[64], inner[64];
+	out[0] = '\0';
+	while (len && *e == ' ')
+		e++, len--;
+	while (len && e[len - 1] == ' ')
+		len--;
+	if (len > 6 && !strncmp(e, "rate(", 5) && e[len - 1] == ')') {
+		expr_unit(P, e + 5, len - 6, inner, sizeof inner);
+		if (inner[0] && snprintf(out, outlen, "%s/%s", inner, P->ns ? "s" : "cycle") >= (int)outlen)
+			out[0] = '\0'; /* (cut: none rather than a wrong one) */
+		return;
+	}
+	const char *slash = memchr(e, '/', len);
+	if (slash && !memchr(slash + 1, '/', len - (size_t)(slash + 1 - e)) && !memchr(e, '(', len)) {
+		char a[64], b[64];
+		expr_unit(P, e, (size_t)(slash - e), a, sizeof a);
+		expr_unit(P, slash + 1, len - (size_t)(slash + 1 - e), b, sizeof b);
+		if (a[0] && b[0] && snprintf(out, outlen, "%s/%s", a, b) >= (int)outlen)
+			out[0] = '\0';
+		return;
+	}
+	if (memchr(e, '*', len) || memchr(e, '(', len) || slash)
+		return;
+	/* names between + and - (a '-' with a space beside it) */
+	char common[64] = "";
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+		while (j < len && e[j] != '+' && !(e[j] == '-' && ((j && e[j - 1] == ' ') || (j + 1 < len && e[j + 1] == ' '))))
+			j++;
+		size_t a = i, b = j;
+		while (a < b && e[a] == ' ')
+			a++;
+		while (b > a && e[b - 1] == ' ')
+			b--;
+		char name[600];
+		snprintf(name, sizeof name, "%.*s", (int)(b - a), e + a);
+		char *end;
+		if (b > a && (strtod(name, &end), *end)) { /* (numbers have no unit) */
+			if (cs_runs_metric_unit(P->s, P->run, name, u, sizeof u, kind, sizeof kind) || !u[0] ||
+			    (common[0] && strcmp(common, u)))
+				return;
+			snprintf(common, sizeof common, "%s", u);
+		}
+		i = j + 1;
+	}
+	snprintf(out, outlen, "%s", common);
+}
+
 /* One column asked for (pass 0: a metric, 1: an expression), with its
  * unit, and as a rate when asked for and it is a counter. */
 static void add_column(plot *P, int pass, const char *a, size_t l)
@@ -395,7 +451,11 @@ static void add_column(plot *P, int pass, const char *a, size_t l)
 		char mkind[32];
 		if (cs_runs_metric_unit(P->s, P->run, c->label, u, sizeof u, mkind, sizeof mkind) == 0)
 			counter = strcmp(mkind, "ratio") != 0;
+		else if (cs_expr_looks(c->label, strlen(c->label)))
+			pass = 1, counter = !strstr(c->label, "rate("); /* an expression */
 	}
+	if (pass)
+		expr_unit(P, c->label, strlen(c->label), u, sizeof u);
 	c->scale = 1;
 	if (strcmp(P->rate, "sample") && counter) {
 		int ns = P->ns;
@@ -624,10 +684,54 @@ static int plot_run(plot *P, int *status, char *err, size_t errlen)
 	return 0;
 }
 
+/* The overlap phases of the request's A and B as the figure's shading. */
+typedef struct phase_shade {
+	double *x0, *x1;
+	const char **color;
+	cs_fig_shade shade;
+} phase_shade;
+
+static void phase_shade_free(phase_shade *ps)
+{
+	free(ps->x0), free(ps->x1), free(ps->color);
+}
+
+static int plot_phases(plot *P, phase_shade *ps, int *status, char *err, size_t errlen)
+{
+	static const char *const colors[CS_OV_NPHASE] = {
+		[CS_OV_NEITHER] = NULL, [CS_OV_A] = "#ff7f0e", [CS_OV_AB] = "#d62728", [CS_OV_B] = "#1f77b4"};
+	char id[32], why[1024];
+	cs_overlap o;
+	snprintf(id, sizeof id, "%lld", (long long)P->run);
+	int rc = cs_overlap_compute(P->s, id, P->r->a, P->r->b,
+				    P->mlist.len > 1 ? (const char *)P->mlist.data : NULL,
+				    P->dev, &o, why, sizeof why);
+	if (rc < 0)
+		return cs_series_fail(err, errlen, status, rc == -ENOENT ? 404 : rc == -EINVAL ? 400 : 500,
+				      "a, b: %s", why);
+	ps->x0 = calloc(o.nseg + 1, sizeof *ps->x0);
+	ps->x1 = calloc(o.nseg + 1, sizeof *ps->x1);
+	ps->color = calloc(o.nseg + 1, sizeof *ps->color);
+	if (!ps->x0 || !ps->x1 || !ps->color) {
+		cs_overlap_free(&o);
+		return cs_series_fail(err, errlen, status, 500, "out of memory");
+	}
+	for (size_t i = 0; i < o.nseg; i++) {
+		ps->x0[i] = (double)o.origin + o.seg[i].t0;
+		ps->x1[i] = (double)o.origin + o.seg[i].t1;
+		int ph = o.seg[i].phase;
+		ps->color[i] = o.seg[i].tail ? "#9467bd" : ph >= 0 && ph < CS_OV_NPHASE ? colors[ph] : NULL;
+	}
+	ps->shade = (cs_fig_shade){o.nseg, ps->x0, ps->x1, ps->color};
+	cs_overlap_free(&o);
+	return 0;
+}
+
 int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, char *err,
 		size_t errlen)
 {
 	plot P = {.s = s, .r = r, .mlist = CS_BUF_INIT, .elist = CS_BUF_INIT};
+	phase_shade ov = {0};
 	int ret = -1;
 	if (plot_run(&P, status, err, errlen) || plot_columns(&P, status, err, errlen) ||
 	    plot_rows(&P, status, err, errlen) || plot_panels(&P, status, err, errlen))
@@ -642,13 +746,21 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 			goto out;
 		}
 	}
-	char title[900], caption[1200];
+	char title[900], caption[1600];
 	plot_words(&P, title, sizeof title, caption, sizeof caption);
 	int ns = P.ns;
 	cs_fig f = {.title = title, .caption = caption, .xkind = ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
 		    .x_origin = (double)P.t_min, .xtitle = ns ? "time since run start" : "cycles since run start",
 		    .xmin = (double)P.from, .xmax = (double)P.to, .width = r->width, .npanels = P.n,
 		    .panels = P.pan, .nlanes = P.ls.n, .lanes = P.ls.lane};
+	if (r->a && *r->a && r->b && *r->b) {
+		if (plot_phases(&P, &ov, status, err, errlen))
+			goto out;
+		f.shade = ov.shade;
+		size_t cl = strlen(caption);
+		snprintf(caption + cl, sizeof caption - cl, "; shaded: the overlap of A = %s and B = %s: only A "
+			 "orange, A and B red, only B blue, B's tail purple", r->a, r->b);
+	}
 	if (cs_fig_svg(&f, out) < 0) {
 		cs_series_fail(err, errlen, status, 500, "out of memory");
 		goto out;
@@ -665,5 +777,6 @@ out:
 	free(P.x0);
 	free(P.x1);
 	free(P.ys);
+	phase_shade_free(&ov);
 	return ret;
 }

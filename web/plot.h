@@ -32,6 +32,9 @@ typedef struct cs_plot_req {
 	const char *ranges;  /* NULL/"" = every kind, "none", or kinds
 				comma-separated ("kernel,nvtx") */
 	double width;        /* px; 0 = 960 */
+	const char *a, *b;   /* with both: the overlap phases of A and B
+				([KIND:]GLOB, docs/phases.md) shaded behind
+				every panel; NULL = none */
 } cs_plot_req;
 
 /* Appends the SVG to out. 0, or -1 with *status (400 bad parameter, 404

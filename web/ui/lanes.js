@@ -160,7 +160,9 @@ export function makeLanes(pg) {
 			pg.phaseOut.replaceChildren();
 			showError(pg.phaseOut, e);
 		}
-		drawLanes();
+		pg.plots.forEach((u) => u.redraw(false)); // (the phases shaded behind the data; the lanes redraw with the first)
+		if (!pg.plots.length)
+			drawLanes();
 		history.replaceState(null, '', location.hash.replace(/&?(a|b)=[^&]*/g, '') + '&' + qs({ a, b }));
 	}
 	return { draw: drawLanes, splitPhases };

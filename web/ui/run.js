@@ -1,7 +1,7 @@
 // A run (#/run/ID): plots that re-query at every zoom, CSV links for the
 // view; a running run is followed (live.js), its ranges drawn in lanes
 // (lanes.js).
-import { API, after, authed, fetchJSON, fetchText, fmtNum, fmtSpan, fmtTime, h, num, parseCSV, parseTime, plotWidth, qs, seen, show, showError } from './common.js';
+import { API, PHASE_COLORS, after, authed, fetchJSON, fetchText, fmtNum, fmtSpan, fmtTime, h, num, parseCSV, parseTime, plotWidth, qs, seen, show, showError } from './common.js';
 import { figureButtons, shortName, steps } from './plots.js';
 import { liveFollow } from './live.js';
 import { makeLanes } from './lanes.js';
@@ -145,9 +145,32 @@ export async function runPage(id, params) {
 
 	// The plotted columns: metrics and expressions, counters as rates when asked.
 	const isCounter = (name) => (byName.get(name) || {}).kind !== 'ratio';
+	// An expression's unit from its metrics' units: sums and differences of
+	// one unit keep it, A / B is uA/uB, rate(E) per second or per cycle (as
+	// the server's rate() is on this run); anything else has none.
+	function exprUnit(e) {
+		const names = [...e.matchAll(/"([^"]*)"|([A-Za-z_][A-Za-z0-9_.\[\]]*)(?!\s*\()/g)].map((m) => m[1] ?? m[2]);
+		const units = names.map((n) => (byName.get(n) || {}).unit || (n.includes('*') ? null : ''));
+		const perRate = /^\s*rate\((.*)\)\s*$/.exec(e);
+		if (perRate) {
+			const inner = exprUnit(perRate[1]);
+			return inner ? inner + (unit === 'ns' ? '/s' : '/cycle') : '';
+		}
+		if (!names.length || /\b(delta|sum_sm)\(|\*/.test(e.replace(/"[^"]*"/g, '""')))
+			return '';
+		const div = /^\s*([^/]+?)\s*\/\s*([^/]+?)\s*$/.exec(e);
+		if (div) {
+			const [a, b] = [exprUnit(div[1]), exprUnit(div[2])];
+			return a && b ? (a === b ? a + '/' + b + ' (ratio)' : a + '/' + b) : '';
+		}
+		if (/\//.test(e))
+			return '';
+		const known = units.filter((u) => u !== null);
+		return known.length && known.every((u) => u && u === known[0]) ? known[0] : '';
+	}
 	function columns() {
 		const cols = chosen.map((name) => ({ label: name, unit: (byName.get(name) || {}).unit || '', metric: name, isMetric: true, counter: isCounter(name) }))
-			.concat(exprs.map((e) => ({ label: e, unit: '', expr: e, counter: !/rate\(/.test(e) })));
+			.concat(exprs.map((e) => ({ label: e, unit: exprUnit(e), expr: e, counter: !/rate\(/.test(e) })));
 		for (const c of cols) {
 			c.col = c.metric || c.expr;
 			if (rate !== 'sample' && c.counter) {
@@ -185,6 +208,9 @@ export async function runPage(id, params) {
 			expr: cols.filter((c) => !c.isMetric).map((c) => c.label).join(';') || undefined,
 			device: devices.length > 1 ? device : undefined, from, to,
 			rate: rate !== 'sample' ? rate : undefined, ranges: 'all',
+			// the phases shaded in the view are shaded in its figure
+			a: phaseSegs.length && aIn.value.trim() ? aIn.value.trim() : undefined,
+			b: phaseSegs.length && bIn.value.trim() ? bIn.value.trim() : undefined,
 		};
 	}
 	const seriesUrl = (withBuckets, at) => API + '/runs/' + run.id + '/series.csv?' + qs(viewQuery(withBuckets, at));
@@ -224,11 +250,15 @@ export async function runPage(id, params) {
 			const div = h('div', { class: 'plot', 'data-metric': c.label });
 			plotsDiv.append(head, div);
 			const fmtV = (u, v) => (v === null || v === undefined ? '' : fmtNum(v, 0));
+			const last = plots.length === columns().length - 1;
+			const xa = xAxis();
+			if (!last)
+				xa.label = undefined, (xa.labelSize = 0); // (one x title, under the last plot)
 			const u = new uPlot({
 				width: plotWidth(), height: 200,
 				legend: { live: true },
 				scales: { x: { time: false } },
-				axes: [xAxis(),
+				axes: [xa,
 					{ size: 70, label: c.unit || 'value', labelSize: 18, values: (u, vals, ax, space, incr) => vals.map((v) => fmtNum(v, incr)) }],
 				series: [{ label: unit === 'ns' ? 'time' : 'cycle', value: (u, v) => (v === null ? '' : fmtSpan(v - origin, unit, 0)) },
 					{ label: 'mean', stroke: '#1f77b4', width: 1.5, paths: stepped, value: fmtV, fill: 'rgba(31,119,180,0.08)', points: { show: false } },
@@ -240,6 +270,8 @@ export async function runPage(id, params) {
 				},
 				hooks: {
 					setScale: [(u, key) => key === 'x' && zoomed(u)],
+					// the overlap phases shaded behind the data, as in the lanes
+					drawAxes: [(u) => shadePhases(u)],
 					draw: plots.length ? [] : [() => ln.draw()],
 				},
 			}, [[], [], [], []], div);
@@ -247,6 +279,25 @@ export async function runPage(id, params) {
 			plots.push(u);
 			seen.plots = plots;
 		}
+	}
+	function shadePhases(u) {
+		if (!phaseSegs.length)
+			return;
+		const c = u.ctx, { left, top, width, height } = u.bbox;
+		c.save();
+		c.beginPath();
+		c.rect(left, top, width, height);
+		c.clip();
+		c.globalAlpha = 0.13;
+		for (const p of phaseSegs) {
+			if (p.name === 'neither')
+				continue;
+			const a = u.valToPos(p.t0, 'x', true), b = u.valToPos(p.t1, 'x', true);
+			c.fillStyle = PHASE_COLORS[p.name] || '#999';
+			c.fillRect(a, top, Math.max(1, b - a), height);
+		}
+		c.restore();
+		seen.phaseShaded = (seen.phaseShaded || 0) + 1;
 	}
 	const onResize = () => {
 		clearTimeout(build.t);
