@@ -362,13 +362,22 @@ int cs_runs_default_metrics(cs_store *s, int64_t run, char *out, size_t outlen)
 	if (rc || out[0])
 		return rc;
 	/* else the two that vary most for their size (a clock that only
-	 * counts time is left for last) */
+	 * counts time is left for last), SM activity first where the run
+	 * counts it (what overlap is judged by) */
 	return run_text(s,
-			"SELECT group_concat(name, ',') FROM (SELECT m.name FROM (SELECT metric,"
-			" min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1 GROUP BY metric) c"
-			" JOIN metrics m ON m.run = ?1 AND m.id = c.metric WHERE c.hi > c.lo"
-			" ORDER BY (m.name LIKE '%cycle%') , (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC,"
-			" c.hi DESC, m.name LIMIT 2)",
+			"WITH v AS (SELECT m.name,"
+			"  (m.name GLOB 'sm__inst_executed*' OR m.name GLOB 'smsp__inst_executed*' OR"
+			"   m.name GLOB 'sm__throughput*' OR m.name GLOB 'sm__warps_active*') AS sm,"
+			"  row_number() OVER (ORDER BY (m.name LIKE '%cycle%'),"
+			"   (c.hi - c.lo) / max(abs(c.hi), abs(c.lo)) DESC, c.hi DESC, m.name) AS rk"
+			"  FROM (SELECT metric, min(vmin) lo, max(vmax) hi FROM chunks WHERE run = ?1"
+			"  GROUP BY metric) c JOIN metrics m ON m.run = ?1 AND m.id = c.metric"
+			"  WHERE c.hi > c.lo),"
+			" first AS (SELECT name, rk FROM v WHERE sm ORDER BY rk LIMIT 1),"
+			" pick AS (SELECT name, 0 AS o, rk FROM first UNION ALL"
+			"  SELECT name, 1, rk FROM (SELECT name, rk FROM v WHERE name NOT IN"
+			"  (SELECT name FROM first) ORDER BY rk LIMIT 2 - (SELECT count(*) FROM first)))"
+			"SELECT group_concat(name, ',') FROM (SELECT name FROM pick ORDER BY o, rk)",
 			run, out, outlen);
 }
 

@@ -84,7 +84,9 @@ double cs_runs_clock(cs_store *s, int64_t run, const char *domain);
 
 /* The metrics a run's page and figure open on, ","-separated into out:
  * the first two of the metric set the run recorded, else the two that
- * vary most for their size (a counter named like a cycle count last).
+ * vary most for their size (a counter named like a cycle count last), an
+ * SM activity counter (sm__inst_executed*, sm__throughput*, ...) first
+ * where one varies.
  * "" when none. 0 or an error. */
 int cs_runs_default_metrics(cs_store *s, int64_t run, char *out, size_t outlen);
 

@@ -72,7 +72,10 @@ for (run,) in db.execute("SELECT id FROM runs ORDER BY id"):
     rows = db.execute("SELECT m.name, min(c.vmin), max(c.vmax) FROM chunks c JOIN metrics m ON m.run = c.run AND m.id = c.metric WHERE c.run = ? GROUP BY c.metric", (run,)).fetchall()
     rows = [(n, lo, hi) for n, lo, hi in rows if hi > lo]
     rows.sort(key=lambda r: ("cycle" in r[0].lower(), -(r[2] - r[1]) / max(abs(r[2]), abs(r[1])), -r[2], r[0]))
-    out.append("%d=%s" % (run, ",".join(r[0] for r in rows[:2])))
+    # an SM activity counter first where one varies, then the rest in that order
+    sm = [r for r in rows if r[0].startswith(("sm__inst_executed", "smsp__inst_executed", "sm__throughput", "sm__warps_active"))][:1]
+    pick = sm + [r for r in rows if r not in sm][:2 - len(sm)]
+    out.append("%d=%s" % (run, ",".join(r[0] for r in pick)))
 print(";".join(out))
 PY
 )

@@ -291,6 +291,7 @@ static int layout(const cs_fig *f, lay *L)
 	L->x.p1 = L->ml + L->pw;
 	fig_make_ticks(&L->x, fig_clampi(L->pw / 120, 4, 8));
 
+	total += f->keys ? f->nkeys : 0;
 	L->leg = total ? calloc(total, sizeof *L->leg) : NULL;
 	if (total && !L->leg) {
 		rc = -ENOMEM;
@@ -305,6 +306,9 @@ static int layout(const cs_fig *f, lay *L)
 			if (!fig_blank(se->label) && i == L->nleg)
 				L->leg[L->nleg++] = se;
 		}
+	for (size_t k = 0; f->keys && k < f->nkeys; k++)
+		if (!fig_blank(f->keys[k].label))
+			L->leg[L->nleg++] = &f->keys[k];
 
 	/* top to bottom */
 	double y = 8;

@@ -121,6 +121,10 @@ typedef struct cs_fig {
 	size_t nlinks;
 	const cs_fig_link *links;
 	cs_fig_shade shade;
+	/* more legend entries after the series' (the lanes' kernel colours,
+	 * as CS_FIG_BARS swatches); drawn only there */
+	size_t nkeys;
+	const cs_fig_series *keys;
 } cs_fig;
 
 /* Appends the figure as one standalone SVG document (XML declaration,

@@ -185,6 +185,9 @@ typedef struct lane_set {
 	char (*names)[96];
 	char (*titles)[512];
 	size_t n, nspans;
+	cs_fig_series keys[10]; /* the kernel colours' legend, longest first */
+	char key_label[10][112];
+	size_t nkeys;
 } lane_set;
 
 typedef struct name_total {
@@ -313,6 +316,12 @@ static int load_lanes(cs_store *s, int64_t run, uint64_t from, uint64_t to, cons
 				break;
 			}
 	}
+	for (int t = 0; t < 10 && tops[t].name; t++) {
+		snprintf(ls->key_label[t], sizeof ls->key_label[t], "%s", tops[t].name);
+		ls->keys[t] = (cs_fig_series){.label = ls->key_label[t], .color = palette[t],
+					      .style = CS_FIG_BARS};
+		ls->nkeys = (size_t)t + 1;
+	}
 	for (size_t a = 0; a < nk; a++) {
 		cs_fig_span *sp = &ls->spans[order[a]];
 		sp->color = "#999999"; /* past the tenth name */
@@ -371,6 +380,7 @@ typedef struct plot {
 	char unit[16], name[256], kind[16], source[64];
 	double clock_hz;
 	int ns;
+	char cycle_counter[64]; /* ns run, no clock: the per-sample cycle counter */
 	const char *rate;
 	uint64_t t_min, from, to;
 	pcol *cols;
@@ -463,6 +473,12 @@ static void add_column(plot *P, int pass, const char *a, size_t l)
 		snprintf(c->col, sizeof c->col, pass ? "rate(%s)" : "rate(\"%s\")", c->label);
 		/* series' rate() is per second on ns runs, per cycle on cycle runs */
 		c->scale = !strcmp(P->rate, "second") ? (ns ? 1 : P->clock_hz) : (ns ? 1 / P->clock_hz : 1);
+		if (!strcmp(P->rate, "cycle") && ns && P->cycle_counter[0]) {
+			/* each sample over the cycles its own counter gives */
+			snprintf(c->col, sizeof c->col, pass ? "(%s) / %s" : "\"%s\" / %s", c->label,
+				 P->cycle_counter);
+			c->scale = 1;
+		}
 		snprintf(c->title, sizeof c->title, "%s [%s/%s]", c->label, u[0] ? u : "count",
 			 !strcmp(P->rate, "second") ? "s" : "cycle");
 		cs_buf_printf(&P->elist, "%s%s", P->elist.len ? ";" : "", c->col);
@@ -669,8 +685,17 @@ static int plot_run(plot *P, int *status, char *err, size_t errlen)
 	const char *rate = P->rate = r->rate && *r->rate ? r->rate : "sample";
 	if (strcmp(rate, "sample") && strcmp(rate, "second") && strcmp(rate, "cycle"))
 		return cs_series_fail(err, errlen, status, 400, "rate: sample, second or cycle, not '%s'", rate);
+	/* per cycle on an ns run with no clock: by its per-sample cycle
+	 * counter, where it has one (what correlate's axis counts by) */
+	static const char *const counters[] = {"gpc__cycles_elapsed.max", "gr__cycles_elapsed.max",
+					       "sm__cycles_elapsed.avg", "sm__cycles_elapsed.max",
+					       "sys__cycles_elapsed.avg", "sys__cycles_elapsed.max"};
+	uint32_t cid;
+	for (size_t i = 0; ns && !(P->clock_hz > 0) && !P->cycle_counter[0] && i < sizeof counters / sizeof *counters; i++)
+		if (cs_read_metric_id(P->s, P->run, counters[i], &cid) == 0)
+			snprintf(P->cycle_counter, sizeof P->cycle_counter, "%s", counters[i]);
 	if ((!strcmp(rate, "second") && !ns && !(P->clock_hz > 0)) ||
-	    (!strcmp(rate, "cycle") && ns && !(P->clock_hz > 0)))
+	    (!strcmp(rate, "cycle") && ns && !(P->clock_hz > 0) && !P->cycle_counter[0]))
 		return cs_series_fail(err, errlen, status, 400, "rate: run %s has no clock to count %ss by",
 				      P->name, rate);
 	uint64_t t_end = 1;
@@ -752,7 +777,8 @@ int cs_plot_svg(cs_store *s, const cs_plot_req *r, cs_buf *out, int *status, cha
 	cs_fig f = {.title = title, .caption = caption, .xkind = ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
 		    .x_origin = (double)P.t_min, .xtitle = ns ? "time since run start" : "cycles since run start",
 		    .xmin = (double)P.from, .xmax = (double)P.to, .width = r->width, .npanels = P.n,
-		    .panels = P.pan, .nlanes = P.ls.n, .lanes = P.ls.lane};
+		    .panels = P.pan, .nlanes = P.ls.n, .lanes = P.ls.lane, .nkeys = P.ls.nkeys,
+		    .keys = P.ls.keys};
 	if (r->a && *r->a && r->b && *r->b) {
 		if (plot_phases(&P, &ov, status, err, errlen))
 			goto out;

@@ -78,7 +78,7 @@ async function nav(url) {
 	const defaults = Object.fromEntries((process.env.CS_DEFAULTS || '').split(';').map((x) => x.split('=')));
 	check(series.length === 1 && first.metric === defaults[run.id] && +first.buckets >= 10 &&
 		first.from === '@' + full[0] && first.to === '@' + full[1],
-	'the run page opens on the two metrics that vary most (' + defaults[run.id] + '), bucketed, over the whole run', series);
+	'the run page opens on the two metrics that vary most, SM activity first (' + defaults[run.id] + '), bucketed, over the whole run', series);
 	check((await page.getAttribute('body', 'data-plots')) === '2' && points > 1000 &&
 		(await page.$$('.plot canvas')).length >= 2, 'two plots drawn, with ' + points + ' buckets of data');
 
@@ -138,6 +138,28 @@ async function nav(url) {
 	await page.waitForSelector('body[data-loads="2"]');
 	const r = series.length ? params(series[0]) : {};
 	check(r.from === '@' + full[0] && r.to === '@' + full[1], 'double-click resets to the whole run with a new request', series);
+	// Perfetto's keys: W zooms in about the middle, D pans right by a fifth
+	series.length = 0;
+	await page.keyboard.press('w');
+	await page.waitForSelector('body[data-loads="3"]');
+	const kw = series.length ? params(series[series.length - 1]) : {};
+	const mid = (full[0] + full[1]) / 2, half = 0.8 * (full[1] - full[0]) / 2;
+	check(stored(kw.from) === Math.floor(mid - half) && stored(kw.to) === Math.ceil(mid + half), 'W zooms in to 80% of the view about its middle', { kw, mid, half });
+	series.length = 0;
+	await page.keyboard.press('d');
+	await page.waitForSelector('body[data-loads="4"]');
+	const kd = series.length ? params(series[series.length - 1]) : {};
+	const wv = stored(kw.to) - stored(kw.from);
+	// (by a fifth, or up to the run's end)
+	const wantTo = Math.min(stored(kw.to) + wv / 5, full[1]);
+	check(Math.abs(stored(kd.to) - wantTo) <= 1 && Math.abs(stored(kd.to) - stored(kd.from) - wv) <= 2, 'D pans right by a fifth of the view, up to the run\'s end', { kw, kd, wantTo });
+	series.length = 0;
+	const ov0 = await (await page.$('.plot .u-over')).boundingBox();
+	await page.mouse.move(ov0.x + ov0.width / 2, ov0.y + ov0.height / 2);
+	await page.mouse.wheel(0, 200);
+	await page.waitForSelector('body[data-loads="5"]');
+	const kz = series.length ? params(series[series.length - 1]) : {};
+	check(stored(kz.to) - stored(kz.from) > 1.2 * wv, 'the wheel zooms out about the pointer', { kd, kz });
 
 	// --- ranges under the plot: the simulator run's kernels ---
 	series.length = 0;
@@ -305,6 +327,19 @@ async function nav(url) {
 	check(notes.some((t) => t.startsWith("this run has no metric 'nosuch': showing its default metrics")) &&
 		notes.some((t) => /lies outside the run .*showing the whole run/.test(t)),
 		'an unknown metric and a window outside the run are said, not silently replaced', notes);
+
+	// per cycle on an ns run with no clock: by its own cycle counter; on a
+	// run with neither, said
+	series.length = 0;
+	await nav(BASE + '/#/run/example?metric=lts__t_sectors.sum&rate=cycle');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	check(series.length === 1 && params(series[0]).expr === '"lts__t_sectors.sum" / gpc__cycles_elapsed.max' &&
+		(await page.textContent('.plot-head .note')) === '[l2_sector/cycle]' && (await page.$eval('#rate', (e) => e.value)) === 'cycle',
+	'per cycle on an ns run without a clock divides each sample by its own gpc__cycles_elapsed.max', series);
+	await nav(BASE + '/#/run/noclock?rate=cycle');
+	await page.waitForSelector('body[data-page="run"][data-loads="1"]');
+	const nc = await page.$$eval('.notice', (ps) => ps.map((p) => p.textContent));
+	check(nc.some((t) => t.startsWith('counters per cycle need a clock or cycle counter')), 'per cycle on a run with neither clock nor cycle counter is said', nc);
 
 	// a run of 90 s with 10,000 API calls (tests/ui.sh): the 5000 longest
 	// drawn one by one, every one of them in the lane's density, to its end
@@ -621,6 +656,12 @@ async function nav(url) {
 		const sorted = (x) => String([...(x || [])].sort((a, b) => a - b));
 		check(groups[0].job === 'ui-job' && sorted(g['ui-job']) === sorted(pids.slice(0, 2)) && sorted(g['']) === String(pids[2]),
 			'the collectors page lists the live collectors grouped by job (the job\'s two ranks together, the one without a job apart)', groups);
+		// at 1280 px every row's buttons are in sight (a wide table scrolls under them)
+		await page.setViewportSize({ width: 1280, height: 800 });
+		const inSight = await page.$$eval('#collectors button.trigger', (bs) => bs.map((b) => { const r = b.getBoundingClientRect(); return r.right <= window.innerWidth && r.left >= 0; }));
+		const pageW = await page.evaluate(() => document.documentElement.scrollWidth);
+		await page.setViewportSize({ width: 1300, height: 1000 });
+		check(inSight.length === 3 && inSight.every(Boolean) && pageW <= 1280, 'at 1280 px the collectors\' trigger buttons are in sight and the page does not overflow', { inSight, pageW });
 		const coll = async (pid) => ((await api('/api/v1/collectors')) || []).find((c) => c.pid === pid);
 		// a row's trigger: a window opens, its run appears
 		await page.fill('#trigger-seconds', '1');

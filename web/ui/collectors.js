@@ -94,7 +94,8 @@ export async function collectorsPage() {
 			const close = h('button', { class: 'close', title: 'close its window now',
 				onclick: () => trigger(null, API + '/collectors/' + c.id + '/window/close', new URLSearchParams(), c.id) }, 'close');
 			const msg = h('td', { class: 'msg' });
-			row = { tr: h('tr', { 'data-collector': c.id, 'data-pid': c.pid }, td, run, h('td', { class: 'act' }, btn, ' ', close), msg), td, run, btn, close, msg, runId: undefined };
+			// (the buttons last and held in sight: a wide table scrolls under them)
+			row = { tr: h('tr', { 'data-collector': c.id, 'data-pid': c.pid }, td, run, msg, h('td', { class: 'act' }, btn, ' ', close)), td, run, btn, close, msg, runId: undefined };
 			rows.set(String(c.id), row);
 		}
 		cells(c).forEach((v, i) => {
@@ -116,6 +117,7 @@ export async function collectorsPage() {
 	// one table (its columns line up across jobs), a tbody per job
 	// headed by the job's name and its trigger
 	const table = h('table', { class: 'list collectors', id: 'collectors' }, h('thead', {}, h('tr', {}, COLS.map((k) => h('th', {}, k)))));
+	const wrap = h('div', { class: 'collectors-wrap' }, table);
 	function sectionFor(job) {
 		let s = sections.get(job);
 		if (!s) {
@@ -155,8 +157,8 @@ export async function collectorsPage() {
 		if (!list.length)
 			groups.replaceChildren(h('p', { class: 'note', id: 'no-collectors' }, 'No live collectors. One appears here when an application runs under ',
 				h('code', {}, 'cyclescope run [--armed] -- CMD'), ' (or with the collector injected) streaming to this daemon\'s socket.'));
-		else if (groups.firstChild !== table)
-			groups.replaceChildren(table);
+		else if (groups.firstChild !== wrap)
+			groups.replaceChildren(wrap);
 		allBtn.disabled = !list.length;
 		stamp.textContent = list.length + (list.length === 1 ? ' collector' : ' collectors') + ', as of ' + new Date().toLocaleTimeString();
 		document.body.setAttribute('data-collectors', list.length);

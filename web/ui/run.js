@@ -32,7 +32,10 @@ export async function runPage(id, params) {
 			.filter((m) => byName.has(m));
 	let exprs = (params.get('expr') || '').split(';').map((e) => e.trim()).filter(Boolean);
 	// per sample (as stored), per second or per cycle (counters, by the sample's own length)
-	const canCycle = unit === 'cycle' || run.clock_hz > 0, canSecond = unit === 'ns' || run.clock_hz > 0;
+	// (an ns run with no clock counts cycles by its per-sample cycle counter, as plot.svg does)
+	const cycleCounter = unit === 'ns' && !(run.clock_hz > 0) ? ['gpc__cycles_elapsed.max', 'gr__cycles_elapsed.max', 'sm__cycles_elapsed.avg',
+		'sm__cycles_elapsed.max', 'sys__cycles_elapsed.avg', 'sys__cycles_elapsed.max'].find((m) => byName.has(m)) : undefined;
+	const canCycle = unit === 'cycle' || run.clock_hz > 0 || !!cycleCounter, canSecond = unit === 'ns' || run.clock_hz > 0;
 	let rate = params.get('rate') || 'sample';
 	if ((rate === 'cycle' && !canCycle) || (rate === 'second' && !canSecond)) {
 		notices.push('counters per ' + rate + ' need ' + (rate === 'cycle' ? 'a clock or cycle counter' : 'ns times or a clock') + ', which this run does not record: showing them per sample');
@@ -79,7 +82,7 @@ export async function runPage(id, params) {
 		kv('command', run.cmdline);
 
 	const filter = h('input', { type: 'search', placeholder: 'filter metrics (' + metrics.length + ')', id: 'metric-filter' });
-	const picker = h('select', { multiple: true, size: 10, id: 'metric-picker' });
+	const picker = h('select', { multiple: true, size: 6, id: 'metric-picker' });
 	// The list is filled after the plots are drawn: 4000 options must not hold them up.
 	const fill = () => {
 		const f = filter.value.toLowerCase();
@@ -182,6 +185,11 @@ export async function runPage(id, params) {
 				c.unit = (c.unit || 'count') + (rate === 'second' ? '/s' : '/cycle');
 				// the server's rate() is per second on ns runs, per cycle on cycle runs
 				c.scale = rate === 'second' ? (unit === 'ns' ? 1 : run.clock_hz) : (unit === 'ns' ? 1 / run.clock_hz : 1);
+				if (rate === 'cycle' && cycleCounter) {
+					// each sample over the cycles its own counter gives
+					c.col = c.expr = c.isMetric ? '"' + c.label + '" / ' + cycleCounter : '(' + c.label + ') / ' + cycleCounter;
+					c.scale = 1;
+				}
 			}
 		}
 		return cols;
@@ -238,6 +246,8 @@ export async function runPage(id, params) {
 		};
 	}
 
+	// lower plots when there are several: two above the fold at 1280x800
+	const plotH = () => (columns().length > 1 ? 160 : 200);
 	function build() {
 		plots.forEach((p) => p.destroy());
 		plots = [];
@@ -253,9 +263,9 @@ export async function runPage(id, params) {
 			const last = plots.length === columns().length - 1;
 			const xa = xAxis();
 			if (!last)
-				xa.label = undefined, (xa.labelSize = 0); // (one x title, under the last plot)
+				xa.label = undefined, (xa.labelSize = 0), (xa.size = 28); // (one x title, under the last plot)
 			const u = new uPlot({
-				width: plotWidth(), height: 200,
+				width: plotWidth(), height: plotH(),
 				legend: { live: true },
 				scales: { x: { time: false } },
 				axes: [xa,
@@ -276,6 +286,11 @@ export async function runPage(id, params) {
 				},
 			}, [[], [], [], []], div);
 			u.csCol = c;
+			u.over.addEventListener('wheel', (e) => {
+				e.preventDefault();
+				const b = u.over.getBoundingClientRect();
+				zoomAbout(e.deltaY > 0 ? 1.25 : 0.8, u.posToVal(e.clientX - b.left, 'x'));
+			}, { passive: false });
 			plots.push(u);
 			seen.plots = plots;
 		}
@@ -301,9 +316,54 @@ export async function runPage(id, params) {
 	}
 	const onResize = () => {
 		clearTimeout(build.t);
-		build.t = setTimeout(() => plots.forEach((u) => u.setSize({ width: plotWidth(), height: 200 })), 50);
+		build.t = setTimeout(() => plots.forEach((u) => u.setSize({ width: plotWidth(), height: plotH() })), 50);
 	};
 	window.addEventListener('resize', onResize);
+	// Perfetto's keys: W/S zoom in and out about the middle, A/D pan by a
+	// fifth of the view; the wheel zooms about the pointer (over the plots
+	// or the lanes). Each is a view the user chose, fetched as a zoom is.
+	function zoomAbout(f, at) {
+		const [a, b] = view, m = at ?? (a + b) / 2;
+		moveTo(m - (m - a) * f, m + (b - m) * f);
+	}
+	function moveTo(lo, hi) {
+		if (hi - lo >= full[1] - full[0])
+			[lo, hi] = full;
+		else if (lo < full[0])
+			[lo, hi] = [full[0], full[0] + hi - lo];
+		else if (hi > full[1])
+			[lo, hi] = [full[1] - (hi - lo), full[1]];
+		lo = Math.floor(lo), hi = Math.ceil(hi);
+		if (hi > lo && (lo !== view[0] || hi !== view[1])) {
+			clearTimeout(timer);
+			timer = setTimeout(() => goto(lo, hi), 60);
+			view = [lo, hi]; // (a second key before the load lands goes on from here)
+		}
+	}
+	const onKey = (e) => {
+		if (e.ctrlKey || e.metaKey || e.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test((e.target || {}).tagName || ''))
+			return;
+		const k = e.key.toLowerCase(), w = view[1] - view[0];
+		if (k === 'w')
+			zoomAbout(0.8);
+		else if (k === 's')
+			zoomAbout(1.25);
+		else if (k === 'a' || k === 'd') {
+			const d = (k === 'a' ? -w : w) / 5;
+			moveTo(view[0] + d, view[1] + d);
+		} else
+			return;
+		e.preventDefault();
+	};
+	document.addEventListener('keydown', onKey);
+	lanes.addEventListener('wheel', (e) => {
+		const u = plots[0];
+		if (!u)
+			return;
+		e.preventDefault();
+		const b = u.over.getBoundingClientRect();
+		zoomAbout(e.deltaY > 0 ? 1.25 : 0.8, u.posToVal(e.clientX - b.left, 'x'));
+	}, { passive: false });
 	// leaving the page: its plots and handlers go (route() calls this)
 	seen.cleanup = () => {
 		if (live)
@@ -311,6 +371,7 @@ export async function runPage(id, params) {
 		clearTimeout(timer);
 		seq++; // a load in flight finds itself stale and stops
 		window.removeEventListener('resize', onResize);
+		document.removeEventListener('keydown', onKey);
 		plots.forEach((p) => p.destroy());
 		plots = [];
 	};
