@@ -156,26 +156,35 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 	return 0;
 }
 
-int cs_cmd_compare_plot(const cs_cmd *cmd, int argc, char **argv)
+/* report (mode 1: the HTML page) and plot --compare (mode 2: the SVG
+ * figure): correlate's options, one file written. */
+static int corr_to_file(const cs_cmd *cmd, int argc, char **argv, int mode)
 {
 	corr_cli c;
-	int rc = corr_args(cmd, argc, argv, 2, &c);
+	int rc = corr_args(cmd, argc, argv, mode, &c);
 	if (rc)
 		return CS_CLI_EXIT(rc);
 	char err[1024];
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
 	cs_buf out = {0};
-	rc = s ? cs_corr_out(s, &c.rq, &out, err, sizeof err) : -EIO;
+	rc = !s ? -EIO
+	     : mode == 1 ? cs_report_html(s, &c.rq, &out, err, sizeof err)
+			 : cs_corr_out(s, &c.rq, &out, err, sizeof err);
 	if (s && rc < 0)
 		rc = cs_cli_fail(cmd, "%s", err);
 	else if (!s)
 		rc = CS_EXIT_FAIL;
 	else
-		rc = cs_cli_write(cmd, c.out, out.data, out.len, 1, 0);
+		rc = cs_cli_write(cmd, c.out, out.data, out.len, 1, c.json);
 	cs_buf_free(&out);
 	cs_store_close(s);
 	cs_mmap_free(c.map);
 	return rc;
+}
+
+int cs_cmd_compare_plot(const cs_cmd *cmd, int argc, char **argv)
+{
+	return corr_to_file(cmd, argc, argv, 2);
 }
 
 static int run_correlate(int argc, char **argv)
@@ -231,24 +240,7 @@ static int run_report(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--suite"))
 			return cs_cmd_suite(cmd, argc, argv, CS_SUITE_CMD_REPORT);
-	corr_cli c;
-	int rc = corr_args(cmd, argc, argv, 1, &c);
-	if (rc)
-		return CS_CLI_EXIT(rc);
-	char err[1024];
-	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(c.db), CS_CLI_READ);
-	cs_buf out = {0};
-	rc = s ? cs_report_html(s, &c.rq, &out, err, sizeof err) : -EIO;
-	if (s && rc < 0)
-		rc = cs_cli_fail(cmd, "%s", err);
-	else if (!s)
-		rc = CS_EXIT_FAIL;
-	else
-		rc = cs_cli_write(cmd, c.out, out.data, out.len, 1, c.json);
-	cs_buf_free(&out);
-	cs_store_close(s);
-	cs_mmap_free(c.map);
-	return rc;
+	return corr_to_file(cmd, argc, argv, 1);
 }
 
 /* ---- suites ---- */

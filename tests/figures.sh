@@ -184,8 +184,9 @@ assert len(svgs) == 2, len(svgs)
 assert "uPlot" not in html
 S = "{http://www.w3.org/2000/svg}"
 binned, scatter = (ET.fromstring(s) for s in svgs)
-assert len([g for g in binned.iter(S + "g") if g.get("class") == "panel"]) == 2
+assert len([g for g in binned.iter(S + "g") if g.get("class") == "panel"]) == 3
 assert any(t.text == "sim - hw" for t in binned.iter(S + "text"))
+assert any(t.text == "sim vs hw [%]" for t in binned.iter(S + "text"))
 # the scatter's points lie inside its plot area
 clip = next(scatter.iter(S + "clipPath")).find(S + "rect")
 x, y, w, h = (float(clip.get(k)) for k in ("x", "y", "width", "height"))
@@ -195,7 +196,7 @@ for i, s in enumerate(svgs):
     open("%s/report-figure-%d.svg" % (sys.argv[2], i), "w").write(s)
 print("ok")
 PY
-[ $? -eq 0 ] && ok "the report draws its figures as inline SVG: the binned pair with its difference panel, the kernel scatter with every point inside its axes" ||
+[ $? -eq 0 ] && ok "the report draws its figures as inline SVG: the binned pair with its difference panels (absolute and relative), the kernel scatter with every point inside its axes" ||
 	no "report figures" "$T/out"
 # plot --compare: the report's binned figure, byte for byte, with both runs'
 # kernels in lanes and every matched pair linked in the colour of its error

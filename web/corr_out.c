@@ -386,7 +386,7 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 {
 	size_t n = r->bins;
 	double *x0 = calloc(n + 1, sizeof *x0), *x1 = calloc(n + 1, sizeof *x1);
-	double *d = calloc(n + 1, sizeof *d);
+	double *d = calloc(n + 1, sizeof *d), *rel = calloc(n + 1, sizeof *rel);
 	int rc = -ENOMEM;
 	cs_cjob_kernels ks = {0};
 	int have_k = 0;
@@ -394,12 +394,19 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	cs_fig_span *sp = NULL;
 	cs_fig_link *links = NULL;
 	char (*tips)[96] = NULL;
-	if (!x0 || !x1 || !d || aligned_load(s, h, m, r, bin, whole, &al))
+	if (!x0 || !x1 || !d || !rel || aligned_load(s, h, m, r, bin, whole, &al))
 		goto out;
+	double peak = 0;
+	for (size_t i = 0; i < n; i++)
+		peak = fmax(peak, fabs(r->hw_bins[i]));
 	for (size_t i = 0; i < n; i++) {
 		x0[i] = (double)i * bin;
 		x1[i] = (double)(i + 1) * bin;
 		d[i] = r->sim_bins[i] - r->hw_bins[i];
+		/* relative where the hardware counts at least 1% of its peak (the
+		 * bins MAPE is taken over), else no value */
+		rel[i] = fabs(r->hw_bins[i]) >= 0.01 * peak && peak > 0 ? 100 * d[i] / fabs(r->hw_bins[i])
+									 : (double)NAN;
 	}
 	char kerr[256];
 	have_k = cs_cjob_kernel_spans(s, m, (double)(r->lag < 0 ? r->lag : 0) * bin, &ks, kerr,
@@ -409,13 +416,16 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	snprintf(sl, sizeof sl, "simulator %s: %s (r = %.4f, MAPE = %.2f%%)", m->run_name, pr->sim,
 		 r->pearson, r->mape);
 	const char *u = h->axis_unit, *u1 = !strcmp(u, "ns") ? "ns" : "cycle";
+	/* the quantity named where it is short enough to run up the axis */
+	const char *q = strlen(pr->hw) <= 32 ? pr->hw : "";
 	if (h->is_rate)
-		snprintf(yt, sizeof yt, "per %s, mean of %g-%s bins", u1, bin, u1);
+		snprintf(yt, sizeof yt, "%s%sper %s, mean of %g-%s bins", q, *q ? " " : "", u1, bin, u1);
 	else
-		snprintf(yt, sizeof yt, "per %g-%s bin", bin, u1);
+		snprintf(yt, sizeof yt, "%s%sper %g-%s bin", q, *q ? " " : "", bin, u1);
 	snprintf(title, sizeof title, "Hardware vs simulator, per %g-%s bin", bin, u1);
 	snprintf(cap, sizeof cap, "hardware %s over %s (axis: %s); simulator %s over %s; %zu bins of "
-		 "%g %s, lag %d bins; shaded: the simulator's kernels", h->run_name, h->window,
+		 "%g %s, lag %d bins; shaded: the simulator's kernels; sim vs hw in %% of hardware where it "
+		 "counts 1%% of its peak or more", h->run_name, h->window,
 		 h->axis, m->run_name, m->window, n, bin, u, r->lag);
 	cs_fig_series two[2] = {
 		{.label = hl, .color = "#6baed6", .style = CS_FIG_STEP, .width = 3.2, .n = n, .x0 = x0,
@@ -425,14 +435,17 @@ static int binned_svg(cs_store *s, cs_buf *b, const pair *pr, const cs_cjob_side
 	};
 	cs_fig_series diff = {.label = "simulator - hardware", .color = "#555555", .style = CS_FIG_STEP,
 			      .width = 1.2, .n = n, .x0 = x0, .x1 = x1, .y = d};
-	cs_fig_panel pans[2] = {
+	cs_fig_series reld = {.label = "(simulator - hardware) / hardware", .color = "#9467bd",
+			      .style = CS_FIG_STEP, .width = 1.2, .n = n, .x0 = x0, .x1 = x1, .y = rel};
+	cs_fig_panel pans[3] = {
 		{.ytitle = yt, .height = 260, .nseries = 2, .series = two},
 		{.ytitle = "sim - hw", .height = 100, .zero_line = 1, .nseries = 1, .series = &diff},
+		{.ytitle = "sim vs hw [%]", .height = 100, .zero_line = 1, .nseries = 1, .series = &reld},
 	};
 	int in_ns = !strcmp(u, "ns");
 	cs_fig f = {.title = title, .caption = cap, .xkind = in_ns ? CS_FIG_X_NS : CS_FIG_X_CYCLES,
 		    .xtitle = in_ns ? "time from the window start" : "cycles from the window start",
-		    .xmin = 0, .xmax = (double)n * bin, .npanels = 2, .panels = pans};
+		    .xmin = 0, .xmax = (double)n * bin, .npanels = 3, .panels = pans};
 	if (have_k)
 		f.shade = (cs_fig_shade){ks.n, ks.t0, ks.t1, NULL};
 	/* both runs' kernels in lanes on the one axis, each match linked
@@ -474,7 +487,7 @@ out:
 		cs_cjob_kernels_free(&ks);
 	aligned_free(&al);
 	free(sp), free(links), free(tips);
-	free(x0), free(x1), free(d);
+	free(x0), free(x1), free(d), free(rel);
 	return rc;
 }
 

@@ -222,7 +222,7 @@ async function nav(url) {
 		}
 		return { hw, sim, panels: svg.querySelectorAll('g.panel').length, titles: [...svg.querySelectorAll('.axis-title')].map((t) => t.textContent) };
 	});
-	check(both.hw > 200 && both.sim > 100 && both.panels === 2 && both.titles.some((t) => t === 'sim - hw'),
+	check(both.hw > 200 && both.sim > 100 && both.panels === 3 && both.titles.some((t) => t === 'sim - hw') && both.titles.some((t) => t === 'sim vs hw [%]'),
 		'the compare figure shows hardware and simulator both (' + both.hw + ' and ' + both.sim + ' pixels of their colours) and the difference in its own panel', both);
 	const rep = await page.request.get(BASE + (await page.getAttribute('#report-link', 'href')));
 	check(rep.status() === 200 && (await rep.text()).includes('cs-data'), 'the report link serves the report for the same request');
@@ -312,6 +312,15 @@ async function nav(url) {
 	const rat = (P['tail'].metrics['sm__inst_executed.sum'].mean_rate / P['only B outside the tail'].metrics['sm__inst_executed.sum'].mean_rate).toFixed(3) + 'x';
 	check(prop.a === 'kernel:nccl*' && prop.b === 'kernel:!nccl*' && prop.head.includes(pct) && prop.ratio[1] === rat,
 		'a run with NCCL and other kernels opens split into them, headlined (' + prop.head + '; tail / B alone ' + prop.ratio[1] + ')', { prop, pct, rat });
+	// per cycle beside per second: each phase's rate over its cycle counter's
+	const pc = await (await page.request.get(BASE + '/api/v1/runs/phases/phases?a=' + encodeURIComponent('kernel:nccl*') + '&b=' +
+		encodeURIComponent('kernel:!nccl*') + '&metric=sm__inst_executed.sum,gpc__cycles_elapsed.max')).json();
+	const ab = pc.phases.find((p) => p.phase === 'A and B');
+	const wantPc = await page.evaluate((v) => window.cyclescope.format.fmtNum(v, 0), ab.metrics['sm__inst_executed.sum'].mean_rate / ab.metrics['gpc__cycles_elapsed.max'].mean_rate);
+	const pcShown = await page.$$eval('#phase-table tr', (trs) => ({ head: [...trs[0].children].map((c) => c.textContent),
+		ab: [...trs.find((t) => t.children[0].textContent.trim() === 'A and B').children].map((c) => c.textContent) }));
+	check(pcShown.head.includes('sm__inst_executed.sum (mean /cycle)') && pcShown.ab[pcShown.head.indexOf('sm__inst_executed.sum (mean /cycle)')] === wantPc,
+		'the phase table gives each rate per cycle too, by the run\'s cycle counter (A and B: ' + wantPc + ' instructions a cycle)', { pcShown, wantPc });
 	await page.screenshot({ path: ART + '/ui-overlap-first.png', fullPage: true });
 
 	// an address no page has: said so, with the pages

@@ -127,16 +127,24 @@ export function makeLanes(pg) {
 			return;
 		pg.phaseOut.replaceChildren(h('p', { class: 'note' }, 'splitting…'));
 		try {
-			const r = await fetchJSON(API + '/runs/' + pg.run.id + '/phases?' + qs({ a, b, metric: pg.chosen.join(',') || undefined }));
+			// per cycle too on an ns run with a per-sample cycle counter: each
+			// phase's rate over the counter's rate in that phase
+			const cc = pg.cycleCounter, asked = pg.chosen.slice();
+			const withCc = cc && asked.length && !asked.includes(cc) ? asked.concat([cc]) : asked;
+			const r = await fetchJSON(API + '/runs/' + pg.run.id + '/phases?' + qs({ a, b, metric: withCc.join(',') || undefined }));
 			pg.phaseSegs = r.segments.map(([t0, t1, name]) => ({ kind: 'overlap', name, t0, t1 }));
 			const per = r.rate_unit === 'per second' ? '/s' : '/cycle';
-			const cols = ['phase', 'duration', 'share'].concat(Object.keys(r.totals).map((m) => m + ' (mean ' + per + ')'));
+			const ms = Object.keys(r.totals).filter((m) => m !== cc || asked.includes(cc));
+			const byCycle = cc && r.rate_unit === 'per second' && cc in r.totals ? ms.filter((m) => m !== cc) : [];
+			const perCycle = (p, m) => (p.metrics[cc].mean_rate ? p.metrics[m].mean_rate / p.metrics[cc].mean_rate : NaN);
+			const cols = ['phase', 'duration', 'share'].concat(ms.map((m) => m + ' (mean ' + per + ')'), byCycle.map((m) => m + ' (mean /cycle)'));
 			const t = h('table', { class: 'list', id: 'phase-table' }, h('tr', {}, cols.map((c) => h('th', {}, c))));
 			for (const p of r.phases)
 				t.append(h('tr', {}, h('td', {}, h('span', { class: 'swatch', style: 'background:' + (PHASE_COLORS[p.phase] || '#bbb') }), ' ', p.phase),
 					h('td', { class: 'num' }, fmtSpan(p.duration, pg.unit, 0)),
 					h('td', { class: 'num' }, (100 * p.share).toFixed(1) + '%'),
-					Object.keys(r.totals).map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate, 0)))));
+					ms.map((m) => h('td', { class: 'num' }, fmtNum(p.metrics[m].mean_rate, 0))),
+					byCycle.map((m) => h('td', { class: 'num per-cycle' }, Number.isFinite(perCycle(p, m)) ? fmtNum(perCycle(p, m), 0) : 'n/a'))));
 			const tail = r.tail ? 'B runs on alone for ' + fmtSpan(r.tail.duration, pg.unit, 0) + ' after its last overlap with A.'
 				: 'No tail: B does not run on alone after an overlap with A.';
 			// the headline: how much of A is exposed, how much B hides
@@ -146,10 +154,10 @@ export function makeLanes(pg) {
 				'A exposed ' + fmtSpan(onlyA, pg.unit, 0) + ', hidden behind B ' + fmtSpan(both, pg.unit, 0) +
 				(onlyA + both > 0 ? ': ' + (100 * both / (onlyA + both)).toFixed(1) + '% of A overlapped.' : '.'));
 			// tail / B alone, per metric: B's rate in its tail over its rate alone before it
-			const tb = ph['tail'] && ph['only B outside the tail'] ? Object.keys(r.totals).map((m) => {
-				const inTail = ph['tail'].metrics[m].mean_rate, alone = ph['only B outside the tail'].metrics[m].mean_rate;
-				return alone ? (inTail / alone).toFixed(3) + 'x' : 'n/a';
-			}) : null;
+			const tail2 = ph['tail'], alone2 = ph['only B outside the tail'];
+			const ratio = (x, y) => (y && Number.isFinite(x / y) ? (x / y).toFixed(3) + 'x' : 'n/a');
+			const tb = tail2 && alone2 ? ms.map((m) => ratio(tail2.metrics[m].mean_rate, alone2.metrics[m].mean_rate))
+				.concat(byCycle.map((m) => ratio(perCycle(tail2, m), perCycle(alone2, m)))) : null;
 			if (tb)
 				t.append(h('tr', { class: 'ratio' }, h('td', { colspan: 3 }, 'tail / B alone (mean rate)'), tb.map((x) => h('td', { class: 'num' }, x))));
 			pg.phaseOut.replaceChildren(headline, h('p', { class: 'note' }, 'A = ' + r.a + ' (' + r.a_ranges + ' ranges), B = ' + r.b + ' (' + r.b_ranges + ' ranges). ' + tail,

@@ -504,7 +504,7 @@ export async function runPage(id, params) {
 	// What live.js and lanes.js share with this page: its elements and
 	// functions, and its mutable state through accessors.
 	const pg = {
-		run, unit, metrics, devices, full, params, errors, statusLine, statusDd, timeDd, samplesDd, rangesDd,
+		run, unit, metrics, devices, full, params, errors, statusLine, statusDd, timeDd, samplesDd, rangesDd, cycleCounter,
 		liveBar, liveBadge, plotsDiv, lanes, legend, aIn, bIn, phaseOut, timeText, rangesText,
 		buckets, columns, load, updateLinks, goto,
 		get origin() { return origin; }, set origin(v) { origin = v; },
