@@ -12,6 +12,7 @@
 #include "jobfig.h"
 #include "jobphases.h"
 #include "plot.h"
+#include "text.h"
 
 static int run_plot(int argc, char **argv);
 
@@ -54,7 +55,8 @@ const cs_cmd cs_cmd_plot = {
 	"With --job: the job's ranks stacked on one time axis (docs/phases.md):\n"
 	"B grey, A hidden behind B blue, A exposed orange, each instance's straggler\n"
 	"red, the start skew of every instance above; the first --instances N\n"
-	"collectives (default 20), or --from/--to in the job's own ns.\n\n"
+	"collectives (default 20), or --from/--to from the job's start (ns, or with\n"
+	"a unit: 1.5ms; @T an absolute time).\n\n"
 	"With --suite (the options of 'correlate --suite'): the suite's scatter of\n"
 	"simulated against measured values, one panel per statistic (docs/correlation.md).\n\n"
 	"With --compare: the hardware and the simulator run on one cycle axis as\n"
@@ -72,6 +74,16 @@ static int write_svg(const cs_cmd *cmd, const char *outfile, cs_buf *out)
 	return rc;
 }
 
+/* A job's --from/--to (cs_time_ns): 0, or -1 having said what is wrong. */
+static int cli_ns(const cs_cmd *cmd, const char *opt, const char *text, uint64_t *ns, int *abs)
+{
+	char err[600];
+	if (cs_time_ns(text, ns, abs, err, sizeof err) == 0)
+		return 0;
+	cs_cli_usage_error(cmd, "--%s: %s", opt, err);
+	return -1;
+}
+
 static int plot_job(const cs_cmd *cmd, const char *db, const char *job, const char *a,
 		    const char *b, const char *align, const char *instances, const char *from,
 		    const char *to, const char *outfile)
@@ -87,12 +99,12 @@ static int plot_job(const cs_cmd *cmd, const char *db, const char *job, const ch
 						 ? CS_JOB_ALIGN_COLLECTIVES : CS_JOB_ALIGN_NONE};
 	uint64_t n = 0;
 	if ((instances && cs_cli_u64(cmd, "instances", instances, &n)) ||
-	    (from && cs_cli_u64(cmd, "from", from, &rq.from)) ||
-	    (to && cs_cli_u64(cmd, "to", to, &rq.to)))
+	    (from && cli_ns(cmd, "from", from, &rq.from, &rq.from_abs)) ||
+	    (to && cli_ns(cmd, "to", to, &rq.to, &rq.to_abs)))
 		return CS_EXIT_USAGE;
 	if (instances && (n < 1 || n > 100000))
 		return cs_cli_usage_error(cmd, "--instances must be 1..100000");
-	if (from && rq.to <= rq.from)
+	if (from && rq.from_abs == rq.to_abs && rq.to <= rq.from)
 		return cs_cli_usage_error(cmd, "--to must be after --from");
 	rq.max_instances = (size_t)n;
 	cs_store *s = cs_cli_open(cmd, cs_cli_db_path(db), CS_CLI_READ);

@@ -145,3 +145,21 @@ int cs_time_parse(const char *s, cs_time_spec *t, char *err, size_t errlen)
 	snprintf(err, errlen, "'%s': unknown unit '%s' (expected ns, us, ms, s or cyc)", s, p);
 	return -EINVAL;
 }
+
+int cs_time_ns(const char *s, uint64_t *ns, int *absolute, char *err, size_t errlen)
+{
+	cs_time_spec t;
+	if (cs_time_parse(s, &t, err, errlen))
+		return -EINVAL;
+	if (t.unit == CS_TIME_CYCLE) {
+		snprintf(err, errlen, "'%s': this time is in ns (no clock turns cycles into it)", s);
+		return -EINVAL;
+	}
+	if (!(t.value < 9223372036854775807.0)) {
+		snprintf(err, errlen, "'%s': past the end of time", s);
+		return -EINVAL;
+	}
+	*ns = t.exact ? t.whole : (uint64_t)nearbyint(t.value);
+	*absolute = t.absolute;
+	return 0;
+}

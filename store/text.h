@@ -54,4 +54,9 @@ typedef struct cs_time_spec {
 /* Parses s into *t. 0, or -EINVAL with what was expected in err. */
 int cs_time_parse(const char *s, cs_time_spec *t, char *err, size_t errlen);
 
+/* A time in ns where no run's unit or clock applies (a job's: ns, us, ms,
+ * s, or a bare number of ns; no cycles): *ns, and *absolute for '@'. 0, or
+ * -EINVAL with the reason in err. */
+int cs_time_ns(const char *s, uint64_t *ns, int *absolute, char *err, size_t errlen);
+
 #endif

@@ -213,6 +213,14 @@ code=$(get "$U/api/v1/runs?job=dp4")
 	ok "GET /api/v1/runs?job=dp4: its four runs" || no "runs?job ($code)" "$T/body"
 code=$(get "$U/api/v1/jobs/dp4/figure.svg?a=kernel:nccl*&b=*gemm*&instances=3")
 [ "$code" = 200 ] && grep -q "<svg" "$T/body" && ok "GET /api/v1/jobs/dp4/figure.svg draws the figure" || no "figure over HTTP ($code)" "$T/body"
+# a window from the job's start, with units; the same as bare ns
+code=$(get "$U/api/v1/jobs/dp4/figure.svg?a=kernel:nccl*&b=*gemm*&from=0&to=2.5ms")
+cp "$T/body" "$T/w1.svg"
+code2=$(get "$U/api/v1/jobs/dp4/figure.svg?a=kernel:nccl*&b=*gemm*&from=0&to=2500000")
+[ "$code" = 200 ] && [ "$code2" = 200 ] && cmp -s "$T/body" "$T/w1.svg" && grep -q 'time since --from' "$T/body" &&
+	ok "the job figure's from/to count from the job's start and take units (to=2.5ms is to=2500000)" || no "job window units ($code $code2)" "$T/body"
+code=$(get "$U/api/v1/jobs/dp4/figure.svg?a=kernel:nccl*&b=*gemm*&from=0&to=3000cyc")
+[ "$code" = 400 ] && grep -q "this time is in ns" "$T/body" && ok "a job's window in cycles is refused, saying why" || no "job window in cycles ($code)" "$T/body"
 code=$(get "$U/api/v1/jobs/nope/phases?a=kernel:nccl*&b=*gemm*")
 [ "$code" = 404 ] && grep -q "no run is labelled with job" "$T/body" && ok "an unknown job is a 404 naming it" || no "unknown job ($code)" "$T/body"
 code=$(get "$U/api/v1/jobs/dp4/phases?a=kernel:nccl*&b=*gemm*&align=sideways")

@@ -12,6 +12,7 @@
 #include "jobphases.h"
 #include "phases.h"
 #include "runs.h"
+#include "text.h"
 
 static int align_arg(struct MHD_Connection *c, int *align)
 {
@@ -47,9 +48,14 @@ static enum MHD_Result job_figure(struct MHD_Connection *c, cs_http *h, cs_store
 		return cs_http_error(c, h, 400, "align: collectives or none");
 	int have_from, have_to, have_n;
 	uint64_t n = 0;
-	if (cs_http_arg_u64(c, "from", &rq.from, &have_from) || cs_http_arg_u64(c, "to", &rq.to, &have_to))
-		return cs_http_error(c, h, 400, "from, to: expected times in ns (the job's own)");
-	if (have_from != have_to || (have_from && rq.to <= rq.from))
+	const char *from = cs_http_arg(c, "from"), *to = cs_http_arg(c, "to");
+	char terr[600];
+	have_from = from && *from, have_to = to && *to;
+	if (have_from && cs_time_ns(from, &rq.from, &rq.from_abs, terr, sizeof terr))
+		return cs_http_error(c, h, 400, "from: %s", terr);
+	if (have_to && cs_time_ns(to, &rq.to, &rq.to_abs, terr, sizeof terr))
+		return cs_http_error(c, h, 400, "to: %s", terr);
+	if (have_from != have_to || (have_from && rq.from_abs == rq.to_abs && rq.to <= rq.from))
 		return cs_http_error(c, h, 400, "from and to go together, from < to");
 	if (cs_http_arg_u64(c, "instances", &n, &have_n) || (have_n && (n < 1 || n > 100000)))
 		return cs_http_error(c, h, 400, "instances: expected 1..100000");

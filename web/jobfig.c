@@ -34,8 +34,8 @@ static void window(const cs_jobphases *j, const cs_jobfig_request *rq, double *w
 		   double *origin)
 {
 	if (rq->have_window) {
-		*w0 = *origin = (double)((int64_t)rq->from - j->origin);
-		*w1 = (double)((int64_t)rq->to - j->origin);
+		*w0 = *origin = rq->from_abs ? (double)((int64_t)rq->from - j->origin) : (double)rq->from;
+		*w1 = rq->to_abs ? (double)((int64_t)rq->to - j->origin) : (double)rq->to;
 		return;
 	}
 	size_t max = rq->max_instances ? rq->max_instances : 20;

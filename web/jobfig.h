@@ -17,8 +17,10 @@ typedef struct cs_jobfig_request {
 	const char *job;
 	const char *a, *b;      /* as phases --job */
 	int align;              /* CS_JOB_ALIGN_* */
-	int have_window;        /* from/to: absolute times of the job (ns) */
+	int have_window;        /* from/to (ns): from the job's origin, or
+				   absolute times with from_abs/to_abs */
 	uint64_t from, to;
+	int from_abs, to_abs;
 	size_t max_instances;   /* without a window: the first N (0 = 20) */
 } cs_jobfig_request;
 
