@@ -9,6 +9,7 @@
 #include "store.h"
 #include "store_int.h" /* cs_store_db: to look at what was written */
 #include "testutil.h"
+#include "text.h"
 
 static cs_store *fresh(void)
 {
@@ -327,6 +328,60 @@ static void test_shortest_doubles(void **state)
 	}
 }
 
+/* Times as options and addresses give them: the values are the spec's own
+ * arithmetic (1.5 ms is 1500000 ns), not the parser's output. */
+static void test_time_parse(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		double value;
+		cs_time_unit unit;
+		int absolute, exact;
+		uint64_t whole;
+	} ok[] = {
+		{"0", 0, CS_TIME_RUN, 0, 1, 0},
+		{"2e6", 2e6, CS_TIME_RUN, 0, 0, 0},
+		{"1.5ms", 1.5e6, CS_TIME_NS, 0, 0, 0},
+		{"200us", 2e5, CS_TIME_NS, 0, 0, 0},
+		{"200\xc2\xb5s", 2e5, CS_TIME_NS, 0, 0, 0},
+		{"2s", 2e9, CS_TIME_NS, 0, 0, 0},
+		{"352.706667us", 352706.667, CS_TIME_NS, 0, 0, 0},
+		{"30000cyc", 30000, CS_TIME_CYCLE, 0, 1, 30000},
+		{"7cycles", 7, CS_TIME_CYCLE, 0, 1, 7},
+		{"@1796393411000000123", 1796393411000000123.0, CS_TIME_RUN, 1, 1, 1796393411000000123ull},
+		{"@5ns", 5, CS_TIME_NS, 1, 1, 5},
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		cs_time_spec t;
+		char err[256] = "";
+		assert_int_equal(cs_time_parse(ok[i].in, &t, err, sizeof err), 0);
+		assert_true(t.value == ok[i].value);
+		assert_int_equal(t.unit, ok[i].unit);
+		assert_int_equal(t.absolute, ok[i].absolute);
+		assert_int_equal(!!t.exact, ok[i].exact);
+		if (ok[i].exact)
+			assert_true(t.whole == ok[i].whole);
+	}
+	static const char *const bad[] = {"", "@", "ms", ".", "-1", "1.2.3", "1xs", "0x10", "1 ms",
+					  "inf", "nan", "1e", "1e-3", "@@1", "1ms2"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		cs_time_spec t;
+		char err[256] = "";
+		assert_int_equal(cs_time_parse(bad[i], &t, err, sizeof err), -EINVAL);
+		assert_non_null(strstr(err, "'"));
+	}
+	uint64_t ns;
+	int abs;
+	char err[256];
+	assert_int_equal(cs_time_ns("2.5ms", &ns, &abs, err, sizeof err), 0);
+	assert_true(ns == 2500000 && !abs);
+	assert_int_equal(cs_time_ns("@42", &ns, &abs, err, sizeof err), 0);
+	assert_true(ns == 42 && abs);
+	assert_int_equal(cs_time_ns("3cyc", &ns, &abs, err, sizeof err), -EINVAL);
+	assert_non_null(strstr(err, "in ns"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_import_errors),
 		cmocka_unit_test(test_writer_formats),
 		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_time_parse),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	tu_cleanup();
