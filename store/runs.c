@@ -35,7 +35,8 @@
 	"'id', r.id, 'uuid', r.uuid, 'kind', r.kind, 'source', r.source, 'name', r.name,"       \
 	" 'status', r.status, 'time_unit', r.time_unit, 'clock_hz', r.clock_hz,"                \
 	" 'host', r.host, 'pid', r.pid, 'cmdline', r.cmdline, 'start_ns', r.start_ns,"          \
-	" 'end_ns', r.end_ns, 'origin', " ORIGIN_SQL ", 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"        \
+	" 'end_ns', r.end_ns, 'origin', " ORIGIN_SQL ","                                        \
+	" 't_min', r.t_min, 't_max', r.t_max, 'samples', r.samples,"                            \
 	" 'dropped', r.dropped, 'overflows', r.overflows,"                                      \
 	" 'devices', (SELECT count(*) FROM devices d WHERE d.run = r.id),"                      \
 	" 'metrics', (SELECT count(*) FROM metrics m WHERE m.run = r.id),"                      \
