@@ -8,9 +8,12 @@ CURRENT holds this run's figures, one per line:
     NAME BEST MEDIAN UNIT GOAL
 
 BEST and MEDIAN are of the repetitions (best = fastest or largest), GOAL
-is `<=X`, `>=X` or `-`. PREVIOUS is the same file from the last run; each
-figure is printed beside its previous value, so a regression shows even
-where no goal is set. Exits 0 whatever the goals say: a benchmark reports.
+is `<=X`, `>=X` or `-`. The median is the figure judged against the goal
+and compared with the previous run (one lucky repetition meets nothing);
+the best is printed beside it. PREVIOUS is the same file from the last
+run; each figure is printed beside its previous median, so a regression
+shows even where no goal is set. Exits 0 whatever the goals say: a
+benchmark reports.
 """
 import sys
 
@@ -42,17 +45,17 @@ def main():
         return
     w = max(len(n) for n in cur)
     print()
-    print("%-*s  %10s %10s  %-10s %10s %7s  %-8s %s" % (w, "figure", "best", "median", "unit",
-                                                       "previous", "change", "goal", "met"))
+    print("%-*s  %10s %10s  %-10s %10s %7s  %-8s %s" % (w, "figure", "median", "best", "unit",
+                                                       "previous", "change", "goal", "met (median)"))
     for name, (best, med, unit, goal) in cur.items():
         before = prev.get(name)
-        if before and before[0]:
-            change = "%+.0f%%" % (100 * (best - before[0]) / abs(before[0]))
-            pv = "%.4g" % before[0]
+        if before and before[1]:
+            change = "%+.0f%%" % (100 * (med - before[1]) / abs(before[1]))
+            pv = "%.4g" % before[1]
         else:
             change, pv = "", "(none)"
-        print("%-*s  %10.4g %10.4g  %-10s %10s %7s  %-8s %s" % (w, name, best, med, unit, pv, change,
-                                                             goal, met(best, goal)))
+        print("%-*s  %10.4g %10.4g  %-10s %10s %7s  %-8s %s" % (w, name, med, best, unit, pv, change,
+                                                             goal, met(med, goal)))
     if not prev:
         print("(no previous figures: the next run compares against these)")
 
