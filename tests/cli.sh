@@ -401,5 +401,38 @@ assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 PY
 "$CS" check --db "$T/v3.db" >"$T/out" 2>&1 && ok "cyclescope check passes on the migrated v3 file" || no "check after migration" "$T/out"
 
+# A v4 file (tests/fixtures/store/v4.db, written by the code at schema v4
+# from v4-source.csv and v4-source.ranges.csv: two devices, an integer
+# counter with gaps and zero runs, a float ratio, a counter past 2^32, 81
+# ranges): it migrates on the first read-write open, and its samples and
+# ranges read back as the source files say.
+cp tests/fixtures/store/v4.db "$T/v4.db"
+"$CS" export v4-fixture --db "$T/v4.db" >"$T/v4.csv" 2>"$T/err" &&
+	"$CS" query --db "$T/v4.db" "SELECT kind, name, t0, t1, device, stream, correlation_id, args FROM ranges ORDER BY id" >"$T/v4r.csv" &&
+	python3 - tests/fixtures/store/v4-source.csv "$T/v4.csv" "$T/v4.db" tests/fixtures/store/v4-source.ranges.csv "$T/v4r.csv" <<'PY' >"$T/out" 2>&1 && ok "a v4 file migrates to the current schema: its 6000 samples on 2 devices and 81 ranges read back as their source files" || no "v4 migration" "$T/out"
+import csv, sqlite3, sys
+cols = ("l2.sum", "sm.ratio", "dram.bytes")
+def rows(path):
+    out = {}
+    for r in csv.DictReader(open(path)):
+        out.setdefault(r.get("device", "0"), []).append((int(r["t0"]), int(r["t1"]),
+            [None if r[m] == "" else float(r[m]) for m in cols]))
+    return out
+want, got = rows(sys.argv[1]), rows(sys.argv[2])
+assert sorted(want) == sorted(got) == ["0", "1"], (sorted(want), sorted(got))
+for d in want:
+    assert want[d] == got[d], "device %s differs" % d
+assert sum(len(v) for v in got.values()) == 6000
+src = [(r["kind"], r["name"], r["t0"], r["t1"], r["device"], r["stream"], r["correlation_id"]) for r in csv.DictReader(open(sys.argv[4]))]
+back = [(r["kind"], r["name"], r["t0"], r["t1"], r["device"], r["stream"], r["correlation_id"]) for r in csv.DictReader(open(sys.argv[5]))]
+assert src == back and len(back) == 81, (len(src), len(back))
+assert all(r["args"] == "" for r in csv.DictReader(open(sys.argv[5])))
+db = sqlite3.connect(sys.argv[3])
+assert db.execute("PRAGMA user_version").fetchone()[0] == 7
+assert db.execute("SELECT count(*) FROM correlations").fetchone()[0] == 0
+assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+PY
+"$CS" check --db "$T/v4.db" >"$T/out" 2>&1 && ok "cyclescope check passes on the migrated v4 file" || no "check after v4 migration" "$T/out"
+
 echo "cli: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
