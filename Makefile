@@ -228,6 +228,7 @@ bench: $(BENCH) all $(BUILD)/tests/produce $(BUILD)/tests/http_load $(BUILD)/tes
 	BENCH_FIGURES=$(BUILD)/bench/figures.txt $(BENCH) --cli $(BUILD)/cyclescope --dir $(BUILD)/bench $(BENCH_ARGS)
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_daemon.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_clickhouse.sh $(BUILD) $(BUILD)/bench
+	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_shapes.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_import.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_jobs.sh $(BUILD) $(BUILD)/bench
 	@BENCH_FIGURES=$(BUILD)/bench/figures.txt sh tests/bench/bench_suite.sh $(BUILD) $(BUILD)/bench

@@ -1,0 +1,155 @@
+#!/bin/sh
+# The store's size on counter data of several shapes, each against its
+# entropy floor, xz -9e and ClickHouse's wide table:
+#   proportional  smooth bases, noise proportional to the value (the shape
+#                 the other benches write)
+#   uniform       smooth bases, noise uniform over 201 values, bursts
+#   sparse        long runs of zero, short bursts
+#   float         rates: doubles of seven significant digits
+# 20 metrics x N samples each (N = $SHAPES_N, default 200000), 10 us
+# intervals +-40 ns, all metrics on the same timestamps.
+#
+# The floor of an integer shape is the order-0 entropy of each metric's
+# first differences plus that of the shared timestamps' (t0 deltas and
+# durations), per value; of the float shape, the order-0 entropy of each
+# byte plane of every double XORed with the one before (what a float coder
+# starts from) plus the timestamps'. xz -9e compresses the same first differences as int32
+# columns (the doubles as they are, column by column), timestamps
+# included. Figures go to $BENCH_FIGURES.
+#   sh tests/bench/bench_shapes.sh BUILD_DIR WORK_DIR
+B=${1:-build}
+W=${2:-$B/bench}
+CS="$B/cyclescope"
+N=${SHAPES_N:-200000}
+mkdir -p "$W/shapes"
+fig() { [ -n "$BENCH_FIGURES" ] && echo "$*" >>"$BENCH_FIGURES"; }
+
+python3 - "$W/shapes" "$N" <<'PY' || exit 1
+import array, collections, math, os, random, struct, sys
+out, n = sys.argv[1], int(sys.argv[2])
+M = 20
+
+def entropy_bits(xs):
+    c = collections.Counter(xs)
+    t = float(len(xs))
+    return -sum(k * math.log2(k / t) for k in c.values())
+
+def times(rng):
+    t0, t1, t = [], [], 1000000
+    for i in range(n):
+        t += 10000 + rng.randrange(-40, 41)
+        t0.append(t)
+        t1.append(t + 10000 - rng.randrange(0, 81))
+    return t0, t1
+
+def shape(name, rng):
+    cols = []
+    for m in range(M):
+        base, amp, per = rng.randrange(2000, 60000), rng.randrange(500, 20000), rng.randrange(2000, 40000)
+        col = []
+        for i in range(n):
+            smooth = base + amp * math.sin(2 * math.pi * i / per)
+            if name == "proportional":
+                v = int(smooth * (1 + rng.gauss(0, 0.01)))
+            elif name == "uniform":
+                v = int(smooth) + rng.randrange(-100, 101)
+                if rng.random() < 0.002:
+                    v += rng.randrange(10000, 200000)
+            elif name == "sparse":
+                v = 0 if (i // 500) % 10 else int(smooth) + rng.randrange(0, 1000)
+            else:
+                v = float("%.7g" % (smooth * (1 + rng.gauss(0, 0.01)) / 1000.0 + 0.5))
+            col.append(max(v, 0))
+        cols.append(col)
+    return cols
+
+for seed, name in enumerate(("proportional", "uniform", "sparse", "float")):
+    rng = random.Random(1000 + seed)
+    t0, t1 = times(rng)
+    cols = shape(name, rng)
+    with open(os.path.join(out, name + ".csv"), "w") as f:
+        f.write("t0,t1," + ",".join("m%02d" % m for m in range(M)) + "\n")
+        for i in range(n):
+            f.write("%d,%d,%s\n" % (t0[i], t1[i], ",".join(repr(c[i]) if name == "float" else str(c[i]) for c in cols)))
+    dt = [t0[0]] + [t0[i] - t0[i - 1] for i in range(1, n)]
+    du = [t1[i] - t0[i] for i in range(n)]
+    bits = entropy_bits(dt[1:]) + entropy_bits(du)
+    raw = bytearray()
+    raw += array.array("i", [d for d in dt[1:]]).tobytes() + array.array("i", du).tobytes()
+    for c in cols:
+        if name == "float":
+            # each double's bits XORed with the last one's (what a float
+            # coder starts from), byte plane by byte plane
+            q = struct.unpack("<%dQ" % n, struct.pack("<%dd" % n, *c))
+            x = struct.pack("<%dQ" % n, q[0], *(q[i] ^ q[i - 1] for i in range(1, n)))
+            for k in range(8):
+                bits += entropy_bits(x[k::8])
+            raw += struct.pack("<%dd" % n, *c)
+        else:
+            d = [c[0]] + [c[i] - c[i - 1] for i in range(1, n)]
+            bits += entropy_bits(d)
+            raw += array.array("i", d).tobytes()
+    with open(os.path.join(out, name + ".deltas"), "wb") as f:
+        f.write(raw)
+    with open(os.path.join(out, name + ".floor"), "w") as f:
+        f.write("%.6f\n" % (bits / 8 / (n * M)))
+PY
+
+CH=
+if command -v clickhouse-server >/dev/null 2>&1; then
+	. tests/fleet/clickhouse.sh
+	CH_HTTP= CH_TCP=
+	CH_EXTRA_XML='<compression><case><min_part_size>0</min_part_size><min_part_size_ratio>0</min_part_size_ratio><method>zstd</method></case></compression>'
+	rm -rf "$W/shapes/ch"
+	if ch_start "$W/shapes/ch"; then
+		CH=1
+		trap 'ch_stop' EXIT
+	fi
+fi
+
+echo "== the store's size on four shapes of counter data ($N samples x 20 metrics each)"
+printf '%-13s %9s %9s %9s %9s %11s\n' shape floor ours xz ClickHouse "ours/floor"
+for s in proportional uniform sparse float; do
+	D="$W/shapes/$s"
+	rm -f "$D.db"*
+	"$CS" import csv "$D.csv" --db "$D.db" --name "$s" >/dev/null 2>&1 || { echo "import of $s failed"; continue; }
+	values=$((N * 20))
+	ours=$(stat -c %s "$D.db")
+	xz -9e -T1 -c "$D.deltas" >"$D.deltas.xz"
+	xzb=$(stat -c %s "$D.deltas.xz")
+	floor=$(cat "$D.floor")
+	chb=
+	if [ -n "$CH" ]; then
+		typ=UInt32
+		[ "$s" = float ] && typ=Float64
+		cols=$(seq -s, 0 19 | tr ',' '\n' | awk -v t="$typ" '{ printf ", m%02d %s", $1, t }')
+		ch_q "CREATE DATABASE IF NOT EXISTS s" >/dev/null
+		ch_q "CREATE TABLE s.$s (t0 UInt64, t1 UInt64$cols) ENGINE = MergeTree ORDER BY t0" >/dev/null
+		tail -n +2 "$D.csv" | clickhouse-client --port "$CH_TCP" --query "INSERT INTO s.$s FORMAT CSV"
+		ch_q "OPTIMIZE TABLE s.$s FINAL" >/dev/null
+		chb=$(ch_q "SELECT sum(bytes_on_disk) FROM system.parts WHERE database = 's' AND table = '$s' AND active")
+	fi
+	awk -v s="$s" -v f="$floor" -v o="$ours" -v x="$xzb" -v c="$chb" -v v="$values" 'BEGIN {
+		printf "%-13s %9.3f %9.3f %9.3f %9s %10.3fx\n", s, f, o / v, x / v, c == "" ? "-" : sprintf("%.3f", c / v), o / v / f }'
+	bpv=$(awk -v o="$ours" -v v="$values" 'BEGIN { print o / v }')
+	fig "shapes.$s.bytes_per_value" "$bpv" "$bpv" B/value -
+	fig "shapes.$s.floor" "$floor" "$floor" B/value -
+	r=$(awk -v o="$ours" -v v="$values" -v f="$floor" 'BEGIN { print o / v / f }')
+	if [ "$s" = float ]; then
+		fig "shapes.$s.ours_over_floor" "$r" "$r" x -
+	else
+		fig "shapes.$s.ours_over_floor" "$r" "$r" x "<=1.06"
+	fi
+	r=$(awk -v o="$ours" -v x="$xzb" 'BEGIN { print x / o }')
+	fig "shapes.$s.xz_over_ours" "$r" "$r" x ">=1"
+	if [ -n "$chb" ]; then
+		r=$(awk -v o="$ours" -v c="$chb" 'BEGIN { print c / o }')
+		fig "shapes.$s.clickhouse_over_ours" "$r" "$r" x ">=1.6"
+	fi
+	rm -f "$D.db"* "$D.deltas.xz"
+done
+if [ -n "$CH" ]; then
+	ch_stop
+	trap - EXIT
+fi
+rm -rf "$W/shapes"
