@@ -48,7 +48,7 @@ LIB_SRC   := $(STORE_SRC) $(wildcard sim-bridge/*.c) $(wildcard web/*.c) \
 UI_FILES  := web/ui/index.html $(sort $(wildcard web/ui/*.js)) web/ui/app.css web/ui/favicon.svg
 UI_OBJ    := $(BUILD)/gen/ui_files.o
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(STORE_CXX:%.cc=$(BUILD)/%.o) $(UI_OBJ)
-EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/blobcache.c store/buf.c
+EXT_SRC   := store/series.c store/series_ext.c store/chunk.c store/rans.c store/blobcache.c store/buf.c
 EXT_OBJ   := $(EXT_SRC:%.c=$(BUILD)/ext/%.o)
 TEST_SRC  := $(wildcard tests/unit/test_*.c)
 TESTS     := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)

@@ -23,6 +23,10 @@
 #define FORMAT_UNCHECKED 1
 #define FORMAT_CHECKED 2
 #define FORMAT_COMPACT 3
+/* format 4: format 3 with a frequency table ahead of the directory's
+ * entries and entropy-coded integer blocks (written only where they pay) */
+#define FORMAT_ENTROPY 4
+#define COMPACT(f) ((f) == FORMAT_COMPACT || (f) == FORMAT_ENTROPY)
 #define FLAG_ZSTD 0x01
 #define HEADER_LEN 16
 #define DIR_ENTRY_LEN_V1 28
@@ -30,7 +34,20 @@
 #define CHECK_LEN 4
 #define ZSTD_LEVEL 1
 
-enum block_type { BLOCK_EMPTY = 0, BLOCK_INT = 1, BLOCK_F64 = 2 };
+enum block_type { BLOCK_EMPTY = 0, BLOCK_INT = 1, BLOCK_F64 = 2, BLOCK_RANS = 3 };
+
+/* What the directory says of one block. */
+typedef struct block_info {
+	uint8_t type, bw;
+	uint32_t count;
+	cs_agg agg;
+	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
+	uint32_t check;           /* of the block's payload bytes */
+	uint32_t len;             /* entropy-coded blocks: the payload's length */
+	double dbits;             /* integer blocks: the entropy of their
+				     differences at most, in bits a value (that
+				     of a normal law of their variance) */
+} block_info;
 
 struct cs_codec {
 	ZSTD_CCtx *cctx;
@@ -40,6 +57,12 @@ struct cs_codec {
 	cs_buf scratch; /* decompressed payload of the open chunk */
 	cs_buf tscratch; /* decompressed payload of the open timeline */
 	cs_buf packed;  /* compressed payload being written */
+	cs_buf raw2, dir2; /* payload and directory with entropy-coded blocks */
+	cs_rans_coder rans; /* the table being written */
+	uint32_t counts[CS_RANS_SYMS]; /* its symbols' counts */
+	block_info *bi;                /* the blocks being written, and */
+	uint32_t *off;                 /* where their payloads start in raw */
+	uint64_t *z;                   /* their differences, zigzagged */
 };
 
 cs_codec *cs_codec_new(void)
@@ -49,7 +72,9 @@ cs_codec *cs_codec_new(void)
 		return NULL;
 	c->cctx = ZSTD_createCCtx();
 	c->dctx = ZSTD_createDCtx();
-	if (!c->cctx || !c->dctx) {
+	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK, sizeof *c->bi);
+	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK + 1, sizeof *c->off);
+	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
 		return NULL;
 	}
@@ -67,6 +92,11 @@ void cs_codec_free(cs_codec *c)
 	cs_buf_free(&c->scratch);
 	cs_buf_free(&c->tscratch);
 	cs_buf_free(&c->packed);
+	cs_buf_free(&c->raw2);
+	cs_buf_free(&c->dir2);
+	free(c->bi);
+	free(c->off);
+	free(c->z);
 	free(c);
 }
 
@@ -184,15 +214,6 @@ static size_t block_payload_len(uint8_t type, unsigned bw, uint32_t count,
 	return len;
 }
 
-/* What the directory says of one block. */
-typedef struct block_info {
-	uint8_t type, bw;
-	uint32_t count;
-	cs_agg agg;
-	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
-	uint32_t check;           /* of the block's payload bytes */
-} block_info;
-
 /* Encodes one block into c->raw and describes it in *bi. */
 static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
 {
@@ -252,9 +273,16 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
 		/* the exact sum (|sum| <= 256 * 2^53 fits), so the directory
 		 * can store it as an integer */
-		int64_t isum = 0;
-		for (uint32_t i = 0; i < count; i++)
+		int64_t isum = (int64_t)present[0];
+		double dsq = 0;
+		for (uint32_t i = 1; i < count; i++) {
 			isum += (int64_t)present[i];
+			double d = present[i] - present[i - 1];
+			dsq += d * d;
+		}
+		/* no law of that variance has more entropy than the normal one:
+		 * log2(2 pi e var) / 2 */
+		bi->dbits = count > 1 && dsq > 0 ? 0.5 * log2(17.0794684453 * dsq / (count - 1)) : 0;
 		a.sum = (double)isum;
 		bi->imin = base;
 		bi->imax = (int64_t)a.max;
@@ -299,9 +327,11 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
  *            present (no count, no bitmap)
  *   count    varint, unless every sample is present (not for empty blocks)
- *   integer blocks: zigzag(min - prev min), max - min, zigzag(sum - prev
- *            sum), varints (the bit width is that of max - min)
+ *   integer blocks (packed or coded): zigzag(min - prev min), max - min,
+ *            zigzag(sum - prev sum), varints (the bit width is that of
+ *            max - min); prev is the last integer block's of either form
  *   double blocks: min, max, sum as 8-byte doubles
+ *   coded blocks (format 4): the payload's length, varint
  *   checksum 4 bytes, of the block's payload (not for empty blocks) */
 static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2])
 {
@@ -311,7 +341,7 @@ static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t p
 		return rc;
 	if (bi->count != blen)
 		rc = cs_buf_put_varint(out, bi->count);
-	if (bi->type == BLOCK_INT) {
+	if (bi->type == BLOCK_INT || bi->type == BLOCK_RANS) {
 		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->imin - prev[0]));
 		rc = rc ? rc : cs_buf_put_varint(out, (uint64_t)(bi->imax - bi->imin));
 		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->isum - prev[1]));
@@ -322,17 +352,19 @@ static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t p
 		rc = rc ? rc : cs_buf_append(out, &bi->agg.max, 8);
 		rc = rc ? rc : cs_buf_append(out, &bi->agg.sum, 8);
 	}
+	if (bi->type == BLOCK_RANS)
+		rc = rc ? rc : cs_buf_put_varint(out, bi->len);
 	return rc ? rc : cs_buf_append(out, &bi->check, 4);
 }
 
-/* Appends a format 3 blob: header, directory and its checksum (values), or
+/* Appends a format 3 or 4 blob: header, directory and its checksum (values), or
  * header, payload and a checksum of both (timelines, dir == NULL); the
  * payload compressed when try_zstd is set and that saves 1/8 of it. */
-static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirlen, int try_zstd,
-		       cs_buf *out)
+static int finish_blob(cs_codec *c, uint8_t format, const cs_buf *raw, uint32_t n,
+		       const uint8_t *dir, size_t dirlen, int try_zstd, cs_buf *out)
 {
-	const uint8_t *payload = c->raw.data;
-	size_t raw_len = c->raw.len;
+	const uint8_t *payload = raw->data;
+	size_t raw_len = raw->len;
 	size_t stored_len = raw_len;
 	uint8_t flags = 0;
 
@@ -342,7 +374,7 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 		if (rc)
 			return rc;
 		size_t z = ZSTD_compressCCtx(c->cctx, c->packed.data, bound,
-					     c->raw.data, raw_len, ZSTD_LEVEL);
+					     raw->data, raw_len, ZSTD_LEVEL);
 		if (!ZSTD_isError(z) && z < raw_len - raw_len / 8) {
 			payload = c->packed.data;
 			stored_len = z;
@@ -355,7 +387,7 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 	if (rc)
 		return rc;
 	size_t start = out->len;
-	uint8_t h[HEADER_LEN] = {FORMAT_COMPACT, flags, 0, 0};
+	uint8_t h[HEADER_LEN] = {format, flags, 0, 0};
 	uint16_t dl = (uint16_t)dirlen;
 	uint32_t rl = (uint32_t)raw_len, sl = (uint32_t)stored_len;
 	memcpy(h + 2, &dl, 2);
@@ -375,6 +407,128 @@ static int finish_blob(cs_codec *c, uint32_t n, const uint8_t *dir, size_t dirle
 	return 0;
 }
 
+/* The present values of integer block v[0..blen) as differences: *first
+ * the first less the block's minimum, z[0..count-1) the zigzagged
+ * differences between neighbours. Returns count - 1. */
+static uint32_t block_diffs(const double *v, uint32_t blen, int64_t imin, uint64_t *first,
+			    uint64_t *z)
+{
+	uint32_t k = 0;
+	int64_t last = 0;
+	for (uint32_t i = 0; i < blen; i++) {
+		if (isnan(v[i]))
+			continue;
+		int64_t x = (int64_t)v[i];
+		if (k++ == 0)
+			*first = (uint64_t)(x - imin);
+		else
+			z[k - 2] = cs_zigzag(x - last);
+		last = x;
+	}
+	return k ? k - 1 : 0;
+}
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 128)
+		v >>= 7, n++;
+	return n;
+}
+
+/* The second pass of an encoding whose blocks bi[0..nblocks) are in
+ * c->raw and c->dir: where the entropy of an integer block's differences
+ * (bounded by their variance) is a bit or more under its packed width and,
+ * coded with one table for the chunk, they would be shorter than its
+ * packing (by the table's estimate, not by trying), writes format 4 into
+ * c->raw2 and c->dir2 and returns 1; else 0 (format 3 stands), or
+ * -ENOMEM. Blocks that cannot gain cost one comparison. */
+#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
+
+static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi,
+			const uint32_t *off, uint32_t nblocks)
+{
+	uint32_t cand = 0;
+	for (uint32_t b = 0; b < nblocks; b++)
+		cand += CANDIDATE(&bi[b]);
+	if (!cand)
+		return 0;
+	if (!c->z && !(c->z = malloc((size_t)CS_CHUNK_MAX * sizeof *c->z)))
+		return -ENOMEM;
+	uint32_t *counts = c->counts;
+	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK];
+	uint32_t zat[CS_CHUNK_MAX / CS_VALUE_BLOCK + 1];
+	uint8_t use[CS_CHUNK_MAX / CS_VALUE_BLOCK] = {0};
+	memset(counts, 0, sizeof c->counts);
+	uint32_t nz = 0;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		zat[b] = nz;
+		if (!CANDIDATE(&bi[b]))
+			continue;
+		uint32_t start = b * CS_VALUE_BLOCK, blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
+		uint64_t *z = c->z + nz;
+		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
+		for (uint32_t i = 0; i < m; i++) {
+			unsigned extra;
+			counts[cs_rans_sym(z[i], &extra)]++;
+		}
+		nz += m;
+		use[b] = 1;
+	}
+	zat[nblocks] = nz;
+	if (nz < 64 || cs_rans_build(&c->rans, counts))
+		return 0;
+	cs_buf_reset(&c->dir2);
+	if (cs_rans_put(&c->rans, &c->dir2))
+		return -ENOMEM;
+	/* each symbol's cost in 1/256 bits, its raw bits included */
+	uint32_t cost[CS_RANS_SYMS];
+	const cs_rans_table *rt = &c->rans.t;
+	for (unsigned s = 0; s < rt->end; s++)
+		cost[s] = rt->freq[s] ? cs_rans_cost(rt, s < 16 ? s : (uint64_t)(8 | ((s - 16) & 7)) << ((s - 16) / 8 + 1)) : 0;
+	size_t table = c->dir2.len, saved = 0;
+	for (uint32_t b = 0; b < nblocks; b++) {
+		if (!use[b])
+			continue;
+		uint64_t bits = 0;
+		for (uint32_t i = zat[b]; i < zat[b + 1]; i++) {
+			unsigned extra;
+			bits += cost[cs_rans_sym(c->z[i], &extra)];
+		}
+		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 + varint_len(first[b]) + 2;
+		size_t packed = packed_bytes(bi[b].count, bi[b].bw);
+		use[b] = coded + 2 < packed;
+		saved += use[b] ? packed - coded : 0;
+	}
+	if (saved <= table + 8)
+		return 0;
+	cs_buf_reset(&c->raw2);
+	int64_t prev[2] = {0, 0};
+	int rc = 0;
+	for (uint32_t b = 0; !rc && b < nblocks; b++) {
+		uint32_t start = b * CS_VALUE_BLOCK, blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
+		if (!use[b]) {
+			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], off[b + 1] - off[b]);
+			rc = rc ? rc : put_entry(&c->dir2, &bi[b], blen, prev);
+			continue;
+		}
+		/* bitmap (when a value is absent), first - min, the coded differences */
+		size_t at = c->raw2.len;
+		if (bi[b].count < blen)
+			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], (blen + 7) / 8);
+		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
+		rc = rc ? rc : cs_rans_encode(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
+		if (rc)
+			break;
+		block_info e = bi[b];
+		e.type = BLOCK_RANS;
+		e.len = (uint32_t)(c->raw2.len - at);
+		e.check = check32(c->raw2.data + at, e.len);
+		rc = put_entry(&c->dir2, &e, blen, prev);
+	}
+	return rc ? rc : 1;
+}
+
 int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		     cs_agg *agg)
 {
@@ -386,25 +540,35 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	cs_buf_reset(&c->dir);
 	int64_t prev[2] = {0, 0};
 	size_t f64_bytes = 0;
+	block_info *bi = c->bi;
+	uint32_t *off = c->off;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		uint32_t start = b * CS_VALUE_BLOCK;
 		uint32_t blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
-		block_info bi;
 		size_t before = c->raw.len;
-		int rc = encode_block(c, v + start, blen, &bi);
+		off[b] = (uint32_t)before;
+		int rc = encode_block(c, v + start, blen, &bi[b]);
 		if (!rc)
-			rc = put_entry(&c->dir, &bi, blen, prev);
+			rc = put_entry(&c->dir, &bi[b], blen, prev);
 		if (rc)
 			return rc;
-		if (bi.type == BLOCK_F64)
+		if (bi[b].type == BLOCK_F64)
 			f64_bytes += c->raw.len - before;
-		cs_agg_merge(&total, &bi.agg);
+		cs_agg_merge(&total, &bi[b].agg);
 	}
+	off[nblocks] = (uint32_t)c->raw.len;
 	*agg = total;
-	/* Packed integers are about as dense as their noise: zstd is tried
-	 * only when byte-plane doubles, which it does shrink, are at least
-	 * half of the payload. */
-	return finish_blob(c, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len, out);
+	int coded = entropy_pass(c, v, n, bi, off, nblocks);
+	if (coded < 0)
+		return coded;
+	/* Packed or coded integers are about as dense as their noise: zstd
+	 * is tried only when byte-plane doubles, which it does shrink, are at
+	 * least half of the payload. */
+	if (coded)
+		return finish_blob(c, FORMAT_ENTROPY, &c->raw2, n, c->dir2.data, c->dir2.len,
+				   2 * f64_bytes >= c->raw2.len, out);
+	return finish_blob(c, FORMAT_COMPACT, &c->raw, n, c->dir.data, c->dir.len,
+			   2 * f64_bytes >= c->raw.len, out);
 }
 
 /* Directory and checksum bytes between the header and the payload of a
@@ -416,6 +580,7 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
+	case FORMAT_ENTROPY:
 	case FORMAT_COMPACT: {
 		size_t dl = cs_get_u16(head + 2);
 		return dl ? dl + CHECK_LEN : 0;
@@ -440,8 +605,10 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	if (len < HEADER_LEN)
 		return seterr(err, errlen, "chunk shorter than its header");
 	uint8_t format = blob[0];
-	if (format != FORMAT_COMPACT && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
+	if (!COMPACT(format) && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
+	if (!values && format == FORMAT_ENTROPY)
+		return seterr(err, errlen, "unknown timeline format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
 	uint32_t n = cs_get_u32(blob + 4);
@@ -449,7 +616,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	uint32_t stored_len = cs_get_u32(blob + 12);
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return seterr(err, errlen, "chunk sample count out of range");
-	if (values && format != FORMAT_COMPACT && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
+	if (values && !COMPACT(format) && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
 	if (!values && cs_get_u16(blob + 2) != 0 && format == FORMAT_COMPACT)
 		return seterr(err, errlen, "unknown timeline header");
@@ -496,13 +663,15 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 
 /* The fields of block b's entry that every format has, validated. */
 static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw, uint32_t count,
-		     double mn, double mx, double sum, uint32_t check, size_t *off, char *err,
-		     size_t errlen)
+		     double mn, double mx, double sum, uint32_t check, size_t len, size_t *off,
+		     char *err, size_t errlen)
 {
 	uint32_t blen = cs_values_block_len(view, b);
-	if (type > BLOCK_F64 || count > blen || (type == BLOCK_EMPTY) != (count == 0))
+	if (type > BLOCK_RANS || count > blen || (type == BLOCK_EMPTY) != (count == 0) ||
+	    (type == BLOCK_RANS && count < 2))
 		return seterr(err, errlen, "corrupt block directory");
-	if (type == BLOCK_INT && (bw > 55 || !is_packable_int(mn) || !is_packable_int(mx) || mx < mn))
+	if ((type == BLOCK_INT || type == BLOCK_RANS) &&
+	    (bw > 55 || !is_packable_int(mn) || !is_packable_int(mx) || mx < mn))
 		return seterr(err, errlen, "corrupt integer block header");
 	view->type[b] = type;
 	view->bw[b] = (uint8_t)bw;
@@ -512,24 +681,28 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	view->sum[b] = sum;
 	view->check[b] = check;
 	view->offset[b] = (uint32_t)*off;
-	*off += block_payload_len(type, bw, count, blen);
+	if (type == BLOCK_RANS && len < (count < blen ? (blen + 7) / 8 : 0) + 5)
+		return seterr(err, errlen, "coded block shorter than its header");
+	*off += type == BLOCK_RANS ? len : block_payload_len(type, bw, count, blen);
 	if (*off > view->payload_len)
 		return seterr(err, errlen, "block runs past payload");
 	return 0;
 }
 
 /* Parses a format 3 directory (see put_entry). */
-static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8_t *end,
-			     size_t *off, char *err, size_t errlen)
+static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p,
+			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
 	int64_t prev_min = 0, prev_sum = 0;
+	if (entropy && cs_rans_parse(&view->rans, &p, end))
+		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
 		uint32_t blen = cs_values_block_len(view, b);
 		if (p >= end)
 			return seterr(err, errlen, "block directory cut short");
 		uint8_t kind = *p++;
 		uint8_t type = kind & 3;
-		if (kind & ~7u || type > BLOCK_F64 || (type == BLOCK_EMPTY && kind != 0))
+		if (kind & ~7u || (type == BLOCK_RANS && !entropy) || (type == BLOCK_EMPTY && kind != 0))
 			return seterr(err, errlen, "corrupt block directory");
 		uint64_t count = type == BLOCK_EMPTY ? 0 : blen;
 		double mn = 0, mx = 0, sum = 0;
@@ -538,7 +711,8 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 		if (type != BLOCK_EMPTY && !(kind & 4) &&
 		    (cs_get_varint(&p, end, &count) || count == 0 || count >= blen))
 			return seterr(err, errlen, "corrupt block count");
-		if (type == BLOCK_INT) {
+		uint64_t len = 0;
+		if (type == BLOCK_INT || type == BLOCK_RANS) {
 			uint64_t dmin, range, dsum;
 			if (cs_get_varint(&p, end, &dmin) || cs_get_varint(&p, end, &range) ||
 			    cs_get_varint(&p, end, &dsum))
@@ -555,6 +729,8 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 			mn = (double)imin;
 			mx = (double)(imin + (int64_t)range);
 			sum = (double)isum;
+			if (type == BLOCK_RANS && (cs_get_varint(&p, end, &len) || len > UINT32_MAX))
+				return seterr(err, errlen, "block directory cut short");
 		} else if (type == BLOCK_F64) {
 			if (end - p < 24)
 				return seterr(err, errlen, "block directory cut short");
@@ -569,8 +745,8 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 			check = cs_get_u32(p);
 			p += 4;
 		}
-		int rc = set_block(view, b, type, bw, (uint32_t)count, mn, mx, sum, check, off, err,
-				   errlen);
+		int rc = set_block(view, b, type, bw, (uint32_t)count, mn, mx, sum, check, (size_t)len,
+				   off, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -582,12 +758,13 @@ static int parse_compact_dir(cs_values_view *view, const uint8_t *p, const uint8
 static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, size_t dirlen,
 		     char *err, size_t errlen)
 {
-	view->bs = format == FORMAT_COMPACT ? CS_VALUE_BLOCK : CS_BLOCK_SAMPLES;
+	view->bs = COMPACT(format) ? CS_VALUE_BLOCK : CS_BLOCK_SAMPLES;
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	size_t off = 0;
 	int rc = 0;
-	if (format == FORMAT_COMPACT) {
-		rc = parse_compact_dir(view, dir, dir + dirlen, &off, err, errlen);
+	if (COMPACT(format)) {
+		rc = parse_compact_dir(view, format == FORMAT_ENTROPY, dir, dir + dirlen, &off, err,
+				       errlen);
 	} else {
 		size_t el = format == FORMAT_CHECKED ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1;
 		for (uint32_t b = 0; !rc && b < view->nblocks; b++) {
@@ -595,7 +772,7 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 			rc = set_block(view, b, d[0], d[1], cs_get_u16(d + 2), cs_get_f64(d + 4),
 				       cs_get_f64(d + 12), cs_get_f64(d + 20),
 				       format == FORMAT_CHECKED ? cs_get_u32(d + DIR_ENTRY_LEN_V1) : 0,
-				       &off, err, errlen);
+				       0, &off, err, errlen);
 		}
 	}
 	if (rc)
@@ -650,13 +827,13 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 		       size_t blob_len, char *err, size_t errlen)
 {
 	if (head_len < HEADER_LEN ||
-	    (head[0] != FORMAT_COMPACT && head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
+	    (!COMPACT(head[0]) && head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
 		return seterr(err, errlen, "unknown chunk format");
 	if (head[1] & FLAG_ZSTD)
 		return -ENOTSUP;
 	if (head[1])
 		return seterr(err, errlen, "unknown chunk flags");
-	if (head[0] != FORMAT_COMPACT && cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
+	if (!COMPACT(head[0]) && cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
 	if (cs_values_head_len(head) != head_len)
 		return seterr(err, errlen, "chunk sample count out of range");
@@ -714,6 +891,19 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	}
 	if (type == BLOCK_INT) {
 		unpack_bits(p, plen, count, bw, (int64_t)view->min[b], dst);
+	} else if (type == BLOCK_RANS) {
+		/* the first value less the minimum, then the coded differences */
+		const uint8_t *q = p, *end = p + plen;
+		uint64_t first = 0, z[CS_VALUE_BLOCK];
+		if (cs_get_varint(&q, end, &first))
+			first = 0;
+		cs_rans_decode(&view->rans, q, (size_t)(end - q), count - 1, z);
+		uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
+		dst[0] = (double)(int64_t)x;
+		for (uint32_t i = 1; i < count; i++) {
+			x += (uint64_t)cs_unzigzag(z[i - 1]);
+			dst[i] = (double)(int64_t)x;
+		}
 	} else {
 		for (uint32_t i = 0; i < count; i++) {
 			uint8_t bytes[8];
@@ -777,7 +967,7 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 		rc = rc ? rc : cs_buf_put_varint(&c->raw, c->dir.len - before);
 	}
 	rc = rc ? rc : cs_buf_append(&c->raw, c->dir.data, c->dir.len);
-	return rc ? rc : finish_blob(c, n, NULL, 0, 1, out);
+	return rc ? rc : finish_blob(c, FORMAT_COMPACT, &c->raw, n, NULL, 0, 1, out);
 }
 
 /* Decodes a whole format 1 or 2 timeline (one delta stream). */

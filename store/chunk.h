@@ -7,8 +7,11 @@
  * exact integer) or as byte-shuffled IEEE doubles, and carries its own
  * count/min/max/sum in a block directory, so readers can aggregate whole
  * blocks without unpacking them and unpack single blocks without touching
- * the rest. When zstd shrinks the packed payload by at least 1/8 it is
- * stored compressed. NaN means "absent": it is never stored as a value, only
+ * the rest. Format 4 adds a third form for integer blocks: the differences
+ * between neighbouring values entropy-coded (rans.h) with one frequency
+ * table per chunk, kept in its directory, chosen per block from the
+ * blocks' statistics where it is shorter than the packing. When zstd
+ * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
  *
@@ -28,10 +31,11 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "rans.h"
 
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
-/* Samples per value block in format 3 (what is written): twice as many
+/* Samples per value block in formats 3 and 4 (what is written): twice as many
  * per directory entry, at a fraction of a bit more per value. */
 #define CS_VALUE_BLOCK 256u
 #define CS_CHUNK_MAX 65536u
@@ -70,7 +74,7 @@ typedef struct cs_values_view {
 	uint32_t nblocks;
 	const uint8_t *payload;
 	size_t payload_len;
-	int checked; /* format 2 or 3: every block checked against its checksum */
+	int checked; /* format 2, 3 or 4: every block checked against its checksum */
 	uint32_t bs; /* samples per block: CS_VALUE_BLOCK, or CS_BLOCK_SAMPLES
 		      * (formats 1 and 2) */
 	/* each block's directory entry, parsed */
@@ -80,6 +84,7 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
+	cs_rans_table rans; /* format 4: the chunk's frequency table */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

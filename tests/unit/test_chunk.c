@@ -344,6 +344,59 @@ static void test_compact_format(void **state)
 	cs_codec_free(c);
 }
 
+/* Format 4: a smooth counter with noise of 201 values codes its
+ * differences (rANS) where that beats packing; every value round-trips,
+ * block by block through the partial-read path too, with gaps, with
+ * differences near 2^54, and a damaged frequency table is refused. */
+static void test_entropy_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static double v[4096], out[4096];
+	uint64_t seed = 17;
+	for (int i = 0; i < 4096; i++)
+		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 4);
+	/* the differences' entropy is about 8.3 bits (a triangle of 401
+	 * values); packing the values takes 10 a value or more */
+	if (!(b.len < 4096 * 9.2 / 8 + 600))
+		fail_msg("format 4 chunk of %zu bytes", b.len);
+	roundtrip(c, v, 4096);
+	size_t head = cs_values_head_len(b.data);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
+	view.payload = b.data + head;
+	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+		assert_int_equal(cs_values_check_block(&view, blk, err, sizeof err), 0);
+		cs_values_block_decode(&view, blk, out + blk * view.bs);
+	}
+	assert_memory_equal(v, out, sizeof v);
+	/* gaps (bitmaps) and a block of huge steps */
+	for (int i = 0; i < 4096; i += 97)
+		v[i] = NAN;
+	for (int i = 1024; i < 1280; i++)
+		v[i] = (i & 1) ? 9007199254740992.0 : -9007199254740992.0;
+	roundtrip(c, v, 4096);
+	/* odd lengths */
+	roundtrip(c, v, 4095);
+	roundtrip(c, v, 300);
+	/* a frequency table that does not add up: refused, not decoded */
+	for (int i = 0; i < 4096; i++)
+		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 4);
+	head = cs_values_head_len(b.data);
+	b.data[16 + 3] ^= 0x40; /* a frequency of the table, under the header checksum */
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), -EBADMSG);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
 static void test_timeline_blocks(void **state)
@@ -573,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_corruption),
 		cmocka_unit_test(test_unchecked_format),
 		cmocka_unit_test(test_compact_format),
+		cmocka_unit_test(test_entropy_format),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_blob_cache),
 		cmocka_unit_test(test_blob_cache_threads),

@@ -1,0 +1,272 @@
+/*
+ * rans.c - rANS over zigzagged differences (rans.h).
+ */
+#include "rans.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define M (1u << CS_RANS_SCALE)
+#define RANS_L (1u << 23) /* the state stays in [RANS_L, 256 RANS_L) */
+#define CHUNK_BITS 12u    /* raw bits go through the coder at most 12 at a time */
+
+unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits)
+{
+	if (z < 16) {
+		*extra_bits = 0;
+		return (unsigned)z;
+	}
+	unsigned k = 64u - (unsigned)__builtin_clzll(z);
+	*extra_bits = k - 4;
+	return 16u + 8u * (k - 5) + (unsigned)((z >> (k - 4)) & 7);
+}
+
+/* The value of symbol s with its raw bits. */
+static uint64_t sym_value(unsigned s, uint64_t extra)
+{
+	if (s < 16)
+		return s;
+	unsigned k = (s - 16) / 8 + 5;
+	return ((uint64_t)(8 | ((s - 16) & 7)) << (k - 4)) | extra;
+}
+
+static unsigned sym_extra(unsigned s)
+{
+	return s < 16 ? 0 : (s - 16) / 8 + 1;
+}
+
+static void enc_init(cs_rans_enc *e, uint32_t start, uint32_t freq);
+
+/* A symbol's weight from its one-byte code q: 2^(q/16), as integers both
+ * sides compute alike (base[j] = round(1024 * 2^(j/16))). */
+static uint64_t weight(uint8_t q)
+{
+	static const uint16_t base[16] = {1024, 1069, 1117, 1166, 1218, 1272, 1328, 1387,
+					  1448, 1512, 1579, 1649, 1722, 1798, 1878, 1961};
+	return (uint64_t)base[q & 15] << (q >> 4);
+}
+
+/* Frequencies from the codes of the present symbols, deterministically:
+ * each its share of M (at least 1), what rounding leaves given to or
+ * taken from the largest (the first of equals). Then starts and slots. */
+static int normalise(cs_rans_table *t, const uint8_t *q, const uint8_t *present)
+{
+	uint64_t sum = 0;
+	unsigned end = 0; /* one past the last symbol used */
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++)
+		if (present[s])
+			sum += weight(q[s]), end = s + 1;
+	if (!sum)
+		return -EINVAL;
+	int64_t total = 0;
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
+		uint64_t f = s < end && present[s] ? weight(q[s]) * M / sum : 0;
+		t->freq[s] = (uint16_t)(s < end && present[s] && !f ? 1 : f);
+		total += t->freq[s];
+	}
+	while (total != (int64_t)M) {
+		unsigned top = 0;
+		for (unsigned s = 1; s < end; s++)
+			if (t->freq[s] > t->freq[top])
+				top = s;
+		int64_t d = (int64_t)M - total;
+		if (d < 0 && -d > (int64_t)t->freq[top] - 1)
+			d = 1 - (int64_t)t->freq[top];
+		if (!d)
+			return -EINVAL; /* (cannot happen: at most 432 symbols of 4096 slots) */
+		t->freq[top] = (uint16_t)((int64_t)t->freq[top] + d);
+		total += d;
+	}
+	uint32_t at = 0;
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
+		t->start[s] = (uint16_t)at;
+		at += t->freq[s];
+	}
+	t->end = end;
+	return 0;
+}
+
+int cs_rans_build(cs_rans_coder *c, const uint32_t counts[CS_RANS_SYMS])
+{
+	/* (the coder needs no slot map: only what it uses is cleared) */
+	memset(c->present, 0, sizeof c->present);
+	memset(c->q, 0, sizeof c->q);
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
+		if (!counts[s])
+			continue;
+		double l = 16.0 * log2((double)counts[s]);
+		c->q[s] = (uint8_t)(l > 255 ? 255 : lrint(l));
+		c->present[s] = 1;
+	}
+	cs_rans_table *t = &c->t;
+	int rc = normalise(t, c->q, c->present);
+	for (unsigned s = 0; !rc && s < t->end; s++)
+		if (t->freq[s])
+			enc_init(&c->enc[s], t->start[s], t->freq[s]);
+	return rc;
+}
+
+/* Table bytes: one past the last symbol used (varint), a bitmap of the
+ * symbols used below it, then each used symbol's one-byte weight code. */
+int cs_rans_put(const cs_rans_coder *t, cs_buf *out)
+{
+	unsigned top = 0;
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++)
+		if (t->present[s])
+			top = s + 1;
+	int rc = cs_buf_put_varint(out, top);
+	uint8_t bits[(CS_RANS_SYMS + 7) / 8] = {0};
+	for (unsigned s = 0; s < top; s++)
+		if (t->present[s])
+			bits[s / 8] |= (uint8_t)(1u << (s % 8));
+	rc = rc ? rc : cs_buf_append(out, bits, (top + 7) / 8);
+	for (unsigned s = 0; !rc && s < top; s++)
+		if (t->present[s])
+			rc = cs_buf_append(out, &t->q[s], 1);
+	return rc;
+}
+
+int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t top;
+	uint8_t present[CS_RANS_SYMS] = {0}, q[CS_RANS_SYMS] = {0};
+	if (cs_get_varint(p, end, &top) || top == 0 || top > CS_RANS_SYMS ||
+	    (size_t)(end - *p) < (top + 7) / 8)
+		return -EBADMSG;
+	const uint8_t *bits = *p;
+	*p += (top + 7) / 8;
+	if (top % 8 && bits[top / 8] >> (top % 8))
+		return -EBADMSG;
+	for (unsigned s = 0; s < top; s++) {
+		if (!(bits[s / 8] >> (s % 8) & 1))
+			continue;
+		if (*p >= end)
+			return -EBADMSG;
+		present[s] = 1;
+		q[s] = *(*p)++;
+	}
+	if (!present[top - 1] || normalise(t, q, present))
+		return -EBADMSG;
+	for (unsigned k = 0; k < CS_RANS_SYMS; k++)
+		for (uint32_t i = 0; i < t->freq[k]; i++)
+			t->slot[t->start[k] + i] = (uint16_t)k;
+	return 0;
+}
+
+uint32_t cs_rans_cost(const cs_rans_table *t, uint64_t z)
+{
+	unsigned extra, s = cs_rans_sym(z, &extra);
+	if (!t->freq[s])
+		return UINT32_MAX / 2;
+	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * extra;
+}
+
+/* A symbol as the coder takes it: division by its frequency done as a
+ * multiplication by a reciprocal (F. Giesen, ryg_rans, after Alverson,
+ * "Integer division using reciprocals"). */
+typedef cs_rans_enc enc_sym;
+
+static void enc_init(enc_sym *e, uint32_t start, uint32_t freq)
+{
+	e->xmax = ((RANS_L >> CS_RANS_SCALE) << 8) * freq;
+	e->cmpl = (uint16_t)(M - freq);
+	if (freq < 2) {
+		/* x / 1 by the reciprocal 2^32 - 1, exact for x < 2^31 */
+		e->rcp = ~0u;
+		e->shift = 0;
+		e->bias = start + M - 1;
+	} else {
+		uint32_t sh = 0;
+		while (freq > (1u << sh))
+			sh++;
+		e->rcp = (uint32_t)(((1ull << (sh + 31)) + freq - 1) / freq);
+		e->shift = (uint16_t)(sh - 1);
+		e->bias = start;
+	}
+}
+
+static inline void put_sym(uint32_t *x, uint8_t **ptr, const enc_sym *e)
+{
+	uint32_t v = *x;
+	while (v >= e->xmax) {
+		*--*ptr = (uint8_t)v;
+		v >>= 8;
+	}
+	uint32_t q = (uint32_t)(((uint64_t)v * e->rcp) >> 32) >> e->shift;
+	*x = v + e->bias + q * e->cmpl;
+}
+
+/* k raw bits (1..12) as one of 2^k equal symbols: a power-of-two
+ * frequency, so shifts for the division */
+static inline void put_raw(uint32_t *x, uint8_t **ptr, uint32_t value, unsigned k)
+{
+	unsigned fs = CS_RANS_SCALE - k;
+	uint32_t v = *x, xmax = ((RANS_L >> CS_RANS_SCALE) << 8) << fs;
+	while (v >= xmax) {
+		*--*ptr = (uint8_t)v;
+		v >>= 8;
+	}
+	*x = ((v >> fs) << CS_RANS_SCALE) + (v & ((1u << fs) - 1)) + (value << fs);
+}
+
+int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	/* at most two bytes a step, six steps a value (a symbol, 52 raw bits):
+	 * written downwards from the end of that much room in out, then
+	 * moved up behind the state */
+	size_t bound = (size_t)n * 12 + 8;
+	int rc = cs_buf_reserve(out, bound + 4);
+	if (rc)
+		return rc;
+	const enc_sym *es = c->enc;
+	uint8_t *end = out->data + out->len + 4 + bound, *ptr = end;
+	uint32_t x = RANS_L;
+	/* last value first, and in each value its raw bits before its symbol:
+	 * the decoder takes them the other way round */
+	for (uint32_t i = n; i-- > 0;) {
+		unsigned extra, s = cs_rans_sym(z[i], &extra);
+		uint64_t raw = extra ? z[i] & ((1ull << extra) - 1) : 0;
+		unsigned chunks = (extra + CHUNK_BITS - 1) / CHUNK_BITS;
+		for (unsigned j = chunks; j-- > 0;) {
+			unsigned lo = j * CHUNK_BITS, k = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
+			put_raw(&x, &ptr, (uint32_t)((raw >> lo) & ((1u << k) - 1)), k);
+		}
+		put_sym(&x, &ptr, &es[s]);
+	}
+	uint8_t *dst = out->data + out->len;
+	size_t len = (size_t)(end - ptr);
+	dst[0] = (uint8_t)x, dst[1] = (uint8_t)(x >> 8), dst[2] = (uint8_t)(x >> 16), dst[3] = (uint8_t)(x >> 24);
+	memmove(dst + 4, ptr, len);
+	out->len += 4 + len;
+	return 0;
+}
+
+void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+		    uint64_t *z)
+{
+	const uint8_t *end = p + len;
+	uint32_t x = 0;
+	for (unsigned i = 0; i < 4 && p < end; i++)
+		x |= (uint32_t)*p++ << (8 * i);
+	const uint32_t mask = M - 1;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned s = t->slot[x & mask];
+		x = t->freq[s] * (x >> CS_RANS_SCALE) + (x & mask) - t->start[s];
+		while (x < RANS_L && p < end)
+			x = (x << 8) | *p++;
+		unsigned extra = sym_extra(s);
+		uint64_t raw = 0;
+		for (unsigned lo = 0; lo < extra; lo += CHUNK_BITS) {
+			unsigned k = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
+			uint32_t v = (x & mask) >> (CS_RANS_SCALE - k);
+			x = (1u << (CS_RANS_SCALE - k)) * (x >> CS_RANS_SCALE) + (x & mask) -
+			    (v << (CS_RANS_SCALE - k));
+			while (x < RANS_L && p < end)
+				x = (x << 8) | *p++;
+			raw |= (uint64_t)v << lo;
+		}
+		z[i] = sym_value(s, raw);
+	}
+}

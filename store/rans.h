@@ -1,0 +1,76 @@
+/*
+ * rans.h - the entropy coder of integer value blocks (cs_rans_*): a
+ * range asymmetric numeral system (rANS, J. Duda, "Asymmetric numeral
+ * systems", arXiv:1311.2540), byte-wise renormalised with a 32-bit state
+ * as in F. Giesen's public-domain ryg_rans, over a static table of
+ * 12-bit frequencies a chunk keeps in its directory.
+ *
+ * What is coded are zigzagged differences between neighbouring values.
+ * A value below 16 is a symbol of its own; a larger one of bit length k
+ * is symbol 16 + 8 (k - 5) + its three bits below the leading one, and
+ * its k - 4 lower bits follow it as uniform steps of at most 12 bits: 432
+ * symbols cover every difference of values within +-2^53. The layout is
+ * in docs/schema.md.
+ */
+#ifndef CS_RANS_H
+#define CS_RANS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define CS_RANS_SYMS 432u
+#define CS_RANS_SCALE 12u /* frequencies sum to 1 << CS_RANS_SCALE */
+
+/* A table is stored as each used symbol's weight code q (weight 2^(q/16)),
+ * from which coder and decoder work out the same frequencies. What a
+ * decoder keeps: */
+typedef struct cs_rans_table {
+	uint16_t freq[CS_RANS_SYMS], start[CS_RANS_SYMS];
+	uint16_t slot[1u << CS_RANS_SCALE]; /* the symbol of each slot */
+	unsigned end;                       /* one past the last symbol used */
+} cs_rans_table;
+
+/* What the coder keeps besides: the codes, and each used symbol with its
+ * division by its frequency made a multiplication. */
+typedef struct cs_rans_enc {
+	uint32_t xmax, rcp, bias;
+	uint16_t cmpl, shift;
+} cs_rans_enc;
+typedef struct cs_rans_coder {
+	cs_rans_table t;
+	uint8_t present[CS_RANS_SYMS], q[CS_RANS_SYMS];
+	cs_rans_enc enc[CS_RANS_SYMS];
+} cs_rans_coder;
+
+/* The symbol of zigzag value z, and how many raw bits follow it. */
+unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits);
+
+/* The table for the symbol counts given: each counted symbol's weight
+ * code (16 log2 of its count), the frequencies they give (each at least
+ * one slot) and the coder's view of them; the slot map, which only
+ * decoding needs, is left as it was. 0, or -EINVAL when nothing was
+ * counted. */
+int cs_rans_build(cs_rans_coder *c, const uint32_t counts[CS_RANS_SYMS]);
+
+/* The table's bytes (docs/schema.md), appended to out. 0 or -ENOMEM. */
+int cs_rans_put(const cs_rans_coder *c, cs_buf *out);
+
+/* Reads a table at *p (before end), advancing *p; fills the slot map. 0,
+ * or -EBADMSG for a table that is cut short or does not add up. */
+int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end);
+
+/* The cost of coding z with t, in 1/256 bits. */
+uint32_t cs_rans_cost(const cs_rans_table *t, uint64_t z);
+
+/* Codes z[0..n) (every symbol in t) and appends the stream (a 4-byte
+ * state, then bytes) to out. 0 or -ENOMEM. */
+int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
+
+/* Decodes n values from p[0..len) into z. Never reads outside p[0..len):
+ * a stream cut short decodes to something, never past its end. */
+void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+		    uint64_t *z);
+
+#endif
