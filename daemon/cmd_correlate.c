@@ -89,16 +89,8 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		   *swin = NULL, *bin = NULL, *lag = NULL, *mhz = NULL, *sclock = NULL;
 	int json = 0, csv = 0, kernels = 0, compare = 0;
 	memset(c, 0, sizeof *c);
-	const cs_opt figure[] = {
-		{"db", &c->db, NULL},		{"hw", &hw, NULL},
-		{"sim", &sim, NULL},		{"hw-metric", &hm, NULL},
-		{"sim-metric", &sm, NULL},	{"map", &map, NULL},
-		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
-		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
-		{"hw-clock-mhz", &mhz, NULL},	{"sim-clock", &sclock, NULL},
-		{"output", &c->out, NULL},	{"kernels", NULL, &kernels},
-		{"compare", NULL, &compare},	{NULL, NULL, NULL},
-	};
+	/* the last three by command: correlate --json, --csv, --kernels;
+	 * report --json, -o; plot --compare, -o, --kernels */
 	const cs_opt all[] = {
 		{"db", &c->db, NULL},		{"hw", &hw, NULL},
 		{"sim", &sim, NULL},		{"hw-metric", &hm, NULL},
@@ -106,14 +98,14 @@ static int corr_args(const cs_cmd *cmd, int argc, char **argv, int report, corr_
 		{"hw-window", &hwin, NULL},	{"sim-window", &swin, NULL},
 		{"bin-cycles", &bin, NULL},	{"max-lag", &lag, NULL},
 		{"hw-clock-mhz", &mhz, NULL},	{"sim-clock", &sclock, NULL},
-		{"json", NULL, &json},
+		{report == 2 ? "compare" : "json", NULL, report == 2 ? &compare : &json},
 		{report ? "output" : "csv", report ? &c->out : NULL, report ? NULL : &csv},
-		{report ? NULL : "kernels", NULL, &kernels},
+		{report == 1 ? NULL : "kernels", NULL, &kernels},
 		{NULL, NULL, NULL},
 	};
 	const char *pos[1];
 	int npos;
-	int rc = cs_cli_parse(cmd, argc, argv, report == 2 ? figure : all, pos, 0, &npos);
+	int rc = cs_cli_parse(cmd, argc, argv, all, pos, 0, &npos);
 	if (rc)
 		return rc; /* CS_CLI_HELP too: the caller must stop, not go on */
 	if (!hw || !sim)
