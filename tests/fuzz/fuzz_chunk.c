@@ -60,13 +60,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			counts[cs_rans_sym(z[n], &extra)]++;
 			n++;
 		}
-		cs_buf b = CS_BUF_INIT;
-		if (n && cs_rans_build(&coder, counts) == 0 && cs_rans_encode(&coder, z, n, &b) == 0) {
-			cs_rans_decode(&coder.t, b.data, b.len, n, back);
+		/* through the table's bytes, as a reader gets it */
+		cs_buf b = CS_BUF_INIT, tb = CS_BUF_INIT;
+		if (n && cs_rans_build(&coder, counts) == 0 && cs_rans_put(&coder, &tb) == 0 &&
+		    cs_rans_encode(&coder, z, n, &b) == 0) {
+			const uint8_t *q = tb.data;
+			if (cs_rans_parse(&t, &q, tb.data + tb.len) || q != tb.data + tb.len)
+				abort();
+			cs_rans_decode(&t, b.data, b.len, n, back);
 			if (memcmp(z, back, n * sizeof *z))
 				abort();
 		}
 		cs_buf_free(&b);
+		cs_buf_free(&tb);
 	}
 	return 0;
 }
