@@ -51,7 +51,7 @@ start() {
 # wait_run NAME STATUS: polls until the run has that status
 wait_run() {
 	i=0
-	while [ $i -lt 200 ]; do
+	while [ $i -lt 1200 ]; do
 		get "$U/api/v1/runs?name=$1" 2>/dev/null | grep -q "\"status\":\"$2\"" && return 0
 		sleep 0.05
 		i=$((i + 1))
@@ -132,7 +132,7 @@ head -n 1 "$T/ranges.csv" | grep -q '^kind,name,t0,t1,device,stream,correlation_
 	--expect "$T/grow.csv" >"$T/grow.out" 2>&1 &
 PP=$!
 i=0
-while [ $i -lt 100 ] && [ "$(status /api/v1/runs/grow)" != 200 ]; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 600 ] && [ "$(status /api/v1/runs/grow)" != 200 ]; do sleep 0.05; i=$((i + 1)); done
 get -N --max-time 30 -o "$T/follow.txt" "$U/api/v1/runs/grow/follow?heartbeat_ms=300"
 wait $PP
 python3 - "$T/follow.txt" "$T/grow.csv" >"$T/why" 2>&1 <<'PY'
@@ -346,7 +346,7 @@ expect "the daemon still answers" /api/v1/health 200 ok
 "$PRODUCE" --socket "$SOCK" --name killed --samples 1000000 --metrics 4 --stall-after 50000 2>"$T/p.err" &
 PP=$!
 i=0
-while [ $i -lt 200 ] && ! grep -q stalled "$T/p.err"; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 1200 ] && ! grep -q stalled "$T/p.err"; do sleep 0.05; i=$((i + 1)); done
 sleep 0.3
 # DELETE /api/v1/runs/RUN: refused while a producer writes the run (409),
 # without the token (401), for a run that does not exist (404); done

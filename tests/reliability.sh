@@ -84,7 +84,7 @@ printf 'http_header_timeout_s = 3\n' >"$T/slow.conf"
 "$CS" serve --db "$T/slow.db" --socket "$T/slow.sock" --listen 127.0.0.1:0 --config "$T/slow.conf" \
 	--token tok --log "$T/slow.log" 2>"$T/stderr" &
 DPID=$!
-i=0; while [ $i -lt 200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+i=0; while [ $i -lt 1200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
 cat >"$T/slow.py" <<'PY'
 import socket, sys, threading, time

@@ -94,7 +94,7 @@ serve() {
 	"$CS" serve --db "$db" --socket "$sock" --listen 127.0.0.1:0 "$@" 2>"$err" &
 	DPID=$!
 	i=0
-	while [ $i -lt 200 ] && ! grep -q 'http://' "$err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+	while [ $i -lt 1200 ] && ! grep -q 'http://' "$err" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$err" | head -n 1)
 }
 serve "$DB" "$T/s.sock" "$T/stderr" --log "$T/log"
