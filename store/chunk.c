@@ -485,7 +485,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 	uint32_t cost[CS_RANS_SYMS];
 	const cs_rans_table *rt = &c->rans.t;
 	for (unsigned s = 0; s < rt->end; s++)
-		cost[s] = rt->freq[s] ? cs_rans_cost(rt, s < 16 ? s : (uint64_t)(8 | ((s - 16) & 7)) << ((s - 16) / 8 + 1)) : 0;
+		cost[s] = rt->freq[s] ? cs_rans_cost(rt, s) : 0;
 	size_t table = c->dir2.len, saved = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		if (!use[b])

@@ -155,12 +155,9 @@ int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end)
 	return 0;
 }
 
-uint32_t cs_rans_cost(const cs_rans_table *t, uint64_t z)
+uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s)
 {
-	unsigned extra, s = cs_rans_sym(z, &extra);
-	if (!t->freq[s])
-		return UINT32_MAX / 2;
-	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * extra;
+	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * sym_extra(s);
 }
 
 /* A symbol as the coder takes it: division by its frequency done as a

@@ -61,8 +61,9 @@ int cs_rans_put(const cs_rans_coder *c, cs_buf *out);
  * or -EBADMSG for a table that is cut short or does not add up. */
 int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end);
 
-/* The cost of coding z with t, in 1/256 bits. */
-uint32_t cs_rans_cost(const cs_rans_table *t, uint64_t z);
+/* The cost of coding a value of symbol s with t, its raw bits included,
+ * in 1/256 bits (s must be used by t). */
+uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s);
 
 /* Codes z[0..n) (every symbol in t) and appends the stream (a 4-byte
  * state, then bytes) to out. 0 or -ENOMEM. */

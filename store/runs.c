@@ -264,35 +264,31 @@ double cs_runs_clock(cs_store *s, int64_t run, const char *domain)
 	return hz;
 }
 
-int cs_runs_origin(cs_store *s, int64_t run, uint64_t *origin)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = prepare(s, "SELECT " ORIGIN_SQL " FROM runs r WHERE r.id = ?1", &st);
-	if (rc)
-		return rc;
-	sqlite3_bind_int64(st, 1, run);
-	if ((rc = one_run(s, st, "reading a run's origin")) == 0)
-		*origin = (uint64_t)sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return rc;
-}
-
 int cs_runs_time(cs_store *s, int64_t run, const char *spec, uint64_t *out, char *err,
 		 size_t errlen)
 {
 	cs_time_spec t;
 	if (cs_time_parse(spec, &t, err, errlen))
 		return -EINVAL;
-	cs_run_summary sum;
+	/* the run's unit and origin, in one look (an address's from and to
+	 * each come here, on every zoom) */
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s, "SELECT r.time_unit = 'cycle', " ORIGIN_SQL " FROM runs r WHERE r.id = ?1",
+			 &st);
+	int cycles = 0;
 	uint64_t origin = 0;
-	int rc = cs_runs_summary(s, run, &sum);
-	if (rc == 0 && !t.absolute)
-		rc = cs_runs_origin(s, run, &origin);
+	if (rc == 0) {
+		sqlite3_bind_int64(st, 1, run);
+		if ((rc = one_run(s, st, "reading a run's unit and origin")) == 0) {
+			cycles = sqlite3_column_int(st, 0);
+			origin = t.absolute ? 0 : (uint64_t)sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
 	if (rc) {
 		snprintf(err, errlen, "%s", cs_store_errmsg(s));
 		return rc;
 	}
-	int cycles = !strcmp(sum.time_unit, "cycle");
 	double v = t.value;
 	int converted = (t.unit == CS_TIME_NS && cycles) || (t.unit == CS_TIME_CYCLE && !cycles);
 	if (converted) {

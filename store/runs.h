@@ -65,13 +65,10 @@ typedef struct cs_run_summary {
 /* Fills *out for run. 0, -ENOENT for no such run, or an error. */
 int cs_runs_summary(cs_store *s, int64_t run, cs_run_summary *out);
 
-/* Where a run's times are counted from (its axes, the times options and
- * addresses give): its first sample, else its first range, else 0. 0,
- * -ENOENT for no such run, or an error. */
-int cs_runs_origin(cs_store *s, int64_t run, uint64_t *origin);
-
 /* A time given for run (cs_time_parse's grammar) as a stored time: from
- * the run's origin unless '@', converted to the run's unit at its clock.
+ * the run's origin (where its times count from, its axes included: its
+ * first sample, else its first range, else 0; the run JSON's "origin")
+ * unless '@', converted to the run's unit at its clock.
  * 0, or -EINVAL with the reason in err (an input the run cannot convert:
  * a unit that needs the clock it lacks, past the end of time). */
 int cs_runs_time(cs_store *s, int64_t run, const char *spec, uint64_t *out, char *err,

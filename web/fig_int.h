@@ -41,6 +41,8 @@ typedef struct range {
 /* fig_svg.c: SVG text (the first -ENOMEM stops writing) */
 void fig_put(svg *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void fig_put_esc(svg *s, const char *t);
+/* "<title>t</title>" (escaped), or nothing when t is NULL: an element's hover text. */
+void fig_put_title(svg *s, const char *t);
 void fig_put_kv(svg *s, const char *name, const char *value);
 void fig_put_text(svg *s, double x, double y, const char *attr, const char *t);
 void fig_put_fit(svg *s, const char *t, double fs, double max);

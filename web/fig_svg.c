@@ -65,6 +65,15 @@ void fig_put_esc(svg *s, const char *t)
 	}
 }
 
+void fig_put_title(svg *s, const char *t)
+{
+	if (!t)
+		return;
+	fig_put(s, "<title>");
+	fig_put_esc(s, t);
+	fig_put(s, "</title>");
+}
+
 /* ` name="value"`, the value escaped. */
 void fig_put_kv(svg *s, const char *name, const char *value)
 {

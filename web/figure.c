@@ -596,10 +596,9 @@ static int draw_points(svg *s, const cs_fig_series *se, const axis *x, const axi
 		if (fig_blank(hover)) {
 			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\"/>\n", qx, qy);
 		} else {
-			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" data-i=\"%zu\"><title>", qx,
-				qy, i);
-			fig_put_esc(s, hover);
-			fig_put(s, "</title></circle>\n");
+			fig_put(s, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" data-i=\"%zu\">", qx, qy, i);
+			fig_put_title(s, hover);
+			fig_put(s, "</circle>\n");
 		}
 		if (!fig_blank(label))
 			fig_put_text(s, qx + 5, qy - 5, "font-size=\"10\" fill=\"#333\"", label);
@@ -823,11 +822,7 @@ static int draw_lanes(svg *s, const cs_fig *f, const lay *L)
 			    qb - qa >= 3 ? " stroke=\"#fff\" stroke-width=\"0.5\"" : "");
 			fig_put_kv(s, "fill", c);
 			fig_put(s, " fill-opacity=\"0.75\">");
-			if (sp->label) {
-				fig_put(s, "<title>");
-				fig_put_esc(s, sp->label);
-				fig_put(s, "</title>");
-			}
+			fig_put_title(s, sp->label);
 			fig_put(s, "</rect>\n");
 			char cut[256];
 			const char *text = fit_label(sp->label, qb - qa - 6, cut, sizeof cut);
@@ -865,11 +860,7 @@ static void draw_links(svg *s, const cs_fig *f, const lay *L)
 			   "stroke-width=\"1.5\"", xa, ya, xb, yb);
 		fig_put_kv(s, "stroke", k->color ? k->color : "#888");
 		fig_put(s, ">");
-		if (k->label) {
-			fig_put(s, "<title>");
-			fig_put_esc(s, k->label);
-			fig_put(s, "</title>");
-		}
+		fig_put_title(s, k->label);
 		fig_put(s, "</line>\n");
 	}
 	fig_put(s, "</g>\n");
