@@ -27,6 +27,10 @@
  * entries and entropy-coded integer blocks (written only where they pay) */
 #define FORMAT_ENTROPY 4
 #define COMPACT(f) ((f) == FORMAT_COMPACT || (f) == FORMAT_ENTROPY)
+/* timeline modes (format 4): each kind of step against a fixed reference
+ * rather than the step before */
+#define TL_T0_FIXED 0x01
+#define TL_DUR_FIXED 0x02
 #define FLAG_ZSTD 0x01
 #define HEADER_LEN 16
 #define DIR_ENTRY_LEN_V1 28
@@ -58,7 +62,10 @@ struct cs_codec {
 	cs_buf tscratch; /* decompressed payload of the open timeline */
 	cs_buf packed;  /* compressed payload being written */
 	cs_buf raw2, dir2; /* payload and directory with entropy-coded blocks */
-	cs_rans_coder rans; /* the table being written */
+	cs_rans_coder rans; /* the table being written (timelines: their t0 steps') */
+	cs_rans_coder rans2; /* timelines: their durations' table */
+	uint64_t *tz;        /* timelines: the steps, and then their symbols */
+	uint32_t tcounts[4][CS_RANS_SYMS]; /* timelines: symbols counted both ways */
 	uint32_t counts[CS_RANS_SYMS]; /* its symbols' counts */
 	block_info *bi;                /* the blocks being written, and */
 	uint32_t *off;                 /* where their payloads start in raw */
@@ -97,6 +104,7 @@ void cs_codec_free(cs_codec *c)
 	free(c->bi);
 	free(c->off);
 	free(c->z);
+	free(c->tz);
 	free(c);
 }
 
@@ -607,8 +615,6 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	uint8_t format = blob[0];
 	if (!COMPACT(format) && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
-	if (!values && format == FORMAT_ENTROPY)
-		return seterr(err, errlen, "unknown timeline format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
 	uint32_t n = cs_get_u32(blob + 4);
@@ -618,7 +624,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 		return seterr(err, errlen, "chunk sample count out of range");
 	if (values && !COMPACT(format) && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
-	if (!values && cs_get_u16(blob + 2) != 0 && format == FORMAT_COMPACT)
+	if (!values && cs_get_u16(blob + 2) != 0 && COMPACT(format))
 		return seterr(err, errlen, "unknown timeline header");
 	size_t before = values ? values_dir_len(blob) : 0;
 	if (values && !before)
@@ -633,8 +639,13 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 							  : "timeline checksum mismatch");
 	}
 	/* No chunk of n samples needs more than 8 bytes a value plus 16 of
-	 * bitmap a block, or 20 bytes of varints a sample. */
-	if (raw_len > (size_t)n * 24 + 64)
+	 * bitmap a block, or 20 bytes of varints a sample; a format 4
+	 * timeline up to 12 bytes a coded value (two a sample), 42 a block of
+	 * 128 and its two tables (at most 560 bytes each). */
+	size_t most = (size_t)n * 24 + 64;
+	if (!values && format == FORMAT_ENTROPY)
+		most = (size_t)n * 25 + 64 + 2 * 560;
+	if (raw_len > most)
 		return seterr(err, errlen, "chunk payload size out of range");
 	const uint8_t *p = blob + HEADER_LEN + before;
 	if (blob[1] & FLAG_ZSTD) {
@@ -694,7 +705,7 @@ static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
 	int64_t prev_min = 0, prev_sum = 0;
-	if (entropy && cs_rans_parse(&view->rans, &p, end))
+	if (entropy && cs_rans_parse(&view->rans, &p, end, CS_RANS_VALUE_SYMS))
 		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
 		uint32_t blen = cs_values_block_len(view, b);
@@ -928,14 +939,69 @@ void cs_values_decode(const cs_values_view *view, double *out)
 		cs_values_block_decode(view, b, out + (size_t)b * view->bs);
 }
 
-/* Format 3 timeline payload (before zstd): for each block of
- * CS_BLOCK_SAMPLES samples, three varints: its first t0 (block 0) or how
- * far it is past the previous block's first t0, its last t0 minus its
- * first, and the length of its stream; then the streams, block after
- * block. A block's stream restarts the deltas: per sample j, zigzag of
- * (t0[j] - t0[j-1]) - (t0[j-1] - t0[j-2]) for j >= 1 (the delta before
- * j = 1 taken as 0), then zigzag of d[j] - d[j-1] with d = t1 - t0 and
- * d[-1] = 0. */
+/* Timelines (format 4; format 3, varints under zstd, is still read): per
+ * sample a t0 step (t0[j] - t0[j-1], from the second sample of a block on)
+ * and a duration (t1[j] - t0[j]), each coded as the zigzagged difference
+ * from a prediction: the step or duration before it (from a reference
+ * value at a block's start), or the reference itself, whichever the
+ * chunk's counts say is cheaper. The references are the medians; one rANS
+ * table per kind of step; a block's values interleaved in one stream,
+ * duration first. */
+
+/* The median of v[0..n) (n >= 1), reordering v: N. Wirth's selection
+ * ("Algorithms + Data Structures = Programs", 1976). */
+static uint64_t median(uint64_t *v, uint32_t n)
+{
+	int64_t lo = 0, hi = (int64_t)n - 1, k = n / 2;
+	while (lo < hi) {
+		uint64_t x = v[k];
+		int64_t i = lo, j = hi;
+		do {
+			while (v[i] < x)
+				i++;
+			while (x < v[j])
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		} while (i <= j);
+		if (j < k)
+			lo = i;
+		if (k < i)
+			hi = j;
+	}
+	return v[k];
+}
+
+/* Bits of coding what counts counted with a table made from them: order-0
+ * entropy, raw bits and a byte of table a symbol. */
+static double coded_bits(const uint32_t counts[CS_RANS_SYMS])
+{
+	double total = 0, bits = 0;
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++)
+		total += counts[s];
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
+		if (!counts[s])
+			continue;
+		unsigned extra = s < 16 ? 0 : (s - 16) / 8 + 1;
+		bits += counts[s] * (log2(total / counts[s]) + extra) + 8;
+	}
+	return bits;
+}
+
+static uint64_t step_sym(uint64_t v, uint64_t pred)
+{
+	return cs_zigzag((int64_t)(v - pred));
+}
+
+static void count_sym(uint32_t *counts, uint64_t z)
+{
+	unsigned extra;
+	counts[cs_rans_sym(z, &extra)]++;
+}
+
 int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 		       uint32_t n, cs_buf *out)
 {
@@ -944,30 +1010,74 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 	for (uint32_t i = 0; i < n; i++) /* what the decoder accepts: below 2^63 */
 		if (t1[i] < t0[i] || (i && t0[i] < t0[i - 1]) || t1[i] > INT64_MAX)
 			return -EINVAL;
+	if (!c->tz && !(c->tz = malloc(2 * (size_t)CS_CHUNK_MAX * sizeof *c->tz)))
+		return -ENOMEM;
 	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
+	/* the references: medians of the steps and of the durations */
+	uint64_t *tmp = c->tz;
+	uint32_t nsteps = 0;
+	for (uint32_t i = 1; i < n; i++)
+		if (i % CS_BLOCK_SAMPLES)
+			tmp[nsteps++] = t0[i] - t0[i - 1];
+	uint64_t ref_step = nsteps ? median(tmp, nsteps) : 0;
+	for (uint32_t i = 0; i < n; i++)
+		tmp[i] = t1[i] - t0[i];
+	uint64_t ref_dur = median(tmp, n);
+	/* each kind's symbols counted both ways: [0] chained, [1] fixed */
+	uint32_t (*counts)[CS_RANS_SYMS] = c->tcounts;
+	memset(c->tcounts, 0, sizeof c->tcounts);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t dur = t1[i] - t0[i];
+		uint64_t pdur = i % CS_BLOCK_SAMPLES ? t1[i - 1] - t0[i - 1] : ref_dur;
+		count_sym(counts[2], step_sym(dur, pdur));
+		count_sym(counts[3], step_sym(dur, ref_dur));
+		if (!(i % CS_BLOCK_SAMPLES))
+			continue;
+		uint64_t step = t0[i] - t0[i - 1];
+		uint64_t pstep = (i - 1) % CS_BLOCK_SAMPLES ? t0[i - 1] - t0[i - 2] : ref_step;
+		count_sym(counts[0], step_sym(step, pstep));
+		count_sym(counts[1], step_sym(step, ref_step));
+	}
+	uint8_t mode = 0;
+	if (coded_bits(counts[1]) < coded_bits(counts[0]))
+		mode |= TL_T0_FIXED;
+	if (coded_bits(counts[3]) < coded_bits(counts[2]))
+		mode |= TL_DUR_FIXED;
+	uint32_t *step_counts = counts[mode & TL_T0_FIXED ? 1 : 0];
+	if (!nsteps)
+		step_counts[0] = 1; /* blocks of one sample: a table all the same */
+	int rc = cs_rans_build(&c->rans, step_counts);
+	rc = rc ? rc : cs_rans_build(&c->rans2, counts[mode & TL_DUR_FIXED ? 3 : 2]);
 	cs_buf_reset(&c->raw);
 	cs_buf_reset(&c->dir); /* the streams, appended to raw after the block list */
-	int rc = 0;
+	rc = rc ? rc : cs_buf_append(&c->raw, &mode, 1);
+	rc = rc ? rc : cs_buf_put_varint(&c->raw, ref_step);
+	rc = rc ? rc : cs_buf_put_varint(&c->raw, ref_dur);
+	rc = rc ? rc : cs_rans_put(&c->rans, &c->raw);
+	rc = rc ? rc : cs_rans_put(&c->rans2, &c->raw);
+	const cs_rans_coder *tabs[2] = {&c->rans2, &c->rans}; /* duration, then step */
 	for (uint32_t b = 0; !rc && b < nblocks; b++) {
 		uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < n ? j0 + CS_BLOCK_SAMPLES : n;
-		size_t before = c->dir.len;
-		int64_t prev_delta = 0, prev_dur = 0;
-		for (uint32_t i = j0; !rc && i < j1; i++) {
-			int64_t dur = (int64_t)(t1[i] - t0[i]);
-			if (i > j0) {
-				int64_t delta = (int64_t)(t0[i] - t0[i - 1]);
-				rc = cs_buf_put_varint(&c->dir, cs_zigzag(delta - prev_delta));
-				prev_delta = delta;
+		uint64_t *z = c->tz;
+		uint32_t nz = 0;
+		for (uint32_t i = j0; i < j1; i++) {
+			uint64_t dur = t1[i] - t0[i];
+			uint64_t pdur = i > j0 && !(mode & TL_DUR_FIXED) ? t1[i - 1] - t0[i - 1] : ref_dur;
+			z[nz++] = step_sym(dur, pdur);
+			if (i + 1 < j1) {
+				uint64_t step = t0[i + 1] - t0[i];
+				uint64_t pstep = i > j0 && !(mode & TL_T0_FIXED) ? t0[i] - t0[i - 1] : ref_step;
+				z[nz++] = step_sym(step, pstep);
 			}
-			rc = rc ? rc : cs_buf_put_varint(&c->dir, cs_zigzag(dur - prev_dur));
-			prev_dur = dur;
 		}
+		size_t before = c->dir.len;
+		rc = cs_rans_encode_n(tabs, 2, z, nz, &c->dir);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw, b ? t0[j0] - t0[j0 - CS_BLOCK_SAMPLES] : t0[0]);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw, t0[j1 - 1] - t0[j0]);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw, c->dir.len - before);
 	}
 	rc = rc ? rc : cs_buf_append(&c->raw, c->dir.data, c->dir.len);
-	return rc ? rc : finish_blob(c, FORMAT_COMPACT, &c->raw, n, NULL, 0, 1, out);
+	return rc ? rc : finish_blob(c, FORMAT_ENTROPY, &c->raw, n, NULL, 0, 0, out);
 }
 
 /* Decodes a whole format 1 or 2 timeline (one delta stream). */
@@ -1017,7 +1127,19 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 	v->t0 = t0;
 	v->t1 = t1;
 	const uint8_t *end = p + plen;
-	v->blocked = blob[0] == FORMAT_COMPACT;
+	v->blocked = COMPACT(blob[0]);
+	v->entropy = blob[0] == FORMAT_ENTROPY;
+	if (v->entropy) {
+		if (p == end || (*p & ~(TL_T0_FIXED | TL_DUR_FIXED)))
+			return seterr(err, errlen, "unknown timeline mode");
+		v->mode = *p++;
+		if (cs_get_varint(&p, end, &v->ref_step) || cs_get_varint(&p, end, &v->ref_dur) ||
+		    v->ref_step > INT64_MAX || v->ref_dur > INT64_MAX)
+			return seterr(err, errlen, "corrupt timeline references");
+		if (cs_rans_parse(&v->tab[0], &p, end, CS_RANS_SYMS) ||
+		    cs_rans_parse(&v->tab[1], &p, end, CS_RANS_SYMS))
+			return seterr(err, errlen, "corrupt timeline frequency table");
+	}
 	if (!v->blocked) {
 		/* older formats: one stream, decoded here whole */
 		rc = decode_stream_v2(p, end, n, t0, t1, err, errlen);
@@ -1052,6 +1174,39 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 	return 0;
 }
 
+/* Block b of a format 4 timeline: samples j0..j1. */
+static int timeline_block_entropy(cs_timeline_view *v, uint32_t b, uint32_t j0, uint32_t j1,
+				  char *err, size_t errlen)
+{
+	uint64_t z[2 * CS_BLOCK_SAMPLES];
+	const cs_rans_table *tabs[2] = {&v->tab[1], &v->tab[0]}; /* duration, then step */
+	cs_rans_decode_n(tabs, 2, v->payload + v->offset[b], v->offset[b + 1] - v->offset[b],
+			 2 * (j1 - j0) - 1, z);
+	uint64_t *t0 = v->t0, *t1 = v->t1;
+	int64_t step = (int64_t)v->ref_step, dur = (int64_t)v->ref_dur;
+	for (uint32_t i = j0; i < j1; i++) {
+		const uint64_t *zi = z + 2 * (i - j0);
+		if (i == j0) {
+			t0[i] = v->first[b];
+		} else {
+			if (v->mode & TL_T0_FIXED)
+				step = (int64_t)v->ref_step;
+			if (__builtin_add_overflow(step, cs_unzigzag(zi[-1]), &step) || step < 0 ||
+			    __builtin_add_overflow(t0[i - 1], (uint64_t)step, &t0[i]) ||
+			    t0[i] > v->last[b])
+				return seterr(err, errlen, "corrupt timeline delta");
+		}
+		if (v->mode & TL_DUR_FIXED)
+			dur = (int64_t)v->ref_dur;
+		if (__builtin_add_overflow(dur, cs_unzigzag(zi[0]), &dur) || dur < 0 ||
+		    __builtin_add_overflow(t0[i], (uint64_t)dur, &t1[i]) || t1[i] > INT64_MAX)
+			return seterr(err, errlen, "corrupt timeline duration");
+	}
+	if (t0[j1 - 1] != v->last[b])
+		return seterr(err, errlen, "corrupt timeline block");
+	return 0;
+}
+
 int cs_timeline_block(cs_timeline_view *v, uint32_t b, char *err, size_t errlen)
 {
 	if (!v->blocked)
@@ -1059,6 +1214,8 @@ int cs_timeline_block(cs_timeline_view *v, uint32_t b, char *err, size_t errlen)
 	const uint8_t *p = v->payload + v->offset[b], *end = v->payload + v->offset[b + 1];
 	uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < v->n ? j0 + CS_BLOCK_SAMPLES : v->n;
 	uint64_t *t0 = v->t0, *t1 = v->t1;
+	if (v->entropy)
+		return timeline_block_entropy(v, b, j0, j1, err, errlen);
 	int64_t delta = 0, dur = 0;
 	for (uint32_t i = j0; i < j1; i++) {
 		uint64_t x;

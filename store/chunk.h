@@ -140,7 +140,11 @@ int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
  * scratch memory and the caller's t0/t1 arrays (n entries). */
 typedef struct cs_timeline_view {
 	uint32_t n, nblocks;
-	int blocked; /* format 3; older timelines are decoded whole at open */
+	int blocked; /* format 3 or 4; older timelines are decoded whole at open */
+	int entropy; /* format 4: */
+	uint8_t mode;
+	uint64_t ref_step, ref_dur;
+	cs_rans_table tab[2]; /* the t0 steps' table, the durations' */
 	const uint8_t *payload;
 	uint64_t *t0, *t1;
 	uint64_t first[CS_CHUNK_MAX_BLOCKS], last[CS_CHUNK_MAX_BLOCKS];

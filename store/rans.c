@@ -12,17 +12,6 @@
 #define RANS_L (1u << 23) /* the state stays in [RANS_L, 256 RANS_L) */
 #define CHUNK_BITS 12u    /* raw bits go through the coder at most 12 at a time */
 
-unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits)
-{
-	if (z < 16) {
-		*extra_bits = 0;
-		return (unsigned)z;
-	}
-	unsigned k = 64u - (unsigned)__builtin_clzll(z);
-	*extra_bits = k - 4;
-	return 16u + 8u * (k - 5) + (unsigned)((z >> (k - 4)) & 7);
-}
-
 /* The value of symbol s with its raw bits. */
 static uint64_t sym_value(unsigned s, uint64_t extra)
 {
@@ -75,7 +64,7 @@ static int normalise(cs_rans_table *t, const uint8_t *q, const uint8_t *present)
 		if (d < 0 && -d > (int64_t)t->freq[top] - 1)
 			d = 1 - (int64_t)t->freq[top];
 		if (!d)
-			return -EINVAL; /* (cannot happen: at most 432 symbols of 4096 slots) */
+			return -EINVAL; /* (cannot happen: at most 496 symbols of 4096 slots) */
 		t->freq[top] = (uint16_t)((int64_t)t->freq[top] + d);
 		total += d;
 	}
@@ -128,11 +117,11 @@ int cs_rans_put(const cs_rans_coder *t, cs_buf *out)
 	return rc;
 }
 
-int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end)
+int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsigned syms)
 {
 	uint64_t top;
 	uint8_t present[CS_RANS_SYMS] = {0}, q[CS_RANS_SYMS] = {0};
-	if (cs_get_varint(p, end, &top) || top == 0 || top > CS_RANS_SYMS ||
+	if (cs_get_varint(p, end, &top) || top == 0 || top > syms || top > CS_RANS_SYMS ||
 	    (size_t)(end - *p) < (top + 7) / 8)
 		return -EBADMSG;
 	const uint8_t *bits = *p;
@@ -208,62 +197,118 @@ static inline void put_raw(uint32_t *x, uint8_t **ptr, uint32_t value, unsigned 
 	*x = ((v >> fs) << CS_RANS_SCALE) + (v & ((1u << fs) - 1)) + (value << fs);
 }
 
-int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+/* The coder, value i with table c[i % k] (k 1 or 2) and, for k = 2, state
+ * i % 2: two rANS states over one byte stream (F. Giesen's interleaving),
+ * so that a decoder works on two values at once. Inlined with k known,
+ * as decode_k. */
+static inline __attribute__((always_inline)) int
+encode_k(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n, cs_buf *out)
 {
-	/* at most two bytes a step, six steps a value (a symbol, 52 raw bits):
+	/* the tables' symbols in locals: the bytes stored below could alias
+	 * anything read through c */
+	const enc_sym *es0 = c[0]->enc, *es1 = c[k > 1 ? 1 : 0]->enc;
+	/* at most two bytes a step, six steps a value (a symbol, 60 raw bits):
 	 * written downwards from the end of that much room in out, then
-	 * moved up behind the state */
-	size_t bound = (size_t)n * 12 + 8;
-	int rc = cs_buf_reserve(out, bound + 4);
+	 * moved up behind the states */
+	size_t bound = (size_t)n * 12 + 8, head = 4 * k;
+	int rc = cs_buf_reserve(out, bound + head);
 	if (rc)
 		return rc;
-	const enc_sym *es = c->enc;
-	uint8_t *end = out->data + out->len + 4 + bound, *ptr = end;
-	uint32_t x = RANS_L;
+	uint8_t *end = out->data + out->len + head + bound, *ptr = end;
+	uint32_t xs[2] = {RANS_L, RANS_L};
 	/* last value first, and in each value its raw bits before its symbol:
 	 * the decoder takes them the other way round */
 	for (uint32_t i = n; i-- > 0;) {
+		uint32_t *x = &xs[k > 1 ? i % 2 : 0];
 		unsigned extra, s = cs_rans_sym(z[i], &extra);
 		uint64_t raw = extra ? z[i] & ((1ull << extra) - 1) : 0;
 		unsigned chunks = (extra + CHUNK_BITS - 1) / CHUNK_BITS;
 		for (unsigned j = chunks; j-- > 0;) {
-			unsigned lo = j * CHUNK_BITS, k = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
-			put_raw(&x, &ptr, (uint32_t)((raw >> lo) & ((1u << k) - 1)), k);
+			unsigned lo = j * CHUNK_BITS, nb = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
+			put_raw(x, &ptr, (uint32_t)((raw >> lo) & ((1u << nb) - 1)), nb);
 		}
-		put_sym(&x, &ptr, &es[s]);
+		put_sym(x, &ptr, k > 1 && i % 2 ? &es1[s] : &es0[s]);
 	}
 	uint8_t *dst = out->data + out->len;
 	size_t len = (size_t)(end - ptr);
-	dst[0] = (uint8_t)x, dst[1] = (uint8_t)(x >> 8), dst[2] = (uint8_t)(x >> 16), dst[3] = (uint8_t)(x >> 24);
-	memmove(dst + 4, ptr, len);
-	out->len += 4 + len;
+	for (unsigned j = 0; j < k; j++)
+		for (unsigned b = 0; b < 4; b++)
+			dst[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
+	memmove(dst + head, ptr, len);
+	out->len += head + len;
 	return 0;
+}
+
+int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	return encode_k(&c, 1, z, n, out);
+}
+
+int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
+		     cs_buf *out)
+{
+	return k == 2 ? encode_k(c, 2, z, n, out) : encode_k(c, 1, z, n, out);
+}
+
+/* One value from state *x with table t, reading renormalisation bytes
+ * from *p (never at or past end). */
+static inline __attribute__((always_inline)) uint64_t
+decode_one(const cs_rans_table *t, uint32_t *x, const uint8_t **p, const uint8_t *end)
+{
+	const uint32_t mask = M - 1;
+	uint32_t v = *x;
+	unsigned s = t->slot[v & mask];
+	v = t->freq[s] * (v >> CS_RANS_SCALE) + (v & mask) - t->start[s];
+	while (v < RANS_L && *p < end)
+		v = (v << 8) | *(*p)++;
+	unsigned extra = sym_extra(s);
+	uint64_t raw = 0;
+	for (unsigned lo = 0; lo < extra; lo += CHUNK_BITS) {
+		unsigned nb = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
+		uint32_t r = (v & mask) >> (CS_RANS_SCALE - nb);
+		v = (1u << (CS_RANS_SCALE - nb)) * (v >> CS_RANS_SCALE) + (v & mask) -
+		    (r << (CS_RANS_SCALE - nb));
+		while (v < RANS_L && *p < end)
+			v = (v << 8) | *(*p)++;
+		raw |= (uint64_t)r << lo;
+	}
+	*x = v;
+	return sym_value(s, raw);
+}
+
+/* The decoder of encode_k: k states from the first 4k bytes, value i from
+ * state and table i % k. */
+static inline __attribute__((always_inline)) void
+decode_k(const cs_rans_table *const *tabs, unsigned k, const uint8_t *p, size_t len, uint32_t n,
+	 uint64_t *z)
+{
+	const cs_rans_table *t0 = tabs[0], *t1 = tabs[k > 1 ? 1 : 0];
+	const uint8_t *end = p + len;
+	uint32_t xs[2] = {0, 0};
+	for (unsigned j = 0; j < k; j++)
+		for (unsigned b = 0; b < 4 && p < end; b++)
+			xs[j] |= (uint32_t)*p++ << (8 * b);
+	uint32_t i = 0;
+	if (k > 1)
+		for (; i + 1 < n; i += 2) {
+			z[i] = decode_one(t0, &xs[0], &p, end);
+			z[i + 1] = decode_one(t1, &xs[1], &p, end);
+		}
+	for (; i < n; i++)
+		z[i] = decode_one(k > 1 && i % 2 ? t1 : t0, &xs[k > 1 ? i % 2 : 0], &p, end);
 }
 
 void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
 		    uint64_t *z)
 {
-	const uint8_t *end = p + len;
-	uint32_t x = 0;
-	for (unsigned i = 0; i < 4 && p < end; i++)
-		x |= (uint32_t)*p++ << (8 * i);
-	const uint32_t mask = M - 1;
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned s = t->slot[x & mask];
-		x = t->freq[s] * (x >> CS_RANS_SCALE) + (x & mask) - t->start[s];
-		while (x < RANS_L && p < end)
-			x = (x << 8) | *p++;
-		unsigned extra = sym_extra(s);
-		uint64_t raw = 0;
-		for (unsigned lo = 0; lo < extra; lo += CHUNK_BITS) {
-			unsigned k = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;
-			uint32_t v = (x & mask) >> (CS_RANS_SCALE - k);
-			x = (1u << (CS_RANS_SCALE - k)) * (x >> CS_RANS_SCALE) + (x & mask) -
-			    (v << (CS_RANS_SCALE - k));
-			while (x < RANS_L && p < end)
-				x = (x << 8) | *p++;
-			raw |= (uint64_t)v << lo;
-		}
-		z[i] = sym_value(s, raw);
-	}
+	decode_k(&t, 1, p, len, n, z);
+}
+
+void cs_rans_decode_n(const cs_rans_table *const *t, unsigned k, const uint8_t *p, size_t len,
+		      uint32_t n, uint64_t *z)
+{
+	if (k == 2)
+		decode_k(t, 2, p, len, n, z);
+	else
+		decode_k(t, 1, p, len, n, z);
 }

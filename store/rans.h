@@ -9,7 +9,8 @@
  * A value below 16 is a symbol of its own; a larger one of bit length k
  * is symbol 16 + 8 (k - 5) + its three bits below the leading one, and
  * its k - 4 lower bits follow it as uniform steps of at most 12 bits: 432
- * symbols cover every difference of values within +-2^53. The layout is
+ * symbols cover every difference of values within +-2^53 (what value
+ * blocks hold), 496 every 64-bit one (timelines' time steps). The layout is
  * in docs/schema.md.
  */
 #ifndef CS_RANS_H
@@ -20,7 +21,8 @@
 
 #include "buf.h"
 
-#define CS_RANS_SYMS 432u
+#define CS_RANS_SYMS 496u
+#define CS_RANS_VALUE_SYMS 432u /* the symbols of values within +-2^53 */
 #define CS_RANS_SCALE 12u /* frequencies sum to 1 << CS_RANS_SCALE */
 
 /* A table is stored as each used symbol's weight code q (weight 2^(q/16)),
@@ -45,7 +47,16 @@ typedef struct cs_rans_coder {
 } cs_rans_coder;
 
 /* The symbol of zigzag value z, and how many raw bits follow it. */
-unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits);
+static inline unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits)
+{
+	if (z < 16) {
+		*extra_bits = 0;
+		return (unsigned)z;
+	}
+	unsigned k = 64u - (unsigned)__builtin_clzll(z);
+	*extra_bits = k - 4;
+	return 16u + 8u * (k - 5) + (unsigned)((z >> (k - 4)) & 7);
+}
 
 /* The table for the symbol counts given: each counted symbol's weight
  * code (16 log2 of its count), the frequencies they give (each at least
@@ -58,8 +69,9 @@ int cs_rans_build(cs_rans_coder *c, const uint32_t counts[CS_RANS_SYMS]);
 int cs_rans_put(const cs_rans_coder *c, cs_buf *out);
 
 /* Reads a table at *p (before end), advancing *p; fills the slot map. 0,
- * or -EBADMSG for a table that is cut short or does not add up. */
-int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end);
+ * or -EBADMSG for a table that is cut short, does not add up or uses a
+ * symbol from syms on (CS_RANS_VALUE_SYMS or CS_RANS_SYMS). */
+int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsigned syms);
 
 /* The cost of coding a value of symbol s with t, its raw bits included,
  * in 1/256 bits (s must be used by t). */
@@ -69,9 +81,21 @@ uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s);
  * state, then bytes) to out. 0 or -ENOMEM. */
 int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
+/* Codes z[0..n) as cs_rans_encode does, but value i with table c[i % k],
+ * k 1 or 2. With k = 2 the stream has two states (8 bytes: state 0,
+ * state 1), value i goes through state i % 2, and both share the bytes
+ * that follow (two kinds of value in one stream, decoded two at a time). */
+int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
+		     cs_buf *out);
+
 /* Decodes n values from p[0..len) into z. Never reads outside p[0..len):
  * a stream cut short decodes to something, never past its end. */
 void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
 		    uint64_t *z);
+
+/* Decodes what cs_rans_encode_n coded: value i with table t[i % k], k 1
+ * or 2. */
+void cs_rans_decode_n(const cs_rans_table *const *t, unsigned k, const uint8_t *p, size_t len,
+		      uint32_t n, uint64_t *z);
 
 #endif

@@ -55,6 +55,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 			  " clock_hz, mem_clock_hz) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 };
 
+/* Metric k's buffer starts 64 (k % 16) bytes into its allocation: arrays
+ * of a power-of-two size (16384 doubles: 128 KiB, which malloc maps page
+ * aligned) would otherwise all map to the same cache sets, and the
+ * writer's transpose stores to 20 of them at once. */
+#define VALS_PAD(k) ((size_t)((k) % 16) * 8)
+
 /* The open chunk of one device. */
 typedef struct dev_buf {
 	uint32_t index;
@@ -67,9 +73,11 @@ typedef struct dev_buf {
 	uint32_t n_put; /* samples of the open chunk as last written */
 	uint64_t put_t0, put_t1; /* first t0 and largest t1 written */
 	int have_put;
-	uint64_t t0[CS_CHUNK_SAMPLES];
-	uint64_t t1[CS_CHUNK_SAMPLES];
-	double **vals; /* [nvals] arrays of CS_CHUNK_SAMPLES; NULL = untouched */
+	uint32_t cap;     /* samples of a chunk: the length of t0, t1, vals[k] */
+	uint64_t last_t0; /* of the last sample appended (have_seq) */
+	uint64_t *t0, *t1;
+	double **vals; /* [nvals] arrays of cap, each VALS_PAD(k) doubles into
+			* its allocation; NULL = untouched */
 	uint32_t nvals;
 } dev_buf;
 
@@ -107,6 +115,7 @@ struct cs_store {
 	int last_rc; /* of the last failure, with errmsg */
 	uint64_t pending_values;
 	uint64_t commit_values;
+	uint32_t chunk_samples; /* 0: by the run's metrics */
 	sqlite3_stmt *st[ST_COUNT];
 	cs_writer *writers;
 	cs_codec *codec;
@@ -210,6 +219,11 @@ uint64_t cs_store_pending(const cs_store *s) { return s->pending_values; }
 void cs_store_set_commit_values(cs_store *s, uint64_t values)
 {
 	s->commit_values = values;
+}
+
+void cs_store_set_chunk_samples(cs_store *s, uint32_t samples)
+{
+	s->chunk_samples = samples <= CS_CHUNK_MAX ? samples : CS_CHUNK_MAX;
 }
 
 static int exec(cs_store *s, const char *sql)
@@ -803,9 +817,35 @@ static void reset_chunk(dev_buf *d)
 	for (uint32_t k = 0; k < d->nvals; k++) {
 		if (!d->vals[k])
 			continue;
-		for (uint32_t i = 0; i < CS_CHUNK_SAMPLES; i++)
+		for (uint32_t i = 0; i < d->cap; i++)
 			d->vals[k][i] = NAN;
 	}
+}
+
+/* Sizes an empty chunk's buffers for the run's metrics as declared now. */
+static int size_chunk(cs_writer *w, dev_buf *d)
+{
+	uint32_t cap = w->s->chunk_samples;
+	if (!cap)
+		cap = w->nmetrics <= CS_CHUNK_LONG_METRICS ? CS_CHUNK_SAMPLES_LONG
+							   : CS_CHUNK_SAMPLES;
+	if (cap == d->cap)
+		return 0;
+	uint64_t *t0 = realloc(d->t0, cap * sizeof *t0);
+	if (t0)
+		d->t0 = t0;
+	uint64_t *t1 = realloc(d->t1, cap * sizeof *t1);
+	if (t1)
+		d->t1 = t1;
+	if (!t0 || !t1)
+		return fail(w->s, -ENOMEM, "out of memory");
+	for (uint32_t k = 0; k < d->nvals; k++) {
+		if (d->vals[k])
+			free(d->vals[k] - VALS_PAD(k));
+		d->vals[k] = NULL;
+	}
+	d->cap = cap;
+	return 0;
 }
 
 /* The runs row counts what this transaction holds: the samples written
@@ -1127,10 +1167,11 @@ static int ensure_vals(cs_store *s, dev_buf *d, uint32_t k)
 		d->nvals = k + 1;
 	}
 	if (!d->vals[k]) {
-		d->vals[k] = malloc(CS_CHUNK_SAMPLES * sizeof(double));
-		if (!d->vals[k])
+		double *mem = malloc((d->cap + VALS_PAD(k)) * sizeof(double));
+		if (!mem)
 			return fail(s, -ENOMEM, "out of memory");
-		for (uint32_t i = 0; i < CS_CHUNK_SAMPLES; i++)
+		d->vals[k] = mem + VALS_PAD(k);
+		for (uint32_t i = 0; i < d->cap; i++)
 			d->vals[k][i] = NAN;
 	}
 	return 0;
@@ -1169,9 +1210,7 @@ static int check_batch(cs_writer *w, const cs_batch *b, dev_buf *d)
 				    "run %lld: metric id %u appears twice in a batch",
 				    run, id);
 	}
-	uint64_t prev = d && d->n ? d->t0[d->n - 1] : 0;
-	if (d && !d->n && d->have_seq)
-		prev = d->t0[CS_CHUNK_SAMPLES - 1];
+	uint64_t prev = d && d->have_seq ? d->last_t0 : 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		uint64_t seq = b->seq0 + i;
 		if (b->t0[i] > INT64_MAX || b->t1[i] > INT64_MAX)
@@ -1228,14 +1267,16 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 		d->have_seq = 1;
 		d->seq0 = d->next_seq = b->seq0;
 	}
-	for (uint32_t k = 0; k < b->m; k++) {
-		rc = ensure_vals(s, d, b->metrics[k]);
-		if (rc)
-			return rc;
-	}
 	uint32_t done = 0;
 	while (done < b->n) {
-		uint32_t take = CS_CHUNK_SAMPLES - d->n;
+		if (!d->n || !done) {
+			rc = d->n ? 0 : size_chunk(w, d);
+			for (uint32_t k = 0; !rc && k < b->m; k++)
+				rc = ensure_vals(s, d, b->metrics[k]);
+			if (rc)
+				return rc;
+		}
+		uint32_t take = d->cap - d->n;
 		if (take > b->n - done)
 			take = b->n - done;
 		memcpy(d->t0 + d->n, b->t0 + done, take * sizeof(uint64_t));
@@ -1257,13 +1298,14 @@ int cs_writer_append(cs_writer *w, const cs_batch *b)
 		d->n += take;
 		d->dirty = 1;
 		done += take;
-		if (d->n == CS_CHUNK_SAMPLES) {
+		if (d->n == d->cap) {
 			rc = write_chunk(w, d);
 			if (rc)
 				return rc;
 			reset_chunk(d);
 		}
 	}
+	d->last_t0 = b->t0[b->n - 1];
 	d->next_seq += b->n;
 	w->samples += b->n;
 	return pend(s, (uint64_t)b->n * (b->m ? b->m : 1), 1);
@@ -1323,8 +1365,11 @@ static void writer_free(cs_writer *w)
 	for (uint32_t i = 0; i < w->ndevs; i++) {
 		dev_buf *d = w->devs[i];
 		for (uint32_t k = 0; k < d->nvals; k++)
-			free(d->vals[k]);
+			if (d->vals[k])
+				free(d->vals[k] - VALS_PAD(k));
 		free(d->vals);
+		free(d->t0);
+		free(d->t1);
 		free(d);
 	}
 	free(w->devs);

@@ -27,8 +27,14 @@
  * simulator's device: CSV exports round-trip through the importer's table
  * of this many). */
 #define CS_MAX_DEVICE_INDEX 1023u
-/* Samples per chunk the writer produces. */
+/* Samples per chunk the writer produces: CS_CHUNK_SAMPLES_LONG for a run
+ * of at most CS_CHUNK_LONG_METRICS metrics (a chunk row then outgrows a
+ * page and fills its overflow pages whole, where three 4096-sample rows of
+ * noisy counters leave a sixth of each page empty), CS_CHUNK_SAMPLES for
+ * wider runs (so the writer buffers at most 4096 samples of each metric). */
 #define CS_CHUNK_SAMPLES 4096u
+#define CS_CHUNK_SAMPLES_LONG 16384u
+#define CS_CHUNK_LONG_METRICS 64u
 
 typedef struct cs_store cs_store;
 typedef struct cs_writer cs_writer;
@@ -77,6 +83,11 @@ uint64_t cs_store_pending(const cs_store *s);
 /* Writers commit by themselves every this many buffered values (default
  * 4M); 0 means only on cs_store_commit() and cs_writer_end(). */
 void cs_store_set_commit_values(cs_store *s, uint64_t values);
+
+/* Fixes the samples per chunk of the chunks writers start from now on
+ * (1..CS_CHUNK_MAX); 0, the default, chooses by the run's metrics
+ * (CS_CHUNK_SAMPLES above). */
+void cs_store_set_chunk_samples(cs_store *s, uint32_t samples);
 
 /* Writes a random (v4) UUID, 36 characters and a NUL, into out. */
 void cs_store_uuid(char out[37]);
@@ -216,7 +227,7 @@ int cs_writer_add_metric(cs_writer *w, const cs_metric_info *m, uint32_t *id);
 /* Appends a batch. seq0 must continue the device's sequence (the first
  * batch of a device may start anywhere), t0 must not decrease, t1 >= t0,
  * and every metric id must be declared and appear once. Batches of any
- * size are buffered into chunks of CS_CHUNK_SAMPLES. Returns 0, -EINVAL
+ * size are buffered into chunks (CS_CHUNK_SAMPLES above). Returns 0, -EINVAL
  * (message in cs_store_errmsg) or a store error. */
 int cs_writer_append(cs_writer *w, const cs_batch *b);
 

@@ -1,13 +1,70 @@
 /* fuzz_chunk.c - libFuzzer target: value and timeline chunk decoders on any
- * bytes (a corrupt database must never crash a reader), and the entropy
- * coder: a table and a stream from any bytes decode without reading past
- * them, and what it codes from any table decodes back the same. */
+ * bytes (a corrupt database must never crash a reader), format 4
+ * timelines on any payload under a valid checksum, and the entropy coder:
+ * a table and a stream from any bytes decode without reading past them,
+ * what it codes from any table decodes back the same, and so does a
+ * timeline made of the bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chunk.h"
 #include "rans.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* A format 4 timeline of n samples (bytes 0-1 of data, plus 1) whose
+ * payload is the rest of data, sealed with the checksum docs/schema.md
+ * gives (the low half of XXH3 over header and payload). */
+static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint64_t *t0,
+			    uint64_t *t1)
+{
+	static uint8_t blob[16 + 65536 + 4];
+	if (size < 2 || size - 2 > 65536)
+		return;
+	uint32_t n = (uint32_t)(data[0] | data[1] << 8) + 1, plen = (uint32_t)(size - 2);
+	uint8_t h[16] = {4, 0, 0, 0};
+	memcpy(h + 4, &n, 4);
+	memcpy(h + 8, &plen, 4);
+	memcpy(h + 12, &plen, 4);
+	memcpy(blob, h, 16);
+	memcpy(blob + 16, data + 2, plen);
+	uint32_t check = (uint32_t)XXH3_64bits(blob, 16 + (size_t)plen);
+	memcpy(blob + 16 + plen, &check, 4);
+	char err[128];
+	cs_timeline_decode(c, blob, 16 + (size_t)plen + 4, n, t0, t1, err, sizeof err);
+}
+
+/* Samples made of the bytes (8 a sample: a step and a duration of any bit
+ * length below 2^62, steps often equal), coded and decoded back. */
+static void timeline_round_trip(cs_codec *c, const uint8_t *data, size_t size, uint64_t *t0,
+				uint64_t *t1)
+{
+	static uint64_t o0[CS_CHUNK_MAX], o1[CS_CHUNK_MAX];
+	uint32_t n = 0;
+	uint64_t t = 1;
+	for (size_t i = 0; i + 8 <= size && n < CS_CHUNK_MAX; i += 8) {
+		uint32_t a, b;
+		memcpy(&a, data + i, 4);
+		memcpy(&b, data + i + 4, 4);
+		uint64_t step = a & 1 ? 1000 : (uint64_t)a << (b & 31) >> 4;
+		uint64_t dur = (uint64_t)b << (a >> 27) >> 6;
+		if (t + step > (1ull << 62) || t + step + dur > (1ull << 63) - 1)
+			break;
+		t += step;
+		t0[n] = t;
+		t1[n++] = t + dur;
+	}
+	cs_buf b = CS_BUF_INIT;
+	char err[128];
+	if (n && cs_timeline_encode(c, t0, t1, n, &b) == 0) {
+		if (cs_timeline_decode(c, b.data, b.len, n, o0, o1, err, sizeof err) ||
+		    memcmp(t0, o0, n * sizeof *t0) || memcmp(t1, o1, n * sizeof *t1))
+			abort();
+	}
+	cs_buf_free(&b);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,13 +95,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n >= 1 && n <= CS_CHUNK_MAX)
 			cs_timeline_decode(c, data, size, n, t0, t1, err, sizeof err);
 	}
+	sealed_timeline(c, data, size, t0, t1);
+	timeline_round_trip(c, data, size, t0, t1);
 	static cs_rans_table t;
 	static cs_rans_coder coder;
 	static uint64_t z[CS_VALUE_BLOCK], back[CS_VALUE_BLOCK];
 	if (size >= 2) {
 		/* a table, then a stream, as a chunk's directory and block hold them */
 		const uint8_t *p = data + 1, *end = data + size;
-		if (cs_rans_parse(&t, &p, end) == 0)
+		if (cs_rans_parse(&t, &p, end, CS_RANS_SYMS) == 0)
 			cs_rans_decode(&t, p, (size_t)(end - p), data[0], z);
 		/* a table counted from the bytes, values drawn from them: back the same */
 		static uint32_t counts[CS_RANS_SYMS];
@@ -54,8 +113,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t w;
 			memcpy(&w, data + i, 8);
 			z[n] = w >> (w & 63); /* every bit length, small ones often */
-			if (z[n] >> 55)
-				z[n] >>= 9;
 			unsigned extra;
 			counts[cs_rans_sym(z[n], &extra)]++;
 			n++;
@@ -65,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n && cs_rans_build(&coder, counts) == 0 && cs_rans_put(&coder, &tb) == 0 &&
 		    cs_rans_encode(&coder, z, n, &b) == 0) {
 			const uint8_t *q = tb.data;
-			if (cs_rans_parse(&t, &q, tb.data + tb.len) || q != tb.data + tb.len)
+			if (cs_rans_parse(&t, &q, tb.data + tb.len, CS_RANS_SYMS) || q != tb.data + tb.len)
 				abort();
 			cs_rans_decode(&t, b.data, b.len, n, back);
 			if (memcmp(z, back, n * sizeof *z))

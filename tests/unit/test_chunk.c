@@ -399,6 +399,90 @@ static void test_entropy_format(void **state)
 
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
+/* Decodes blob b of n samples and compares it with t0/t1. */
+static void timeline_back(cs_codec *c, const cs_buf *b, uint32_t n, const uint64_t *t0,
+			  const uint64_t *t1)
+{
+	static uint64_t o0[CS_CHUNK_MAX], o1[CS_CHUNK_MAX];
+	char err[128];
+	if (cs_timeline_decode(c, b->data, b->len, n, o0, o1, err, sizeof err))
+		fail_msg("decoding %u samples: %s", n, err);
+	assert_memory_equal(t0, o0, n * sizeof *t0);
+	assert_memory_equal(t1, o1, n * sizeof *t1);
+}
+
+/* Format 4 timelines: the mode each shape takes (payload byte 0, after
+ * the 16-byte header), sizes against the entropy of what varies, and
+ * the edges (one sample, a last block of one, steps near 2^63). */
+static void test_timeline_shapes(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static uint64_t t0[CS_CHUNK_MAX], t1[CS_CHUNK_MAX];
+	cs_buf b = CS_BUF_INIT;
+	uint64_t seed = 11;
+	/* a steady 10 us with +-40 ns of jitter and durations 9920..10000:
+	 * both against the medians; 81 equally likely values each, so
+	 * 2 log2(81) = 12.68 bits a sample at best */
+	uint64_t t = 1700000000000000000ull;
+	for (uint32_t i = 0; i < 4096; i++) {
+		t += 10000 - 40 + tu_rand(&seed) % 81;
+		t0[i] = t;
+		t1[i] = t + 9920 + tu_rand(&seed) % 81;
+	}
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), 0);
+	assert_int_equal(b.data[0], 4);
+	assert_int_equal(b.data[16], 3);
+	double floor_bytes = 4096 * 2 * log2(81.0) / 8;
+	if (b.len > 1.10 * floor_bytes)
+		fail_msg("jittered timeline: %zu bytes, floor %.0f", b.len, floor_bytes);
+	timeline_back(c, &b, 4096, t0, t1);
+	/* a sampling interval that keeps growing (1000 + i ns) and durations
+	 * equal to it: both chained to the step before */
+	t = 0;
+	for (uint32_t i = 0; i < 4096; i++) {
+		t += 1000 + i;
+		t0[i] = t;
+		t1[i] = t + 1000 + i;
+	}
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), 0);
+	assert_int_equal(b.data[16], 0);
+	timeline_back(c, &b, 4096, t0, t1);
+	/* perfectly regular: a few bytes a block of 128 */
+	for (uint32_t i = 0; i < 4096; i++)
+		t0[i] = 5000 + 100 * (uint64_t)i, t1[i] = t0[i] + 100;
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, &b), 0);
+	if (b.len > 32 * 12 + 64)
+		fail_msg("regular timeline: %zu bytes", b.len);
+	timeline_back(c, &b, 4096, t0, t1);
+	/* one sample, a duration near 2^63 */
+	t0[0] = 5, t1[0] = 5 + (1ull << 62) + 12345;
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 1, &b), 0);
+	timeline_back(c, &b, 1, t0, t1);
+	/* 129 samples (a last block of one), steps of 2^59 and of 0, random
+	 * durations up to 2^62: symbols of every bit length, times below 2^63 */
+	t = 0;
+	for (uint32_t i = 0; i < 129; i++) {
+		t0[i] = t;
+		t1[i] = t + (tu_rand(&seed) >> (2 + tu_rand(&seed) % 62));
+		t += i < 7 ? 1ull << 59 : i % 3 ? 0 : tu_rand(&seed) % 1000;
+	}
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, 129, &b), 0);
+	timeline_back(c, &b, 129, t0, t1);
+	/* the longest chunk, equal times throughout */
+	for (uint32_t i = 0; i < CS_CHUNK_MAX; i++)
+		t0[i] = t1[i] = 77;
+	cs_buf_reset(&b);
+	assert_int_equal(cs_timeline_encode(c, t0, t1, CS_CHUNK_MAX, &b), 0);
+	timeline_back(c, &b, CS_CHUNK_MAX, t0, t1);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
 static void test_timeline_blocks(void **state)
 {
 	(void)state;
@@ -412,7 +496,7 @@ static void test_timeline_blocks(void **state)
 	}
 	cs_buf b = CS_BUF_INIT;
 	assert_int_equal(cs_timeline_encode(c, t0, t1, 1000, &b), 0);
-	assert_int_equal(b.data[0], 3);
+	assert_int_equal(b.data[0], 4);
 	cs_timeline_view tv;
 	char err[128];
 	assert_int_equal(cs_timeline_open(c, &tv, b.data, b.len, 1000, o0, o1, err, sizeof err), 0);
@@ -489,48 +573,57 @@ static void test_corruption(void **state)
 	cs_codec_free(c);
 }
 
-/* Timelines of 4096 samples that zstd compresses, each its own (seed). */
-static void make_timeline(cs_codec *c, uint64_t seed, uint64_t *t0, uint64_t *t1, cs_buf *b)
+/* Value chunks of 4096 doubles that zstd compresses, each its own (seed):
+ * what the cache keeps (timelines and integer blocks are entropy coded,
+ * never compressed). */
+static void make_values(cs_codec *c, uint64_t seed, double *v, cs_buf *b)
 {
-	uint64_t t = 1700000000000000000ull + seed * 1000000000ull;
-	for (int i = 0; i < 4096; i++) {
-		t0[i] = t;
-		t1[i] = t + 10000 + (i % 17 == 0 ? tu_rand(&seed) % 50 : 0);
-		t = t1[i] + (i % 100 == 0 ? 1000 : 0);
-	}
+	double own = (double)seed / 4096.0;
+	for (int i = 0; i < 4096; i++)
+		v[i] = 1.5 + (double)(i % 100) * 0.25 + (double)(tu_rand(&seed) % 8) / 1024.0 + own;
 	b->len = 0;
-	assert_int_equal(cs_timeline_encode(c, t0, t1, 4096, b), 0);
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 4096, b, &agg), 0);
 	assert_true(b->data[1] & 1); /* compressed: what the cache keeps */
 }
 
+/* Decodes a whole value chunk of 4096 into out. */
+static int decode_values(cs_codec *c, const cs_buf *b, double *out)
+{
+	static _Thread_local cs_values_view view;
+	char err[128];
+	int rc = cs_values_open(c, &view, b->data, b->len, err, sizeof err);
+	if (!rc)
+		cs_values_decode(&view, out);
+	return rc;
+}
+
 /* Decompressed payloads kept between reads: a second read is a hit with
- * the same samples, another blob of the same size is not, a smaller limit
+ * the same values, another blob of the same size is not, a smaller limit
  * evicts, 0 turns it off. */
 static void test_blob_cache(void **state)
 {
 	(void)state;
 	cs_codec *c = cs_codec_new();
-	static uint64_t t0[4096], t1[4096], o0[4096], o1[4096];
+	static double v[4096], o[4096];
 	cs_buf a = CS_BUF_INIT, b = CS_BUF_INIT;
-	char err[128];
 	uint64_t h0, m0, h, m;
 	size_t bytes;
 	cs_blobcache_set_limit(1 << 20);
 	cs_blobcache_stats(&h0, &m0, &bytes);
-	make_timeline(c, 1, t0, t1, &a);
+	make_values(c, 1, v, &a);
 	for (int pass = 0; pass < 2; pass++) {
-		memset(o0, 0, sizeof o0);
-		assert_int_equal(cs_timeline_decode(c, a.data, a.len, 4096, o0, o1, err, sizeof err), 0);
-		assert_memory_equal(t0, o0, sizeof t0);
-		assert_memory_equal(t1, o1, sizeof t1);
+		memset(o, 0, sizeof o);
+		assert_int_equal(decode_values(c, &a, o), 0);
+		assert_memory_equal(v, o, sizeof v);
 	}
 	cs_blobcache_stats(&h, &m, &bytes);
 	assert_int_equal(m - m0, 1);
 	assert_int_equal(h - h0, 1);
 	assert_true(bytes > 0 && bytes <= 1 << 20);
-	make_timeline(c, 2, t0, t1, &b);
-	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4096, o0, o1, err, sizeof err), 0);
-	assert_memory_equal(t0, o0, sizeof t0);
+	make_values(c, 2, v, &b);
+	assert_int_equal(decode_values(c, &b, o), 0);
+	assert_memory_equal(v, o, sizeof v);
 	cs_blobcache_stats(&h, &m, &bytes);
 	assert_int_equal(m - m0, 2);
 	size_t two = bytes;
@@ -540,8 +633,8 @@ static void test_blob_cache(void **state)
 	cs_blobcache_set_limit(0);
 	cs_blobcache_stats(&h, &m, &bytes);
 	assert_int_equal(bytes, 0);
-	assert_int_equal(cs_timeline_decode(c, b.data, b.len, 4096, o0, o1, err, sizeof err), 0);
-	assert_memory_equal(t0, o0, sizeof t0);
+	assert_int_equal(decode_values(c, &b, o), 0);
+	assert_memory_equal(v, o, sizeof v);
 	cs_buf_free(&a);
 	cs_buf_free(&b);
 	cs_codec_free(c);
@@ -550,7 +643,7 @@ static void test_blob_cache(void **state)
 #define CACHE_BLOBS 16
 typedef struct cache_job {
 	cs_buf *blobs;
-	uint64_t (*want)[4096];
+	double (*want)[4096];
 	int id, bad;
 } cache_job;
 
@@ -558,13 +651,10 @@ static void *cache_reader(void *arg)
 {
 	cache_job *j = arg;
 	cs_codec *c = cs_codec_new();
-	static _Thread_local uint64_t o0[4096], o1[4096];
-	char err[128];
+	static _Thread_local double o[4096];
 	for (int i = 0; i < 400 && c; i++) {
 		int k = (i * 5 + j->id * 3) % CACHE_BLOBS;
-		if (cs_timeline_decode(c, j->blobs[k].data, j->blobs[k].len, 4096, o0, o1, err,
-				       sizeof err) ||
-		    memcmp(o0, j->want[k], sizeof o0))
+		if (decode_values(c, &j->blobs[k], o) || memcmp(o, j->want[k], sizeof o))
 			j->bad++;
 	}
 	cs_codec_free(c);
@@ -577,18 +667,16 @@ static void test_blob_cache_threads(void **state)
 {
 	(void)state;
 	cs_codec *c = cs_codec_new();
-	static uint64_t want[CACHE_BLOBS][4096], t1[4096];
+	static double want[CACHE_BLOBS][4096];
 	cs_buf blobs[CACHE_BLOBS];
 	for (int k = 0; k < CACHE_BLOBS; k++) {
 		blobs[k] = (cs_buf)CS_BUF_INIT;
-		make_timeline(c, 10 + (uint64_t)k, want[k], t1, &blobs[k]);
+		make_values(c, 10 + (uint64_t)k, want[k], &blobs[k]);
 	}
 	/* the size of one entry, then room for half of the blobs */
 	cs_blobcache_set_limit(1 << 20);
-	char err[128];
-	static uint64_t o0[4096], o1[4096];
-	assert_int_equal(cs_timeline_decode(c, blobs[0].data, blobs[0].len, 4096, o0, o1, err,
-					    sizeof err), 0);
+	static double o[4096];
+	assert_int_equal(decode_values(c, &blobs[0], o), 0);
 	uint64_t h, m;
 	size_t one;
 	cs_blobcache_stats(&h, &m, &one);
@@ -628,6 +716,7 @@ int main(void)
 		cmocka_unit_test(test_compact_format),
 		cmocka_unit_test(test_entropy_format),
 		cmocka_unit_test(test_timeline_blocks),
+		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),
 		cmocka_unit_test(test_blob_cache_threads),
 	};

@@ -20,6 +20,7 @@ static cs_store *build(void)
 	unlink(tu_path("r.db"));
 	cs_store *s = cs_store_open(tu_path("r.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
+	cs_store_set_chunk_samples(s, CS_CHUNK_SAMPLES); /* chunks the reads cross */
 	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
 	uint32_t ids[M];
 	const char *names[M] = {"ints", "floats", "sparse"};

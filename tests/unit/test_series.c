@@ -18,6 +18,7 @@ static void build(void)
 	unlink(tu_path("s.db"));
 	cs_store *s = cs_store_open(tu_path("s.db"), CS_OPEN_CREATE, err, sizeof err);
 	assert_non_null(s);
+	cs_store_set_chunk_samples(s, CS_CHUNK_SAMPLES); /* chunks the pushdown skips */
 	static uint64_t t0[N], t1[N];
 	static double v[N * 2];
 	for (int r = 1; r <= 2; r++) {

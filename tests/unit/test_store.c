@@ -19,6 +19,7 @@ static cs_store *open_new(const char *name)
 	cs_store *s = cs_store_open(tu_path(name), CS_OPEN_CREATE, err, sizeof err);
 	if (!s)
 		fail_msg("open %s: %s", name, err);
+	cs_store_set_chunk_samples(s, CS_CHUNK_SAMPLES); /* the chunk counts below */
 	return s;
 }
 
@@ -472,6 +473,7 @@ static void test_run_counts_what_commits(void **state)
 		char err[256];
 		cs_store *cs = cs_store_open(tu_path("counts.db"), 0, err, sizeof err);
 		cs_store_set_commit_values(cs, 0);
+		cs_store_set_chunk_samples(cs, CS_CHUNK_SAMPLES);
 		cs_writer *w = cs_writer_begin(cs, &run_info, err, sizeof err);
 		uint32_t id;
 		cs_metric_info mi = {.name = "a"};
@@ -840,6 +842,74 @@ static int sum_metric(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const d
 	return 0;
 }
 
+/* Values of metric k at sample seq: what test_chunk_length_by_metrics wrote. */
+static int check_two(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const double *v)
+{
+	(void)t1;
+	uint64_t *n = ctx;
+	if (t0 != 1000 + 10 * seq || v[0] != (double)(seq % 977) || v[1] != (double)(7 * seq))
+		fail_msg("seq %llu: t0 %llu, %.17g %.17g", (unsigned long long)seq,
+			 (unsigned long long)t0, v[0], v[1]);
+	if (*n != seq)
+		fail_msg("sample %llu read as number %llu", (unsigned long long)seq,
+			 (unsigned long long)*n);
+	(*n)++;
+	return 0;
+}
+
+/* A run of few metrics is written in long chunks, a wide one in short ones,
+ * decided as each chunk opens: two metrics, then 64 more declared inside
+ * the second chunk, so the third chunk on is short. */
+static void test_chunk_length_by_metrics(void **state)
+{
+	(void)state;
+	char err[512];
+	unlink(tu_path("len.db"));
+	cs_store *s = cs_store_open(tu_path("len.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_writer *w = cs_writer_begin(s, &run_info, err, sizeof err);
+	assert_non_null(w);
+	uint32_t ids[2];
+	for (int k = 0; k < 2; k++) {
+		cs_metric_info mi = {.name = k ? "b" : "a"};
+		assert_int_equal(cs_writer_add_metric(w, &mi, &ids[k]), 0);
+	}
+	enum { N = 40000, STEP = 1000 };
+	static uint64_t t0[N], t1[N];
+	static double v[N * 2];
+	for (uint32_t i = 0; i < N; i++) {
+		t0[i] = 1000 + 10 * (uint64_t)i;
+		t1[i] = t0[i] + 10;
+		v[2 * i] = i % 977;
+		v[2 * i + 1] = 7.0 * i;
+	}
+	for (uint32_t at = 0; at < N; at += STEP) {
+		if (at == 20000)
+			for (int k = 0; k < 64; k++) {
+				char name[16];
+				snprintf(name, sizeof name, "w%02d", k);
+				cs_metric_info mi = {.name = name};
+				uint32_t id;
+				assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+			}
+		cs_batch b = {0, at, STEP, 2, ids, t0 + at, t1 + at, v + 2 * (size_t)at};
+		assert_int_equal(cs_writer_append(w, &b), 0);
+	}
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	/* 16384 + 16384 (opened with two metrics), then 4096 + 3136 */
+	assert_int_equal(sql_int(s, "SELECT group_concat(n, ',') = '16384,16384,4096,3136'"
+				    " FROM (SELECT n FROM timelines ORDER BY seq0)"),
+			 1);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM chunks WHERE metric = 1"), 4);
+	assert_int_equal(sql_int(s, "SELECT sum(count) FROM chunks WHERE metric = 1"), N);
+	uint64_t n = 0;
+	cs_scan q = {.run = 1, .device = 0, .m = 2, .metrics = ids, .from = 0, .to = UINT64_MAX};
+	if (cs_read_raw(s, &q, check_two, &n))
+		fail_msg("%s", cs_store_errmsg(s));
+	assert_int_equal(n, N);
+	cs_store_close(s);
+}
+
 static void test_failed_flush_keeps_rows(void **state)
 {
 	(void)state;
@@ -894,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_migrates_v3_file),
 		cmocka_unit_test(test_pack_model_matches_sqlite),
 		cmocka_unit_test(test_failed_flush_keeps_rows),
+		cmocka_unit_test(test_chunk_length_by_metrics),
 		cmocka_unit_test(test_schema_created),
 		cmocka_unit_test(test_refuses_foreign_and_newer),
 		cmocka_unit_test(test_odd_batches_roundtrip),
