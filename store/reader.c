@@ -627,18 +627,33 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			st->blocks_whole++;
 			continue;
 		}
-		int rc = need_samples(c, j0, j1 + 1);
-		if (rc)
-			return rc;
-		rc = fetch_block(c, k, b);
+		int rc = fetch_block(c, k, b);
 		if (rc)
 			return rc;
 		cs_values_block_decode(&c->view, b, vals);
 		st->blocks_decoded++;
 		st->values_decoded += j1 - j0 + 1;
-		uint32_t i0 = lower_bound(t0 + j0, j1 - j0 + 1, bk->lo) + j0;
-		uint32_t i1 = lower_bound(t0 + j0, j1 - j0 + 1, end) + j0;
-		add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
+		/* each timeline block under it: one in a single bucket needs
+		 * no times, only one a boundary crosses is decoded */
+		for (uint32_t tb = j0 / CS_BLOCK_SAMPLES; tb <= j1 / CS_BLOCK_SAMPLES; tb++) {
+			uint32_t a = tb * CS_BLOCK_SAMPLES, z = a + CS_BLOCK_SAMPLES - 1;
+			a = a > j0 ? a : j0;
+			z = z < j1 ? z : j1;
+			uint64_t f = c->tv.first[tb], l = c->tv.last[tb];
+			if (l < bk->lo || f >= end)
+				continue;
+			if (in_one_bucket(bk, f, l)) {
+				add_values(&aggs[(size_t)(bucket_of(bk, f) - bk->b0) * m + k],
+					   vals + (a - j0), z - a + 1);
+				continue;
+			}
+			rc = need_block(c, tb);
+			if (rc)
+				return rc;
+			uint32_t i0 = lower_bound(t0 + a, z - a + 1, bk->lo) + a;
+			uint32_t i1 = lower_bound(t0 + a, z - a + 1, end) + a;
+			add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
+		}
 	}
 	return 0;
 }

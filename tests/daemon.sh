@@ -181,7 +181,7 @@ expect "follow with a bad poll_ms is 400" "/api/v1/runs/grow/follow?poll_ms=1" 4
 # boundaries and inside chunks: alone, with device= and metric=, and with
 # range= and a delta() expression (which must go on from sample K as in
 # the full export with the same range).
-"$PRODUCE" --socket "$SOCK" --name since --samples 20000 --metrics 3 --devices 2 --batch 1000 --ranges >"$T/out" 2>&1 &&
+"$PRODUCE" --socket "$SOCK" --name since --samples 40000 --metrics 3 --devices 2 --batch 1000 --ranges >"$T/out" 2>&1 &&
 	wait_run since complete || no "the run for since= arrives" "$T/out"
 python3 - "$U/api/v1/runs/since/series.csv" "$TOKEN" "$DB" >"$T/why" 2>&1 <<'PY'
 import csv, io, sqlite3, sys, urllib.parse, urllib.request
@@ -200,19 +200,19 @@ seq, nseq = {}, {}  # (device, t0) -> seq: a device's rows in seq order
 for r in full[1:]:
     seq[(r[0], r[1])] = nseq.get(r[0], 0)
     nseq[r[0]] = nseq.get(r[0], 0) + 1
-assert nseq == {"0": 20000, "1": 20000}, nseq
+assert nseq == {"0": 40000, "1": 40000}, nseq
 for extra in ({}, {"device": "1", "metric": "metric_1.sum"},
               {"range": "cudaMemcpy", "expr": "delta(metric_1.sum)"}):
     ref = get(**extra)
     rows = [[r[0], str(seq[(r[0], r[1])])] + r[1:] for r in ref[1:]]
     # 96: metric_1 is absent there (produce: when (i + k) % 97 == 0)
-    for k in (0, 1, 96, 999, 4095, 4096, 4097, 12345, 19998, 19999, 20000, 10 ** 12):
+    for k in (0, 96, 16383, 16384, 16385, 32767, 32768, 39999, 40000, 10 ** 12):
         got = get(since=str(k), **extra)
         assert got[0] == ["device", "seq"] + ref[0][1:], (k, got[0])
         want = [r for r in rows if int(r[1]) > k]
         assert got[1:] == want, (extra, k, len(got) - 1, len(want), got[1:3], want[:2])
 PY
-[ $? -eq 0 ] && ok "series.csv?since=K: exactly each device's samples with seq > K, a seq column after device (2 devices x 20000, K across chunk boundaries; with device= and metric=, with range= and delta())" || no "series.csv?since" "$T/why"
+[ $? -eq 0 ] && ok "series.csv?since=K: exactly each device's samples with seq > K, a seq column after device (2 devices x 40000, K across chunk boundaries; with device= and metric=, with range= and delta())" || no "series.csv?since" "$T/why"
 expect "since=-1 is 400 naming since" "/api/v1/runs/since/series.csv?since=-1" 400 '"since: expected a non-negative integer'
 expect "since=abc is 400 naming since" "/api/v1/runs/since/series.csv?since=abc" 400 '"since: '
 expect "since with buckets is 400 naming both" "/api/v1/runs/since/series.csv?since=5&buckets=10" 400 '"since: cannot be combined with buckets'

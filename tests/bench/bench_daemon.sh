@@ -146,7 +146,7 @@ for what in two_metric all_metric; do
 	if [ $what = two_metric ]; then
 		fig http.two_metric_buckets_4_clients "$rb" "$rm" req/s ">=200"
 	else
-		fig http.all_metric_buckets_4_clients_p99 "$1" "$2" ms "<=250"
+		fig http.all_metric_buckets_4_clients_p99 "$1" "$2" ms "<=150"
 		fig http.all_metric_buckets_4_clients "$rb" "$rm" req/s -
 	fi
 done
