@@ -17,20 +17,16 @@
 
 /* Format 1 blobs (written before checksums) are still read, unchecked;
  * format 2 adds a checksum per block payload and one over header and
- * directory (values), or one over the whole blob (timelines). Format 3 has
- * a compact value directory (varints, deltas between blocks) and
- * timelines in blocks that decode alone. */
+ * directory (values), or one over the whole blob (timelines). Format 3,
+ * what is written now, has a compact value directory (varints, deltas
+ * between blocks) and timelines in blocks that decode alone. */
 #define FORMAT_UNCHECKED 1
 #define FORMAT_CHECKED 2
 #define FORMAT_COMPACT 3
-/* format 4: values as format 3 with a frequency table ahead of the
- * directory's entries and entropy-coded integer blocks (written only where
- * they pay); timelines entropy coded (what every timeline is written in) */
+/* format 4: format 3 with a frequency table ahead of the directory's
+ * entries and entropy-coded integer blocks (written only where they pay) */
 #define FORMAT_ENTROPY 4
-/* format 5 (values only): format 4 whose entropy-coded blocks hold each
- * value less a line through two anchors of the block, not the value before */
-#define FORMAT_LINE 5
-#define COMPACT(f) ((f) == FORMAT_COMPACT || (f) == FORMAT_ENTROPY || (f) == FORMAT_LINE)
+#define COMPACT(f) ((f) == FORMAT_COMPACT || (f) == FORMAT_ENTROPY)
 /* timeline modes (format 4): each kind of step against a fixed reference
  * rather than the step before */
 #define TL_T0_FIXED 0x01
@@ -55,40 +51,7 @@ typedef struct block_info {
 	double dbits;             /* integer blocks: the entropy of their
 				     differences at most, in bits a value (that
 				     of a normal law of their variance) */
-	double lbits;             /* the same of their residuals from the line */
-	int64_t la, lb;           /* the line's anchors, less imin */
 } block_info;
-
-/* The line of a format 5 block of count present values: through anchor a
- * at value number count/4 and b at 3 count/4, its slope in 1/65536 (0
- * when the anchors are 2^32 or more apart, which the writer avoids). */
-#define LINE_SPAN (1ll << 32)
-typedef struct line {
-	uint64_t a;
-	int64_t slope;
-	int64_t qa;
-} line;
-
-static line line_of(uint64_t a, uint64_t b, uint32_t count)
-{
-	line l = {a, 0, count / 4};
-	int64_t qb = 3 * (int64_t)count / 4, d = (int64_t)(b - a);
-	if (qb > l.qa && d > -LINE_SPAN && d < LINE_SPAN) {
-		int64_t x = d * 65536, den = qb - l.qa;
-		l.slope = x / den - (x % den < 0); /* rounded down */
-	}
-	return l;
-}
-
-/* The line at value number j (< 65536): a + floor(slope (j - qa) / 65536),
- * in wrapping arithmetic (a corrupt anchor gives a wrong value, never an
- * overflow). */
-static uint64_t line_at(const line *l, uint32_t j)
-{
-	int64_t x = l->slope * ((int64_t)j - l->qa); /* |x| < 2^48 2^16 */
-	int64_t f = x >= 0 ? x / 65536 : -((-x + 65535) / 65536);
-	return l->a + (uint64_t)f;
-}
 
 struct cs_codec {
 	ZSTD_CCtx *cctx;
@@ -260,39 +223,6 @@ static size_t block_payload_len(uint8_t type, unsigned bw, uint32_t count,
 }
 
 /* Encodes one block into c->raw and describes it in *bi. */
-static uint64_t median(uint64_t *v, uint32_t n);
-
-/* The anchors of an integer block's line (v: its present values less its
- * minimum): the medians of every fourth value of each half, so that a
- * burst moves neither; and the entropy bound of the values' residuals
- * from it, as dbits is of their differences. */
-static void line_stats(const uint64_t *v, uint32_t count, block_info *bi)
-{
-	bi->lbits = 1e9;
-	if (count < 2)
-		return;
-	uint64_t s[CS_VALUE_BLOCK / 8 + 1];
-	uint32_t h = count / 2, k = 0;
-	for (uint32_t j = 0; j < h; j += 4)
-		s[k++] = v[j];
-	uint64_t a = median(s, k);
-	k = 0;
-	for (uint32_t j = h; j < count; j += 4)
-		s[k++] = v[j];
-	uint64_t b = median(s, k);
-	if (a >= (uint64_t)LINE_SPAN || b >= (uint64_t)LINE_SPAN) /* ranges past 2^32 */
-		return;
-	line l = line_of(a, b, count);
-	double sq = 0;
-	for (uint32_t j = 0; j < count; j++) {
-		double r = (double)(int64_t)(v[j] - line_at(&l, j));
-		sq += r * r;
-	}
-	bi->la = (int64_t)a;
-	bi->lb = (int64_t)b;
-	bi->lbits = sq > 0 ? 0.5 * log2(17.0794684453 * sq / count) : 0;
-}
-
 static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
 {
 	double buf[CS_VALUE_BLOCK];
@@ -378,7 +308,6 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 	if (all_int) {
 		for (uint32_t i = 0; i < count; i++)
 			ints[i] = (uint64_t)((int64_t)present[i] - base);
-		line_stats(ints, count, bi);
 		if (bw)
 			pack_bits(p, ints, count, bw);
 	} else {
@@ -515,54 +444,23 @@ static size_t varint_len(uint64_t v)
 	return n;
 }
 
-/* The present values of integer block v[0..blen) as residuals from their
- * line (bi's anchors, over the block's minimum): z[0..count) zigzagged.
- * Returns count. */
-static uint32_t block_residuals(const double *v, uint32_t blen, const block_info *bi,
-				uint64_t *z)
-{
-	line l = line_of((uint64_t)bi->la, (uint64_t)bi->lb, bi->count);
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < blen; i++) {
-		if (isnan(v[i]))
-			continue;
-		uint64_t x = (uint64_t)((int64_t)v[i] - bi->imin);
-		z[k] = cs_zigzag((int64_t)(x - line_at(&l, k)));
-		k++;
-	}
-	return k;
-}
-
 /* The second pass of an encoding whose blocks bi[0..nblocks) are in
- * c->raw and c->dir: where the entropy of an integer block's differences,
- * or of its residuals from its line (each bounded by their variance), is
- * a bit or more under its packed width and, coded with one table for the
- * chunk, they would be shorter than its packing (by the table's estimate,
- * not by trying), writes format 4 (differences) or 5 (residuals: where
- * their bounds, summed over the chunk's blocks, are lower) into c->raw2
- * and c->dir2 and returns 1; else 0 (format 3 stands), or -ENOMEM. Blocks
- * that cannot gain cost two comparisons. */
-#define CANDIDATE(x, bits) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->bits + 1 <= (x)->bw)
+ * c->raw and c->dir: where the entropy of an integer block's differences
+ * (bounded by their variance) is a bit or more under its packed width and,
+ * coded with one table for the chunk, they would be shorter than its
+ * packing (by the table's estimate, not by trying), writes format 4 into
+ * c->raw2 and c->dir2 and returns 1; else 0 (format 3 stands), or
+ * -ENOMEM. Blocks that cannot gain cost one comparison. */
+#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
 
 static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi,
-			const uint32_t *off, uint32_t nblocks, uint8_t *format)
+			const uint32_t *off, uint32_t nblocks)
 {
-	/* which coding: the bits each would take, a block's anchors counted
-	 * as three bytes */
-	double by_diff = 0, by_line = 0;
 	uint32_t cand = 0;
-	for (uint32_t b = 0; b < nblocks; b++) {
-		const block_info *x = &bi[b];
-		if (x->type != BLOCK_INT)
-			continue;
-		int d = CANDIDATE(x, dbits), l = CANDIDATE(x, lbits);
-		by_diff += x->count * (d ? x->dbits : x->bw);
-		by_line += l ? x->count * x->lbits + 24 : x->count * x->bw;
-		cand += d || l;
-	}
+	for (uint32_t b = 0; b < nblocks; b++)
+		cand += CANDIDATE(&bi[b]);
 	if (!cand)
 		return 0;
-	int lined = by_line + 64 < by_diff;
 	if (!c->z && !(c->z = malloc((size_t)CS_CHUNK_MAX * sizeof *c->z)))
 		return -ENOMEM;
 	uint32_t *counts = c->counts;
@@ -573,12 +471,11 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 	uint32_t nz = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		zat[b] = nz;
-		if (lined ? !CANDIDATE(&bi[b], lbits) : !CANDIDATE(&bi[b], dbits))
+		if (!CANDIDATE(&bi[b]))
 			continue;
 		uint32_t start = b * CS_VALUE_BLOCK, blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
 		uint64_t *z = c->z + nz;
-		uint32_t m = lined ? block_residuals(v + start, blen, &bi[b], z)
-				   : block_diffs(v + start, blen, bi[b].imin, &first[b], z);
+		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
 		for (uint32_t i = 0; i < m; i++) {
 			unsigned extra;
 			counts[cs_rans_sym(z[i], &extra)]++;
@@ -606,10 +503,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 			unsigned extra;
 			bits += cost[cs_rans_sym(c->z[i], &extra)];
 		}
-		size_t head = lined ? varint_len((uint64_t)bi[b].la) +
-					      varint_len(cs_zigzag(bi[b].lb - bi[b].la))
-				    : varint_len(first[b]);
-		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 + head + 2;
+		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 + varint_len(first[b]) + 2;
 		size_t packed = packed_bytes(bi[b].count, bi[b].bw);
 		use[b] = coded + 2 < packed;
 		saved += use[b] ? packed - coded : 0;
@@ -626,17 +520,11 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 			rc = rc ? rc : put_entry(&c->dir2, &bi[b], blen, prev);
 			continue;
 		}
-		/* bitmap (when a value is absent); first - min and the coded
-		 * differences, or the anchors and the coded residuals */
+		/* bitmap (when a value is absent), first - min, the coded differences */
 		size_t at = c->raw2.len;
 		if (bi[b].count < blen)
 			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], (blen + 7) / 8);
-		if (lined) {
-			rc = rc ? rc : cs_buf_put_varint(&c->raw2, (uint64_t)bi[b].la);
-			rc = rc ? rc : cs_buf_put_varint(&c->raw2, cs_zigzag(bi[b].lb - bi[b].la));
-		} else {
-			rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
-		}
+		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
 		rc = rc ? rc : cs_rans_encode(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
 		if (rc)
 			break;
@@ -646,7 +534,6 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 		e.check = check32(c->raw2.data + at, e.len);
 		rc = put_entry(&c->dir2, &e, blen, prev);
 	}
-	*format = lined ? FORMAT_LINE : FORMAT_ENTROPY;
 	return rc ? rc : 1;
 }
 
@@ -679,15 +566,14 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	}
 	off[nblocks] = (uint32_t)c->raw.len;
 	*agg = total;
-	uint8_t format = FORMAT_ENTROPY;
-	int coded = entropy_pass(c, v, n, bi, off, nblocks, &format);
+	int coded = entropy_pass(c, v, n, bi, off, nblocks);
 	if (coded < 0)
 		return coded;
 	/* Packed or coded integers are about as dense as their noise: zstd
 	 * is tried only when byte-plane doubles, which it does shrink, are at
 	 * least half of the payload. */
 	if (coded)
-		return finish_blob(c, format, &c->raw2, n, c->dir2.data, c->dir2.len,
+		return finish_blob(c, FORMAT_ENTROPY, &c->raw2, n, c->dir2.data, c->dir2.len,
 				   2 * f64_bytes >= c->raw2.len, out);
 	return finish_blob(c, FORMAT_COMPACT, &c->raw, n, c->dir.data, c->dir.len,
 			   2 * f64_bytes >= c->raw.len, out);
@@ -702,7 +588,6 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
-	case FORMAT_LINE:
 	case FORMAT_ENTROPY:
 	case FORMAT_COMPACT: {
 		size_t dl = cs_get_u16(head + 2);
@@ -730,8 +615,6 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	uint8_t format = blob[0];
 	if (!COMPACT(format) && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
-	if (!values && format == FORMAT_LINE)
-		return seterr(err, errlen, "unknown timeline format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
 	uint32_t n = cs_get_u32(blob + 4);
@@ -822,9 +705,7 @@ static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
 	int64_t prev_min = 0, prev_sum = 0;
-	/* residuals from a line reach 2^55, past the symbols of differences */
-	unsigned syms = view->line ? CS_RANS_SYMS : CS_RANS_VALUE_SYMS;
-	if (entropy && cs_rans_parse(&view->rans, &p, end, syms))
+	if (entropy && cs_rans_parse(&view->rans, &p, end, CS_RANS_VALUE_SYMS))
 		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
 		uint32_t blen = cs_values_block_len(view, b);
@@ -892,9 +773,8 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	size_t off = 0;
 	int rc = 0;
-	view->line = format == FORMAT_LINE;
 	if (COMPACT(format)) {
-		rc = parse_compact_dir(view, format != FORMAT_COMPACT, dir, dir + dirlen, &off, err,
+		rc = parse_compact_dir(view, format == FORMAT_ENTROPY, dir, dir + dirlen, &off, err,
 				       errlen);
 	} else {
 		size_t el = format == FORMAT_CHECKED ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1;
@@ -1022,17 +902,6 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	}
 	if (type == BLOCK_INT) {
 		unpack_bits(p, plen, count, bw, (int64_t)view->min[b], dst);
-	} else if (type == BLOCK_RANS && view->line) {
-		/* the anchors, then the coded residuals from their line */
-		const uint8_t *q = p, *end = p + plen;
-		uint64_t a = 0, d = 0, z[CS_VALUE_BLOCK];
-		if (cs_get_varint(&q, end, &a) || cs_get_varint(&q, end, &d))
-			a = d = 0;
-		cs_rans_decode(&view->rans, q, (size_t)(end - q), count, z);
-		line l = line_of(a, a + (uint64_t)cs_unzigzag(d), count);
-		uint64_t base = (uint64_t)(int64_t)view->min[b];
-		for (uint32_t j = 0; j < count; j++)
-			dst[j] = (double)(int64_t)(base + line_at(&l, j) + (uint64_t)cs_unzigzag(z[j]));
 	} else if (type == BLOCK_RANS) {
 		/* the first value less the minimum, then the coded differences */
 		const uint8_t *q = p, *end = p + plen;

@@ -10,18 +10,14 @@
  * the rest. Format 4 adds a third form for integer blocks: the differences
  * between neighbouring values entropy-coded (rans.h) with one frequency
  * table per chunk, kept in its directory, chosen per block from the
- * blocks' statistics where it is shorter than the packing; format 5 codes
- * instead each value less a line through two robust anchors of its block
- * (noise on a trend), where the chunk's statistics say that is shorter. When zstd
+ * blocks' statistics where it is shorter than the packing. When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
  *
- * A timeline chunk holds the t0[]/t1[] arrays of the same samples, in
- * blocks of CS_BLOCK_SAMPLES that decode alone: each sample's t0 step and
- * duration entropy-coded (rans.h) as differences from a prediction (the
- * step before, or the chunk's median), one table for each (format 4; the
- * delta-of-delta varints under zstd of format 3 are still read).
+ * A timeline chunk holds the t0[]/t1[] arrays of the same samples:
+ * delta-of-delta varints for t0 (a regular sampling interval costs one byte
+ * per sample or less), delta varints for the durations t1 - t0, then zstd.
  *
  * The exact byte layout is in docs/schema.md. Decoders validate every byte:
  * a corrupt blob gives -EBADMSG and a message, never a crash.
@@ -88,8 +84,7 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
-	cs_rans_table rans; /* formats 4 and 5: the chunk's frequency table */
-	int line; /* format 5: coded blocks hold residuals from their line */
+	cs_rans_table rans; /* format 4: the chunk's frequency table */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

@@ -397,67 +397,6 @@ static void test_entropy_format(void **state)
 	cs_codec_free(c);
 }
 
-/* Format 5: values on a slow trend with uniform noise of 201 values and
- * rare bursts are coded as residuals from each block's line (their entropy
- * is that of the noise, log2(201) = 7.65 bits, where their differences'
- * is 8.3), and round-trip whole, block by block, with gaps, with anchors
- * 2^32 and more apart and in short last blocks. */
-static void test_line_format(void **state)
-{
-	(void)state;
-	cs_codec *c = cs_codec_new();
-	static double v[16384], out[16384];
-	uint64_t seed = 23;
-	for (int i = 0; i < 16384; i++) {
-		v[i] = (double)(30000 + (int)(8000.0 * sin(i / 3000.0)) + (int)(tu_rand(&seed) % 201) - 100);
-		if (tu_rand(&seed) % 500 == 0)
-			v[i] += (double)(10000 + tu_rand(&seed) % 190000);
-	}
-	cs_buf b = CS_BUF_INIT;
-	cs_agg agg;
-	assert_int_equal(cs_values_encode(c, v, 16384, &b, &agg), 0);
-	assert_int_equal(b.data[0], 5);
-	/* under the order-0 entropy of the differences (counted here) with
-	 * the 21 bytes a block of 256 that a coded block takes besides */
-	double bits = 0;
-	{
-		static uint32_t hist[1 << 20];
-		memset(hist, 0, sizeof hist);
-		for (int i = 1; i < 16384; i++)
-			hist[((int64_t)(v[i] - v[i - 1]) + (1 << 19)) & ((1 << 20) - 1)]++;
-		for (uint32_t k = 0; k < 1u << 20; k++)
-			if (hist[k])
-				bits -= hist[k] * log2(hist[k] / 16383.0);
-	}
-	if (!(b.len < bits / 8 + 64 * 21))
-		fail_msg("format 5 chunk of %zu bytes, the differences' entropy %.0f bytes", b.len,
-			 bits / 8);
-	roundtrip(c, v, 16384);
-	size_t head = cs_values_head_len(b.data);
-	cs_values_view view;
-	char err[128];
-	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
-	view.payload = b.data + head;
-	for (uint32_t blk = view.nblocks; blk-- > 0;) {
-		assert_int_equal(cs_values_check_block(&view, blk, err, sizeof err), 0);
-		cs_values_block_decode(&view, blk, out + blk * view.bs);
-	}
-	assert_memory_equal(v, out, sizeof v);
-	/* gaps, a block of values 2^40 apart (its anchors too), a negative
-	 * stretch, short last blocks */
-	for (int i = 0; i < 16384; i += 89)
-		v[i] = NAN;
-	for (int i = 2048; i < 2304; i++)
-		v[i] = i < 2176 ? (double)(i % 7) : 1099511627776.0 + i % 5;
-	for (int i = 4096; i < 4352; i++)
-		v[i] = -v[i];
-	roundtrip(c, v, 16384);
-	for (uint32_t n = 16384 - 256; n < 16384 - 250; n++)
-		roundtrip(c, v, n);
-	cs_buf_free(&b);
-	cs_codec_free(c);
-}
-
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
 /* Decodes blob b of n samples and compares it with t0/t1. */
@@ -776,7 +715,6 @@ int main(void)
 		cmocka_unit_test(test_unchecked_format),
 		cmocka_unit_test(test_compact_format),
 		cmocka_unit_test(test_entropy_format),
-		cmocka_unit_test(test_line_format),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),
