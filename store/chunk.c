@@ -1014,15 +1014,18 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 		return -ENOMEM;
 	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
 	/* the references: medians of the steps and of the durations */
+	/* (among at most about 1024 of each, evenly spread: a reference need
+	 * not be exact) */
 	uint64_t *tmp = c->tz;
-	uint32_t nsteps = 0;
+	uint32_t nsteps = 0, every = n / 1024 + 1, k = 0;
 	for (uint32_t i = 1; i < n; i++)
-		if (i % CS_BLOCK_SAMPLES)
-			tmp[nsteps++] = t0[i] - t0[i - 1];
-	uint64_t ref_step = nsteps ? median(tmp, nsteps) : 0;
-	for (uint32_t i = 0; i < n; i++)
-		tmp[i] = t1[i] - t0[i];
-	uint64_t ref_dur = median(tmp, n);
+		if (i % CS_BLOCK_SAMPLES && nsteps++ % every == 0)
+			tmp[k++] = t0[i] - t0[i - 1];
+	uint64_t ref_step = k ? median(tmp, k) : 0;
+	k = 0;
+	for (uint32_t i = 0; i < n; i += every)
+		tmp[k++] = t1[i] - t0[i];
+	uint64_t ref_dur = median(tmp, k);
 	/* each kind's symbols counted both ways: [0] chained, [1] fixed */
 	uint32_t (*counts)[CS_RANS_SYMS] = c->tcounts;
 	memset(c->tcounts, 0, sizeof c->tcounts);

@@ -2,8 +2,9 @@
  * bytes (a corrupt database must never crash a reader), format 4
  * timelines on any payload under a valid checksum, and the entropy coder:
  * a table and a stream from any bytes decode without reading past them,
- * what it codes from any table decodes back the same, and so does a
- * timeline made of the bytes. */
+ * what it codes from any table decodes back the same, and so do values
+ * and a timeline made of the bytes. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,38 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 	memcpy(blob + 16 + plen, &check, 4);
 	char err[128];
 	cs_timeline_decode(c, blob, 16 + (size_t)plen + 4, n, t0, t1, err, sizeof err);
+}
+
+/* Values made of the bytes (2 a value: a trend, noise, now and then an
+ * absent value or a burst), coded (formats 3 or 4, as they pay) and
+ * decoded back bit for bit. */
+static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
+{
+	static double v[4096], o[4096];
+	uint32_t n = 0;
+	int64_t slope = size ? (int8_t)data[0] : 0;
+	for (size_t i = 1; i + 2 <= size && n < 4096; i += 2, n++) {
+		int64_t x = 1000000 + slope * (int64_t)n + (int8_t)data[i];
+		if (data[i + 1] == 0xff)
+			v[n] = NAN;
+		else if (data[i + 1] >= 0xf0)
+			v[n] = (double)(x + ((int64_t)data[i + 1] << 40));
+		else
+			v[n] = (double)(x + (data[i + 1] & 7));
+	}
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	char err[128];
+	cs_values_view view;
+	if (n && cs_values_encode(c, v, n, &b, &agg) == 0) {
+		if (cs_values_open(c, &view, b.data, b.len, err, sizeof err))
+			abort();
+		cs_values_decode(&view, o);
+		for (uint32_t i = 0; i < n; i++)
+			if (isnan(v[i]) ? !isnan(o[i]) : memcmp(&v[i], &o[i], sizeof v[i]))
+				abort();
+	}
+	cs_buf_free(&b);
 }
 
 /* Samples made of the bytes (8 a sample: a step and a duration of any bit
@@ -96,6 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cs_timeline_decode(c, data, size, n, t0, t1, err, sizeof err);
 	}
 	sealed_timeline(c, data, size, t0, t1);
+	values_round_trip(c, data, size);
 	timeline_round_trip(c, data, size, t0, t1);
 	static cs_rans_table t;
 	static cs_rans_coder coder;
