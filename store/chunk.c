@@ -1013,9 +1013,9 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 	if (!c->tz && !(c->tz = malloc(2 * (size_t)CS_CHUNK_MAX * sizeof *c->tz)))
 		return -ENOMEM;
 	uint32_t nblocks = (n + CS_BLOCK_SAMPLES - 1) / CS_BLOCK_SAMPLES;
-	/* the references: medians of the steps and of the durations */
-	/* (among at most about 1024 of each, evenly spread: a reference need
-	 * not be exact) */
+	/* the references: medians of the steps and of the durations, among
+	 * at most about 1024 of each, evenly spread (a reference need not be
+	 * exact) */
 	uint64_t *tmp = c->tz;
 	uint32_t nsteps = 0, every = n / 1024 + 1, k = 0;
 	for (uint32_t i = 1; i < n; i++)
