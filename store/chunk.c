@@ -985,8 +985,7 @@ static double coded_bits(const uint32_t counts[CS_RANS_SYMS])
 	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
 		if (!counts[s])
 			continue;
-		unsigned extra = s < 16 ? 0 : (s - 16) / 8 + 1;
-		bits += counts[s] * (log2(total / counts[s]) + extra) + 8;
+		bits += counts[s] * (log2(total / counts[s]) + cs_rans_extra(s)) + 8;
 	}
 	return bits;
 }

@@ -21,11 +21,6 @@ static uint64_t sym_value(unsigned s, uint64_t extra)
 	return ((uint64_t)(8 | ((s - 16) & 7)) << (k - 4)) | extra;
 }
 
-static unsigned sym_extra(unsigned s)
-{
-	return s < 16 ? 0 : (s - 16) / 8 + 1;
-}
-
 static void enc_init(cs_rans_enc *e, uint32_t start, uint32_t freq);
 
 /* A symbol's weight from its one-byte code q: 2^(q/16), as integers both
@@ -153,7 +148,7 @@ int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsig
 
 uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s)
 {
-	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * sym_extra(s);
+	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * cs_rans_extra(s);
 }
 
 /* A symbol as the coder takes it: division by its frequency done as a
@@ -268,7 +263,7 @@ decode_one(const cs_rans_table *t, uint32_t *x, const uint8_t **p, const uint8_t
 	v = t->freq[s] * (v >> CS_RANS_SCALE) + (v & mask) - t->start[s];
 	while (v < RANS_L && *p < end)
 		v = (v << 8) | *(*p)++;
-	unsigned extra = sym_extra(s);
+	unsigned extra = cs_rans_extra(s);
 	uint64_t raw = 0;
 	for (unsigned lo = 0; lo < extra; lo += CHUNK_BITS) {
 		unsigned nb = extra - lo < CHUNK_BITS ? extra - lo : CHUNK_BITS;

@@ -58,6 +58,12 @@ static inline unsigned cs_rans_sym(uint64_t z, unsigned *extra_bits)
 	return 16u + 8u * (k - 5) + (unsigned)((z >> (k - 4)) & 7);
 }
 
+/* How many raw bits follow symbol s. */
+static inline unsigned cs_rans_extra(unsigned s)
+{
+	return s < 16 ? 0 : (s - 16) / 8 + 1;
+}
+
 /* The table for the symbol counts given: each counted symbol's weight
  * code (16 log2 of its count), the frequencies they give (each at least
  * one slot) and the coder's view of them; the slot map, which only

@@ -822,6 +822,14 @@ static void reset_chunk(dev_buf *d)
 	}
 }
 
+/* Frees metric k's buffer (from the start of its allocation). */
+static void drop_vals(dev_buf *d, uint32_t k)
+{
+	if (d->vals[k])
+		free(d->vals[k] - VALS_PAD(k));
+	d->vals[k] = NULL;
+}
+
 /* Sizes an empty chunk's buffers for the run's metrics as declared now. */
 static int size_chunk(cs_writer *w, dev_buf *d)
 {
@@ -839,11 +847,8 @@ static int size_chunk(cs_writer *w, dev_buf *d)
 		d->t1 = t1;
 	if (!t0 || !t1)
 		return fail(w->s, -ENOMEM, "out of memory");
-	for (uint32_t k = 0; k < d->nvals; k++) {
-		if (d->vals[k])
-			free(d->vals[k] - VALS_PAD(k));
-		d->vals[k] = NULL;
-	}
+	for (uint32_t k = 0; k < d->nvals; k++)
+		drop_vals(d, k);
 	d->cap = cap;
 	return 0;
 }
@@ -1365,8 +1370,7 @@ static void writer_free(cs_writer *w)
 	for (uint32_t i = 0; i < w->ndevs; i++) {
 		dev_buf *d = w->devs[i];
 		for (uint32_t k = 0; k < d->nvals; k++)
-			if (d->vals[k])
-				free(d->vals[k] - VALS_PAD(k));
+			drop_vals(d, k);
 		free(d->vals);
 		free(d->t0);
 		free(d->t1);
