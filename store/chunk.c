@@ -163,21 +163,23 @@ static size_t packed_bytes(uint32_t count, unsigned bw)
 	return ((size_t)count * bw + 7) / 8;
 }
 
-/* Packs count values of bw bits each, least significant bit first. */
-static void pack_bits(uint8_t *dst, const uint64_t *v, uint32_t count,
+/* Packs count integers v[i] - base (each an exact integer of at most bw
+ * bits) in bw bits each, least significant bit first. */
+static void pack_bits(uint8_t *dst, const double *v, int64_t base, uint32_t count,
 		      unsigned bw)
 {
 	uint64_t acc = 0;
 	unsigned fill = 0;
 	size_t o = 0;
 	for (uint32_t i = 0; i < count; i++) {
-		acc |= v[i] << fill;
+		uint64_t x = (uint64_t)((int64_t)v[i] - base);
+		acc |= x << fill;
 		fill += bw;
 		if (fill >= 64) {
 			memcpy(dst + o, &acc, 8);
 			o += 8;
 			fill -= 64;
-			acc = fill ? v[i] >> (bw - fill) : 0;
+			acc = fill ? x >> (bw - fill) : 0;
 		}
 	}
 	memcpy(dst + o, &acc, (fill + 7) / 8);
@@ -222,28 +224,56 @@ static size_t block_payload_len(uint8_t type, unsigned bw, uint32_t count,
 	return len;
 }
 
+/* What one pass over a block's values finds. */
+typedef struct block_stats {
+	double min, max, sum;
+	double dsq;   /* the squares of the differences between neighbours */
+	int64_t isum; /* the exact sum, when every value is an integer */
+	int all_int;  /* every value an exact integer within +-2^53, not -0.0 */
+	int nan;      /* some value is NaN (absent) */
+} block_stats;
+
+static void scan_block(const double *p, uint32_t n, block_stats *st)
+{
+	double mn = p[0], mx = p[0], sum = 0, dsq = 0, last = p[0];
+	int64_t isum = 0;
+	uint64_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double x = p[i];
+		mn = x < mn ? x : mn;
+		mx = x > mx ? x : mx;
+		sum += x;
+		/* the cast is defined only in range: 0 stands in beyond it
+		 * (and for NaN), and then differs from x */
+		int64_t k = (int64_t)(fabs(x) <= 9007199254740992.0 ? x : 0.0);
+		uint64_t bits;
+		memcpy(&bits, &x, 8);
+		bad |= (uint64_t)((double)k != x) | (uint64_t)(bits == 0x8000000000000000ull);
+		isum += k; /* |isum| <= 512 * 2^53 */
+		double d = x - last;
+		dsq += d * d;
+		last = x;
+	}
+	/* a NaN is never an integer: only then look for one */
+	int nan = 0;
+	for (uint32_t i = 0; bad && !nan && i < n; i++)
+		nan = isnan(p[i]);
+	*st = (block_stats){mn, mx, sum, dsq, isum, !bad, nan};
+}
+
 /* Encodes one block into c->raw and describes it in *bi. */
 static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
 {
 	double buf[CS_VALUE_BLOCK];
-	uint64_t ints[CS_VALUE_BLOCK];
 	uint8_t bitmap[CS_VALUE_BLOCK / 8] = {0};
 	const double *present = v;
-	uint32_t count = 0;
-	int all_int = 1;
-	cs_agg a = {0, 0, 0, 0};
+	uint32_t count = blen;
+	block_stats st;
 
 	/* Most blocks have no absent value: then v is used in place. */
-	uint32_t nan_at = blen;
-	for (uint32_t i = 0; i < blen; i++) {
-		if (isnan(v[i])) {
-			nan_at = i;
-			break;
-		}
-	}
-	if (nan_at == blen) {
-		count = blen;
-	} else {
+	scan_block(v, blen, &st);
+	if (st.nan) {
+		count = 0;
 		for (uint32_t i = 0; i < blen; i++) {
 			if (isnan(v[i]))
 				continue;
@@ -251,50 +281,27 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 			buf[count++] = v[i];
 		}
 		present = buf;
-	}
-	if (count) {
-		double mn = present[0], mx = present[0], sum = 0;
-		for (uint32_t i = 0; i < count; i++) {
-			double x = present[i];
-			mn = x < mn ? x : mn;
-			mx = x > mx ? x : mx;
-			sum += x;
-		}
-		a = (cs_agg){count, mn, mx, sum};
-		/* Within +-2^53 the int64 round trip is exact and defined. */
-		all_int = mn >= -9007199254740992.0 && mx <= 9007199254740992.0;
-		for (uint32_t i = 0; all_int && i < count; i++) {
-			double x = present[i];
-			all_int = x == (double)(int64_t)x && !(x == 0.0 && signbit(x));
-		}
+		if (count)
+			scan_block(buf, count, &st);
 	}
 	memset(bi, 0, sizeof *bi);
-	if (!count) {
-		bi->agg = a;
+	if (!count)
 		return 0;
-	}
+	cs_agg a = {count, st.min, st.max, st.sum};
+	int all_int = st.all_int;
 	uint8_t type = all_int ? BLOCK_INT : BLOCK_F64;
 	unsigned bw = 0;
 	int64_t base = 0;
 	if (all_int) {
 		base = (int64_t)a.min;
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
-		/* the exact sum (|sum| <= 256 * 2^53 fits), so the directory
-		 * can store it as an integer */
-		int64_t isum = (int64_t)present[0];
-		double dsq = 0;
-		for (uint32_t i = 1; i < count; i++) {
-			isum += (int64_t)present[i];
-			double d = present[i] - present[i - 1];
-			dsq += d * d;
-		}
 		/* no law of that variance has more entropy than the normal one:
 		 * log2(2 pi e var) / 2 */
-		bi->dbits = count > 1 && dsq > 0 ? 0.5 * log2(17.0794684453 * dsq / (count - 1)) : 0;
-		a.sum = (double)isum;
+		bi->dbits = count > 1 && st.dsq > 0 ? 0.5 * log2(17.0794684453 * st.dsq / (count - 1)) : 0;
+		a.sum = (double)st.isum;
 		bi->imin = base;
 		bi->imax = (int64_t)a.max;
-		bi->isum = isum;
+		bi->isum = st.isum;
 	}
 	size_t need = block_payload_len(type, bw, count, blen);
 	int rc = cs_buf_reserve(&c->raw, need + 8);
@@ -306,10 +313,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		p += (blen + 7) / 8;
 	}
 	if (all_int) {
-		for (uint32_t i = 0; i < count; i++)
-			ints[i] = (uint64_t)((int64_t)present[i] - base);
 		if (bw)
-			pack_bits(p, ints, count, bw);
+			pack_bits(p, present, base, count, bw);
 	} else {
 		/* Byte planes: all first bytes, then all second bytes, ... so
 		 * that exponents and high mantissa bytes sit together for
