@@ -27,6 +27,11 @@
  * entries and entropy-coded integer blocks (written only where they pay) */
 #define FORMAT_ENTROPY 4
 #define COMPACT(f) ((f) == FORMAT_COMPACT || (f) == FORMAT_ENTROPY)
+/* format 5 (values only): format 4 in blocks of CS_VALUE_BLOCK, the table
+ * optional, no checksum for an empty payload */
+#define FORMAT_WIDE 5
+/* value formats whose bytes 2-3 hold the directory's length */
+#define VARDIR(f) (COMPACT(f) || (f) == FORMAT_WIDE)
 /* timeline modes (format 4): each kind of step against a fixed reference
  * rather than the step before */
 #define TL_T0_FIXED 0x01
@@ -70,6 +75,7 @@ struct cs_codec {
 	block_info *bi;                /* the blocks being written, and */
 	uint32_t *off;                 /* where their payloads start in raw */
 	uint64_t *z;                   /* their differences, zigzagged */
+	uint8_t vformat;               /* the value format written: 4 (3 or 4) or 5 */
 };
 
 cs_codec *cs_codec_new(void)
@@ -79,13 +85,22 @@ cs_codec *cs_codec_new(void)
 		return NULL;
 	c->cctx = ZSTD_createCCtx();
 	c->dctx = ZSTD_createDCtx();
-	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK, sizeof *c->bi);
-	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK + 1, sizeof *c->off);
+	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
+	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
+	c->vformat = FORMAT_WIDE;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
 		return NULL;
 	}
 	return c;
+}
+
+int cs_codec_set_value_format(cs_codec *c, unsigned format)
+{
+	if (format != FORMAT_ENTROPY && format != FORMAT_WIDE)
+		return -EINVAL;
+	c->vformat = (uint8_t)format;
+	return 0;
 }
 
 void cs_codec_free(cs_codec *c)
@@ -336,7 +351,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 }
 
 /* Directory entry of a format 3 block, appended to out (prev: the last
- * integer block's min and sum, which integer blocks are stored against):
+ * integer block's min and sum, which integer blocks are stored against;
+ * wide: format 5, where a block of one value repeated has no checksum):
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
  *            present (no count, no bitmap)
  *   count    varint, unless every sample is present (not for empty blocks)
@@ -346,7 +362,7 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
  *   double blocks: min, max, sum as 8-byte doubles
  *   coded blocks (format 4): the payload's length, varint
  *   checksum 4 bytes, of the block's payload (not for empty blocks) */
-static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2])
+static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2], int wide)
 {
 	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0);
 	int rc = cs_buf_append(out, &kind, 1);
@@ -367,6 +383,8 @@ static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t p
 	}
 	if (bi->type == BLOCK_RANS)
 		rc = rc ? rc : cs_buf_put_varint(out, bi->len);
+	if (wide && bi->type == BLOCK_INT && bi->count == blen && bi->imax == bi->imin)
+		return rc; /* its payload is empty */
 	return rc ? rc : cs_buf_append(out, &bi->check, 4);
 }
 
@@ -458,9 +476,10 @@ static size_t varint_len(uint64_t v)
  * -ENOMEM. Blocks that cannot gain cost one comparison. */
 #define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
 
-static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi,
+static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, block_info *bi,
 			const uint32_t *off, uint32_t nblocks)
 {
+	int wide = c->vformat == FORMAT_WIDE;
 	uint32_t cand = 0;
 	for (uint32_t b = 0; b < nblocks; b++)
 		cand += CANDIDATE(&bi[b]);
@@ -469,16 +488,16 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 	if (!c->z && !(c->z = malloc((size_t)CS_CHUNK_MAX * sizeof *c->z)))
 		return -ENOMEM;
 	uint32_t *counts = c->counts;
-	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK];
-	uint32_t zat[CS_CHUNK_MAX / CS_VALUE_BLOCK + 1];
-	uint8_t use[CS_CHUNK_MAX / CS_VALUE_BLOCK] = {0};
+	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3];
+	uint32_t zat[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1];
+	uint8_t use[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3] = {0};
 	memset(counts, 0, sizeof c->counts);
 	uint32_t nz = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		zat[b] = nz;
 		if (!CANDIDATE(&bi[b]))
 			continue;
-		uint32_t start = b * CS_VALUE_BLOCK, blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
+		uint32_t start = b * bs, blen = n - start < bs ? n - start : bs;
 		uint64_t *z = c->z + nz;
 		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
 		for (uint32_t i = 0; i < m; i++) {
@@ -519,10 +538,10 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 	int64_t prev[2] = {0, 0};
 	int rc = 0;
 	for (uint32_t b = 0; !rc && b < nblocks; b++) {
-		uint32_t start = b * CS_VALUE_BLOCK, blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
+		uint32_t start = b * bs, blen = n - start < bs ? n - start : bs;
 		if (!use[b]) {
 			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], off[b + 1] - off[b]);
-			rc = rc ? rc : put_entry(&c->dir2, &bi[b], blen, prev);
+			rc = rc ? rc : put_entry(&c->dir2, &bi[b], blen, prev, wide);
 			continue;
 		}
 		/* bitmap (when a value is absent), first - min, the coded differences */
@@ -537,7 +556,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, block_info *bi
 		e.type = BLOCK_RANS;
 		e.len = (uint32_t)(c->raw2.len - at);
 		e.check = check32(c->raw2.data + at, e.len);
-		rc = put_entry(&c->dir2, &e, blen, prev);
+		rc = put_entry(&c->dir2, &e, blen, prev, wide);
 	}
 	return rc ? rc : 1;
 }
@@ -547,22 +566,27 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 {
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return -EINVAL;
-	uint32_t nblocks = (n + CS_VALUE_BLOCK - 1) / CS_VALUE_BLOCK;
+	int wide = c->vformat == FORMAT_WIDE;
+	uint32_t bs = wide ? CS_VALUE_BLOCK : CS_VALUE_BLOCK_V3;
+	uint32_t nblocks = (n + bs - 1) / bs;
 	cs_agg total = {0, 0, 0, 0};
 	cs_buf_reset(&c->raw);
 	cs_buf_reset(&c->dir);
 	int64_t prev[2] = {0, 0};
+	uint8_t no_table = 0; /* format 5 without coded blocks: an empty table */
+	if (wide && cs_buf_append(&c->dir, &no_table, 1))
+		return -ENOMEM;
 	size_t f64_bytes = 0;
 	block_info *bi = c->bi;
 	uint32_t *off = c->off;
 	for (uint32_t b = 0; b < nblocks; b++) {
-		uint32_t start = b * CS_VALUE_BLOCK;
-		uint32_t blen = n - start < CS_VALUE_BLOCK ? n - start : CS_VALUE_BLOCK;
+		uint32_t start = b * bs;
+		uint32_t blen = n - start < bs ? n - start : bs;
 		size_t before = c->raw.len;
 		off[b] = (uint32_t)before;
 		int rc = encode_block(c, v + start, blen, &bi[b]);
 		if (!rc)
-			rc = put_entry(&c->dir, &bi[b], blen, prev);
+			rc = put_entry(&c->dir, &bi[b], blen, prev, wide);
 		if (rc)
 			return rc;
 		if (bi[b].type == BLOCK_F64)
@@ -571,17 +595,17 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	}
 	off[nblocks] = (uint32_t)c->raw.len;
 	*agg = total;
-	int coded = entropy_pass(c, v, n, bi, off, nblocks);
+	int coded = entropy_pass(c, v, n, bs, bi, off, nblocks);
 	if (coded < 0)
 		return coded;
 	/* Packed or coded integers are about as dense as their noise: zstd
 	 * is tried only when byte-plane doubles, which it does shrink, are at
 	 * least half of the payload. */
 	if (coded)
-		return finish_blob(c, FORMAT_ENTROPY, &c->raw2, n, c->dir2.data, c->dir2.len,
-				   2 * f64_bytes >= c->raw2.len, out);
-	return finish_blob(c, FORMAT_COMPACT, &c->raw, n, c->dir.data, c->dir.len,
-			   2 * f64_bytes >= c->raw.len, out);
+		return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_ENTROPY, &c->raw2, n, c->dir2.data,
+				   c->dir2.len, 2 * f64_bytes >= c->raw2.len, out);
+	return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_COMPACT, &c->raw, n, c->dir.data,
+			   c->dir.len, 2 * f64_bytes >= c->raw.len, out);
 }
 
 /* Directory and checksum bytes between the header and the payload of a
@@ -593,6 +617,7 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
+	case FORMAT_WIDE:
 	case FORMAT_ENTROPY:
 	case FORMAT_COMPACT: {
 		size_t dl = cs_get_u16(head + 2);
@@ -618,7 +643,8 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	if (len < HEADER_LEN)
 		return seterr(err, errlen, "chunk shorter than its header");
 	uint8_t format = blob[0];
-	if (!COMPACT(format) && format != FORMAT_CHECKED && format != FORMAT_UNCHECKED)
+	if (!(values ? VARDIR(format) : COMPACT(format)) && format != FORMAT_CHECKED &&
+	    format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
 	if (blob[1] & ~FLAG_ZSTD)
 		return seterr(err, errlen, "unknown chunk flags");
@@ -627,7 +653,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	uint32_t stored_len = cs_get_u32(blob + 12);
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return seterr(err, errlen, "chunk sample count out of range");
-	if (values && !COMPACT(format) && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
+	if (values && !VARDIR(format) && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
 	if (!values && cs_get_u16(blob + 2) != 0 && COMPACT(format))
 		return seterr(err, errlen, "unknown timeline header");
@@ -705,11 +731,17 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	return 0;
 }
 
-/* Parses a format 3 directory (see put_entry). */
-static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p,
+/* Parses a format 3, 4 or 5 directory (see put_entry). */
+static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t *p,
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
 	int64_t prev_min = 0, prev_sum = 0;
+	int wide = format == FORMAT_WIDE;
+	uint32_t empty_check = check32(p, 0);
+	/* format 5: a table of no symbols is the one byte 0 */
+	int entropy = format == FORMAT_ENTROPY || (wide && p < end && *p);
+	if (wide && !entropy && p++ >= end)
+		return seterr(err, errlen, "block directory cut short");
 	if (entropy && cs_rans_parse(&view->rans, &p, end, CS_RANS_VALUE_SYMS))
 		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
@@ -755,7 +787,9 @@ static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p
 			sum = cs_get_f64(p + 16);
 			p += 24;
 		}
-		if (type != BLOCK_EMPTY) {
+		if (wide && type == BLOCK_INT && count == blen && bw == 0) {
+			check = empty_check; /* no payload, no checksum */
+		} else if (type != BLOCK_EMPTY) {
 			if (end - p < 4)
 				return seterr(err, errlen, "block directory cut short");
 			check = cs_get_u32(p);
@@ -774,13 +808,14 @@ static int parse_compact_dir(cs_values_view *view, int entropy, const uint8_t *p
 static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, size_t dirlen,
 		     char *err, size_t errlen)
 {
-	view->bs = COMPACT(format) ? CS_VALUE_BLOCK : CS_BLOCK_SAMPLES;
+	view->bs = format == FORMAT_WIDE ? CS_VALUE_BLOCK
+		   : COMPACT(format)     ? CS_VALUE_BLOCK_V3
+					 : CS_BLOCK_SAMPLES;
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	size_t off = 0;
 	int rc = 0;
-	if (COMPACT(format)) {
-		rc = parse_compact_dir(view, format == FORMAT_ENTROPY, dir, dir + dirlen, &off, err,
-				       errlen);
+	if (VARDIR(format)) {
+		rc = parse_compact_dir(view, format, dir, dir + dirlen, &off, err, errlen);
 	} else {
 		size_t el = format == FORMAT_CHECKED ? DIR_ENTRY_LEN : DIR_ENTRY_LEN_V1;
 		for (uint32_t b = 0; !rc && b < view->nblocks; b++) {
@@ -843,13 +878,13 @@ int cs_values_open_dir(cs_values_view *view, const uint8_t *head, size_t head_le
 		       size_t blob_len, char *err, size_t errlen)
 {
 	if (head_len < HEADER_LEN ||
-	    (!COMPACT(head[0]) && head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
+	    (!VARDIR(head[0]) && head[0] != FORMAT_CHECKED && head[0] != FORMAT_UNCHECKED))
 		return seterr(err, errlen, "unknown chunk format");
 	if (head[1] & FLAG_ZSTD)
 		return -ENOTSUP;
 	if (head[1])
 		return seterr(err, errlen, "unknown chunk flags");
-	if (!COMPACT(head[0]) && cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
+	if (!VARDIR(head[0]) && cs_get_u16(head + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
 	if (cs_values_head_len(head) != head_len)
 		return seterr(err, errlen, "chunk sample count out of range");

@@ -2,7 +2,8 @@
  * chunk.h - the chunk codec (cs_values_*, cs_timeline_*).
  *
  * A value chunk holds up to CS_CHUNK_MAX doubles of one (run, device, metric)
- * in blocks of CS_VALUE_BLOCK (CS_BLOCK_SAMPLES in formats 1 and 2). Each block is stored either as integers in
+ * in blocks of CS_VALUE_BLOCK (CS_VALUE_BLOCK_V3 in formats 3 and 4,
+ * CS_BLOCK_SAMPLES in formats 1 and 2). Each block is stored either as integers in
  * frame-of-reference bit packing (counter-like data: every present value an
  * exact integer) or as byte-shuffled IEEE doubles, and carries its own
  * count/min/max/sum in a block directory, so readers can aggregate whole
@@ -10,7 +11,9 @@
  * the rest. Format 4 adds a third form for integer blocks: the differences
  * between neighbouring values entropy-coded (rans.h) with one frequency
  * table per chunk, kept in its directory, chosen per block from the
- * blocks' statistics where it is shorter than the packing. When zstd
+ * blocks' statistics where it is shorter than the packing. Format 5 is
+ * format 4 in blocks of CS_VALUE_BLOCK, its table optional, and no
+ * checksum for a block whose payload is empty (every value the same). When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
@@ -35,9 +38,13 @@
 
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
-/* Samples per value block in formats 3 and 4 (what is written): twice as many
- * per directory entry, at a fraction of a bit more per value. */
-#define CS_VALUE_BLOCK 256u
+/* Samples per value block in format 5 (what is written): four times format
+ * 2's, so a directory entry, a block checksum and an entropy-coded block's
+ * state cost a quarter as much a value. Every block size a reader meets
+ * divides it. */
+#define CS_VALUE_BLOCK 512u
+/* Samples per value block in formats 3 and 4. */
+#define CS_VALUE_BLOCK_V3 256u
 #define CS_CHUNK_MAX 65536u
 #define CS_CHUNK_MAX_BLOCKS (CS_CHUNK_MAX / CS_BLOCK_SAMPLES)
 
@@ -60,6 +67,12 @@ typedef struct cs_codec cs_codec;
 cs_codec *cs_codec_new(void);
 void cs_codec_free(cs_codec *c);
 
+/* The value chunk format cs_values_encode writes: 5 (the default), or 4,
+ * which writes formats 3 and 4 as earlier versions did (blocks of
+ * CS_VALUE_BLOCK_V3), so that their readers stay tested. Returns 0, or
+ * -EINVAL for another format. */
+int cs_codec_set_value_format(cs_codec *c, unsigned format);
+
 /* Encodes v[0..n) (NaN = absent; 1 <= n <= CS_CHUNK_MAX) and appends the
  * blob to out. Fills *agg with the chunk's aggregate. Returns 0, -EINVAL or
  * -ENOMEM. */
@@ -74,9 +87,9 @@ typedef struct cs_values_view {
 	uint32_t nblocks;
 	const uint8_t *payload;
 	size_t payload_len;
-	int checked; /* format 2, 3 or 4: every block checked against its checksum */
-	uint32_t bs; /* samples per block: CS_VALUE_BLOCK, or CS_BLOCK_SAMPLES
-		      * (formats 1 and 2) */
+	int checked; /* format 2 on: every block checked against its checksum */
+	uint32_t bs; /* samples per block: CS_VALUE_BLOCK, CS_VALUE_BLOCK_V3
+		      * (formats 3 and 4) or CS_BLOCK_SAMPLES (1 and 2) */
 	/* each block's directory entry, parsed */
 	uint8_t type[CS_CHUNK_MAX_BLOCKS];
 	uint8_t bw[CS_CHUNK_MAX_BLOCKS];
@@ -84,7 +97,7 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
-	cs_rans_table rans; /* format 4: the chunk's frequency table */
+	cs_rans_table rans; /* formats 4 and 5: the chunk's frequency table */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

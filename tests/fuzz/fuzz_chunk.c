@@ -38,8 +38,9 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 }
 
 /* Values made of the bytes (2 a value: a trend, noise, now and then an
- * absent value or a burst), coded (formats 3 or 4, as they pay) and
- * decoded back bit for bit. */
+ * absent value or a burst), coded (format 5, or formats 3 and 4 as
+ * earlier versions wrote them, by the first byte's low bit) and decoded
+ * back bit for bit. */
 static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 {
 	static double v[4096], o[4096];
@@ -58,6 +59,7 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 	cs_agg agg;
 	char err[128];
 	cs_values_view view;
+	cs_codec_set_value_format(c, size && (data[0] & 1) ? 4 : 5);
 	if (n && cs_values_encode(c, v, n, &b, &agg) == 0) {
 		if (cs_values_open(c, &view, b.data, b.len, err, sizeof err))
 			abort();

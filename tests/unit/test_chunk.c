@@ -9,11 +9,14 @@
 #include "chunk.h"
 #include "testutil.h"
 
-static void roundtrip(cs_codec *c, const double *v, uint32_t n)
+static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned format)
 {
 	cs_buf b = CS_BUF_INIT;
 	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, format), 0);
 	assert_int_equal(cs_values_encode(c, v, n, &b, &agg), 0);
+	/* format 4 writes format 3 where no block is entropy-coded */
+	assert_true(format == 5 ? b.data[0] == 5 : b.data[0] == 3 || b.data[0] == 4);
 	cs_values_view view;
 	char err[128];
 	int rc = cs_values_open(c, &view, b.data, b.len, err, sizeof err);
@@ -47,6 +50,14 @@ static void roundtrip(cs_codec *c, const double *v, uint32_t n)
 	assert_int_equal(sum.count, agg.count);
 	free(out);
 	cs_buf_free(&b);
+}
+
+/* A round trip in what is written now (format 5) and in what earlier
+ * versions wrote (formats 3 and 4), which are still read. */
+static void roundtrip(cs_codec *c, const double *v, uint32_t n)
+{
+	roundtrip_as(c, v, n, 4);
+	roundtrip_as(c, v, n, 5);
 }
 
 static void test_counters_odd_sizes(void **state)
@@ -116,26 +127,32 @@ static void test_block_decode(void **state)
 {
 	(void)state;
 	cs_codec *c = cs_codec_new();
-	double v[1000], out[CS_VALUE_BLOCK];
-	for (int i = 0; i < 1000; i++)
+	static double v[2000], out[CS_VALUE_BLOCK];
+	for (int i = 0; i < 2000; i++)
 		v[i] = (double)(i * i);
-	cs_buf b = CS_BUF_INIT;
-	cs_agg agg;
-	assert_int_equal(cs_values_encode(c, v, 1000, &b, &agg), 0);
-	cs_values_view view;
-	assert_int_equal(cs_values_open(c, &view, b.data, b.len, NULL, 0), 0);
-	/* format 3: blocks of 256 */
-	assert_int_equal(view.bs, 256);
-	assert_int_equal(view.nblocks, 4);
-	assert_int_equal(cs_values_block_len(&view, 3), 1000 - 3 * 256);
-	cs_values_block_decode(&view, 2, out);
-	for (int i = 0; i < 256; i++)
-		assert_true(out[i] == v[2 * 256 + i]);
-	cs_agg a;
-	cs_values_block_agg(&view, 2, &a);
-	assert_int_equal(a.count, 256);
-	assert_true(a.min == v[512] && a.max == v[767]);
-	cs_buf_free(&b);
+	/* format 5: blocks of 512; formats 3 and 4: of 256 */
+	static const unsigned formats[] = {5, 4}, sizes[] = {512, 256};
+	for (int f = 0; f < 2; f++) {
+		unsigned bs = sizes[f], n = 4 * bs - 48;
+		assert_int_equal(cs_codec_set_value_format(c, formats[f]), 0);
+		cs_buf b = CS_BUF_INIT;
+		cs_agg agg;
+		assert_int_equal(cs_values_encode(c, v, n, &b, &agg), 0);
+		cs_values_view view;
+		assert_int_equal(cs_values_open(c, &view, b.data, b.len, NULL, 0), 0);
+		assert_int_equal(view.bs, bs);
+		assert_int_equal(view.nblocks, 4);
+		assert_int_equal(cs_values_block_len(&view, 3), n - 3 * bs);
+		cs_values_block_decode(&view, 2, out);
+		for (unsigned i = 0; i < bs; i++)
+			assert_true(out[i] == v[2 * bs + i]);
+		cs_agg a;
+		cs_values_block_agg(&view, 2, &a);
+		assert_int_equal(a.count, bs);
+		assert_true(a.min == v[2 * bs] && a.max == v[3 * bs - 1]);
+		cs_buf_free(&b);
+	}
+	assert_int_equal(cs_codec_set_value_format(c, 3), -EINVAL);
 	cs_codec_free(c);
 }
 
@@ -302,6 +319,7 @@ static void test_compact_format(void **state)
 		v[i] = i % 1000 == 7 ? (double)NAN : (double)(200000 + tu_rand(&seed) % 4096);
 	cs_buf b = CS_BUF_INIT;
 	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, 4), 0);
 	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
 	assert_int_equal(b.data[0], 3);
 	assert_int_equal(b.data[1], 0);
@@ -358,6 +376,7 @@ static void test_entropy_format(void **state)
 		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
 	cs_buf b = CS_BUF_INIT;
 	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, 4), 0);
 	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
 	assert_int_equal(b.data[0], 4);
 	/* the differences' entropy is about 8.3 bits (a triangle of 401
@@ -387,12 +406,90 @@ static void test_entropy_format(void **state)
 	/* a frequency table that does not add up: refused, not decoded */
 	for (int i = 0; i < 4096; i++)
 		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
+	assert_int_equal(cs_codec_set_value_format(c, 4), 0);
 	cs_buf_reset(&b);
 	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
 	assert_int_equal(b.data[0], 4);
 	head = cs_values_head_len(b.data);
 	b.data[16 + 3] ^= 0x40; /* a frequency of the table, under the header checksum */
 	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), -EBADMSG);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
+/* Format 5 (what is written now): blocks of 512, a table of one byte 0
+ * when no block is entropy-coded, no checksum for a block of one value
+ * repeated. The lengths asserted follow from docs/schema.md alone. */
+static void test_wide_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	static double v[4096], out[4096];
+	for (int i = 0; i < 4096; i++)
+		v[i] = 7;
+	cs_buf b = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	/* 8 blocks; the first: kind, zigzag(7) = 14, range 0, zigzag(3584) =
+	 * 7168 (two varint bytes); the other 7: kind and three zero varints */
+	size_t dirlen = 1 + (1 + 1 + 1 + 2) + 7 * 4;
+	assert_int_equal(b.data[0], 5);
+	assert_int_equal(b.data[2] | b.data[3] << 8, dirlen);
+	assert_int_equal(b.len, 16 + dirlen + 4);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), 0);
+	assert_int_equal(view.bs, 512);
+	cs_values_decode(&view, out);
+	assert_memory_equal(v, out, sizeof v);
+	size_t head = cs_values_head_len(b.data);
+	assert_int_equal(head, 16 + dirlen + 4);
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
+	view.payload = b.data + head;
+	for (uint32_t blk = 0; blk < view.nblocks; blk++)
+		assert_int_equal(cs_values_check_block(&view, blk, err, sizeof err), 0);
+	/* formats 3 and 4: 16 blocks, each with a checksum; the first's sum
+	 * zigzag(1792) = 3584, two bytes */
+	assert_int_equal(cs_codec_set_value_format(c, 4), 0);
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 3);
+	assert_int_equal(b.len, 16 + (1 + 1 + 1 + 2 + 4) + 15 * 8 + 4);
+	/* a block of noise keeps its checksum beside a constant one */
+	uint64_t seed = 23;
+	for (int i = 0; i < 512; i++)
+		v[i] = (double)(1000 + tu_rand(&seed) % 256);
+	assert_int_equal(cs_codec_set_value_format(c, 5), 0);
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 1024, &b, &agg), 0);
+	head = cs_values_head_len(b.data);
+	/* the table; block 0: kind, min (about 1000, zigzagged: two varint
+	 * bytes), range (255 or so: two), sum (about 580000, zigzagged:
+	 * three), checksum; block 1: kind, 5 - min (two), range 0, the sum's
+	 * change (three), no checksum; the header's checksum */
+	assert_int_equal(head, 16 + 1 + (1 + 2 + 2 + 3 + 4) + (1 + 2 + 1 + 3) + 4);
+	assert_int_equal(b.len, head + 512);
+	b.data[head + 100] ^= 0x04;
+	assert_int_equal(cs_values_open_dir(&view, b.data, head, b.len, err, sizeof err), 0);
+	view.payload = b.data + head;
+	assert_int_equal(cs_values_check_block(&view, 0, err, sizeof err), -EBADMSG);
+	assert_int_equal(cs_values_check_block(&view, 1, err, sizeof err), 0);
+	/* a smooth counter with noise: entropy-coded, and shorter than in
+	 * format 4 (half the blocks, so half the entries and stream states) */
+	for (int i = 0; i < 4096; i++)
+		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 5);
+	assert_true(b.data[16] != 0); /* a table */
+	size_t wide = b.len;
+	assert_int_equal(cs_codec_set_value_format(c, 4), 0);
+	cs_buf_reset(&b);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b, &agg), 0);
+	assert_int_equal(b.data[0], 4);
+	if (!(wide + 8 * 6 < b.len))
+		fail_msg("format 5 %zu bytes, format 4 %zu", wide, b.len);
+	roundtrip(c, v, 4096);
 	cs_buf_free(&b);
 	cs_codec_free(c);
 }
@@ -715,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_unchecked_format),
 		cmocka_unit_test(test_compact_format),
 		cmocka_unit_test(test_entropy_format),
+		cmocka_unit_test(test_wide_format),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),

@@ -161,9 +161,9 @@ static void test_buckets_use_aggregates(void **state)
 	check_window(s, 0, lo, hi, 3, &st);
 	assert_true(st.chunks_whole >= 10);
 	assert_true(st.values_decoded <= 3 * 2 * CS_VALUE_BLOCK * 3);
-	/* 300 buckets (100 samples each): whole blocks where they fit. */
+	/* 30 buckets (1000 samples each): whole blocks where they fit. */
 	memset(&st, 0, sizeof st);
-	check_window(s, 0, lo, hi, 300, &st);
+	check_window(s, 0, lo, hi, 30, &st);
 	assert_true(st.blocks_whole > 0);
 	assert_true(st.values_decoded < (uint64_t)N * M);
 	/* An empty window still reports every bucket, all empty. */
