@@ -136,7 +136,7 @@ static int scan_open(scan_ctx *c, cs_store *s, const cs_scan *q, int raw)
 	c->t1 = malloc(CS_CHUNK_MAX * sizeof *c->t1);
 	c->row = malloc(m * sizeof *c->row);
 	if (raw) {
-		/* a multiple of every block size (CS_VALUE_BLOCK, 128 before) */
+		/* a multiple of every block size (CS_VALUE_BLOCK: 512; 256 and 128 before) */
 		uint32_t slice = RAW_VALUES_BUDGET / m / CS_VALUE_BLOCK * CS_VALUE_BLOCK;
 		c->slice = slice < CS_VALUE_BLOCK ? CS_VALUE_BLOCK
 			   : slice > CS_CHUNK_MAX  ? CS_CHUNK_MAX
