@@ -917,6 +917,63 @@ void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 	agg->sum = view->sum[b];
 }
 
+int cs_values_block_packed(const cs_values_view *view, uint32_t b)
+{
+	return view->type[b] == BLOCK_INT && view->count[b] == cs_values_block_len(view, b);
+}
+
+int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i0, uint32_t i1,
+			      cs_agg *agg)
+{
+	uint32_t n = i1 - i0;
+	if (!cs_values_block_packed(view, b))
+		return 0;
+	unsigned bw = view->bw[b];
+	int64_t base = (int64_t)view->min[b];
+	uint64_t lo = 0, hi = 0, sum = 0;
+	if (bw) {
+		const uint8_t *src = view->payload + view->offset[b];
+		size_t srclen = view->offset[b + 1] - view->offset[b];
+		uint64_t mask = (1ull << bw) - 1; /* bw <= 55 */
+		lo = mask;
+		size_t bit = (size_t)i0 * bw;
+		/* 8-byte loads while they stay inside the block (bit < fast),
+		 * two values a step, then the tail */
+		size_t fast = srclen >= 8 ? (srclen - 7) * 8 : 0;
+		uint32_t nfast = bit < fast ? (uint32_t)((fast - bit + bw - 1) / bw) : 0;
+		nfast = nfast < n ? nfast : n;
+		uint64_t lo2 = mask, hi2 = 0, sum2 = 0;
+		uint32_t i = 0;
+		for (; i + 2 <= nfast; i += 2, bit += 2 * bw) {
+			uint64_t d = (cs_get_u64(src + (bit >> 3)) >> (bit & 7)) & mask;
+			size_t bit2 = bit + bw;
+			uint64_t e = (cs_get_u64(src + (bit2 >> 3)) >> (bit2 & 7)) & mask;
+			lo = d < lo ? d : lo;
+			hi = d > hi ? d : hi;
+			sum += d; /* below 512 * 2^55 */
+			lo2 = e < lo2 ? e : lo2;
+			hi2 = e > hi2 ? e : hi2;
+			sum2 += e;
+		}
+		lo = lo2 < lo ? lo2 : lo;
+		hi = hi2 > hi ? hi2 : hi;
+		sum += sum2;
+		for (i += i0; i < i1; i++, bit += bw) {
+			uint64_t d = (load_tail(src + (bit >> 3), srclen - (bit >> 3)) >> (bit & 7)) & mask;
+			lo = d < lo ? d : lo;
+			hi = d > hi ? d : hi;
+			sum += d;
+		}
+	}
+	/* the values' sum, |sum| <= 512 * 2^53, in wrapping arithmetic */
+	uint64_t total = (uint64_t)base * n + sum;
+	agg->count = n;
+	agg->min = (double)(base + (int64_t)lo);
+	agg->max = (double)(base + (int64_t)hi);
+	agg->sum = (double)(int64_t)total;
+	return 1;
+}
+
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			    double *out)
 {

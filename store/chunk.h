@@ -128,6 +128,17 @@ uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b);
 /* The aggregate of block b, from the directory, without unpacking. */
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg);
 
+/* Whether block b is of packed integers with every sample present: those
+ * are aggregated in place by cs_values_block_agg_range. */
+int cs_values_block_packed(const cs_values_view *view, uint32_t b);
+
+/* The aggregate of samples [i0, i1) of block b (i0 < i1 <= its length)
+ * straight from its packed integers, when cs_values_block_packed: returns
+ * 1, or 0 for any other block (decode it). The payload's bytes of the
+ * block must be there. The sum is exact before its conversion to double. */
+int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i0, uint32_t i1,
+			      cs_agg *agg);
+
 /* Unpacks block b into out[0..block_len), NaN where absent. */
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			    double *out);

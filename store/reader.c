@@ -579,20 +579,33 @@ static void add_values(cs_agg *a, const double *v, uint32_t n)
 	cs_agg_merge(a, &seg);
 }
 
-/* Adds samples [0, n) of a decoded block (t0 sorted) to their buckets, one
- * bucket-sized segment at a time. */
-static void add_samples(const bucketing *bk, cs_agg *aggs, uint32_t m,
-			uint32_t k, const uint64_t *t0, const double *v,
-			uint32_t n)
+/* Folds samples [i0, i1) of value block b, which starts at sample j0 of its
+ * chunk, into *a: from its packed integers where it has them, else from
+ * vals, the block decoded. */
+static void add_range(const cs_values_view *view, uint32_t b, uint32_t j0, const double *vals,
+		      uint32_t i0, uint32_t i1, cs_agg *a)
 {
-	uint32_t i = 0;
-	while (i < n) {
-		uint32_t b = bucket_of(bk, t0[i]);
-		uint64_t next = bucket_start(bk, (uint64_t)b + 1);
+	cs_agg seg;
+	if (cs_values_block_agg_range(view, b, i0 - j0, i1 - j0, &seg))
+		cs_agg_merge(a, &seg);
+	else
+		add_values(a, vals + (i0 - j0), i1 - i0);
+}
+
+/* Adds samples [i0, i1) of value block b (t0 sorted) to their buckets,
+ * one bucket-sized segment at a time. */
+static void add_samples(const bucketing *bk, cs_agg *aggs, uint32_t m, uint32_t k,
+			const uint64_t *t0, const cs_values_view *view, uint32_t b, uint32_t j0,
+			const double *vals, uint32_t i0, uint32_t i1)
+{
+	uint32_t i = i0;
+	while (i < i1) {
+		uint32_t bu = bucket_of(bk, t0[i]);
+		uint64_t next = bucket_start(bk, (uint64_t)bu + 1);
 		uint32_t j = i + 1;
-		while (j < n && t0[j] < next)
+		while (j < i1 && t0[j] < next)
 			j++;
-		add_values(&aggs[(size_t)(b - bk->b0) * m + k], v + i, j - i);
+		add_range(view, b, j0, vals, i, j, &aggs[(size_t)(bu - bk->b0) * m + k]);
 		i = j;
 	}
 }
@@ -601,6 +614,65 @@ static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
 {
 	uint64_t end = bk->from + bk->width;
 	return a >= bk->from && b < end && bucket_of(bk, a) == bucket_of(bk, b);
+}
+
+/* Value block b of metric k, samples [j0, j1] of its chunk (first and last
+ * its first and last t0), when it is of packed integers and one bucket
+ * boundary crosses it inside the window: the shorter side of the boundary
+ * is added up value by value, and the longer one is the block's aggregate
+ * less it when that settles its min and max (the shorter side holds
+ * neither extreme; both sums are exact integers within 2^53), else added
+ * up too. Returns 1 with the values it read in *scanned, 0 for a block it
+ * does not fit (the caller goes value by value), or an error. */
+static int split_block(scan_ctx *c, const bucketing *bk, cs_agg *aggs, uint32_t k, uint32_t b,
+		       uint32_t j0, uint32_t j1, uint64_t first, uint64_t last, uint32_t *scanned)
+{
+	cs_agg all;
+	cs_values_block_agg(&c->view, b, &all);
+	if (!cs_values_block_packed(&c->view, b) || first < bk->lo || last >= bk->hi ||
+	    first < bk->from || last - bk->from >= bk->width || !(fabs(all.sum) <= 9007199254740992.0))
+		return 0;
+	uint32_t b0 = bucket_of(bk, first);
+	if (bucket_of(bk, last) != b0 + 1)
+		return 0;
+	uint64_t edge = bucket_start(bk, (uint64_t)b0 + 1);
+	/* the first sample at or past the edge, from the timeline block that
+	 * holds it (decoded only when the edge falls inside it) */
+	uint32_t at = j1;
+	for (uint32_t tb = j0 / CS_BLOCK_SAMPLES; tb <= j1 / CS_BLOCK_SAMPLES; tb++) {
+		if (c->tv.last[tb] < edge)
+			continue;
+		uint32_t a = tb * CS_BLOCK_SAMPLES > j0 ? tb * CS_BLOCK_SAMPLES : j0;
+		uint32_t z = tb * CS_BLOCK_SAMPLES + CS_BLOCK_SAMPLES - 1 < j1
+				     ? tb * CS_BLOCK_SAMPLES + CS_BLOCK_SAMPLES - 1
+				     : j1;
+		if (c->tv.first[tb] >= edge) {
+			at = a;
+			break;
+		}
+		int rc = need_block(c, tb);
+		if (rc)
+			return rc;
+		at = lower_bound(c->t0 + a, z - a + 1, edge) + a;
+		break;
+	}
+	uint32_t n = j1 - j0 + 1, left = at - j0; /* 1 <= left < n */
+	int short_left = left <= n - left;
+	uint32_t s0 = short_left ? 0 : left, s1 = short_left ? left : n;
+	cs_agg near, far;
+	cs_values_block_agg_range(&c->view, b, s0, s1, &near);
+	*scanned = s1 - s0;
+	if (near.min > all.min && near.max < all.max && fabs(near.sum) <= 9007199254740992.0) {
+		far = (cs_agg){all.count - near.count, all.min, all.max, all.sum - near.sum};
+	} else {
+		uint32_t l0 = short_left ? left : 0, l1 = short_left ? n : left;
+		cs_values_block_agg_range(&c->view, b, l0, l1, &far);
+		*scanned += l1 - l0;
+	}
+	uint32_t m = c->q->m;
+	cs_agg_merge(&aggs[(size_t)(b0 + !short_left - bk->b0) * m + k], &near);
+	cs_agg_merge(&aggs[(size_t)(b0 + short_left - bk->b0) * m + k], &far);
+	return 1;
 }
 
 /* Aggregates one metric's chunk, its timeline open. */
@@ -630,8 +702,19 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		int rc = fetch_block(c, k, b);
 		if (rc)
 			return rc;
-		cs_values_block_decode(&c->view, b, vals);
+		uint32_t scanned = 0;
+		rc = split_block(c, bk, aggs, k, b, j0, j1, first, last, &scanned);
+		if (rc < 0)
+			return rc;
 		st->blocks_decoded++;
+		if (rc) {
+			st->values_decoded += scanned;
+			continue;
+		}
+		/* packed integers, every sample present, are added up where
+		 * they lie; any other block is decoded first */
+		if (!cs_values_block_packed(&c->view, b))
+			cs_values_block_decode(&c->view, b, vals);
 		st->values_decoded += j1 - j0 + 1;
 		/* each timeline block under it: one in a single bucket needs
 		 * no times, only one a boundary crosses is decoded */
@@ -643,8 +726,8 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 			if (l < bk->lo || f >= end)
 				continue;
 			if (in_one_bucket(bk, f, l)) {
-				add_values(&aggs[(size_t)(bucket_of(bk, f) - bk->b0) * m + k],
-					   vals + (a - j0), z - a + 1);
+				add_range(&c->view, b, j0, vals, a, z + 1,
+					  &aggs[(size_t)(bucket_of(bk, f) - bk->b0) * m + k]);
 				continue;
 			}
 			rc = need_block(c, tb);
@@ -652,7 +735,7 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 				return rc;
 			uint32_t i0 = lower_bound(t0 + a, z - a + 1, bk->lo) + a;
 			uint32_t i1 = lower_bound(t0 + a, z - a + 1, end) + a;
-			add_samples(bk, aggs, m, k, t0 + i0, vals + (i0 - j0), i1 - i0);
+			add_samples(bk, aggs, m, k, t0, &c->view, b, j0, vals, i0, i1);
 		}
 	}
 	return 0;
