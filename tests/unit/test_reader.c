@@ -175,6 +175,131 @@ static void test_buckets_use_aggregates(void **state)
 	cs_store_close(s);
 }
 
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
+typedef struct one_metric {
+	uint32_t n;
+	cs_agg a[64];
+} one_metric;
+
+static int collect_one(void *ctx, uint32_t i, uint64_t t0, uint64_t t1, const cs_agg *a)
+{
+	(void)t0, (void)t1;
+	one_metric *g = ctx;
+	assert_int_equal(i, g->n);
+	g->a[g->n++] = a[0];
+	return 0;
+}
+
+/* Writes one metric of S samples, 10 apart, and checks cs_read_buckets
+ * over them, for each bucket count in nbs[0..k), against exact 128-bit
+ * sums over the documented bucket rule. */
+enum { SPLIT_S = 4096 };
+static void check_split(const double *v, const uint32_t *nbs, int k)
+{
+	static uint64_t t0[SPLIT_S], t1[SPLIT_S];
+	for (int i = 0; i < SPLIT_S; i++) {
+		t0[i] = 1000 + 10 * (uint64_t)i;
+		t1[i] = t0[i] + 10;
+	}
+	char err[256];
+	unlink(tu_path("split.db"));
+	cs_store *s = cs_store_open(tu_path("split.db"), CS_OPEN_CREATE, err, sizeof err);
+	assert_non_null(s);
+	cs_writer *w = cs_writer_begin(s, &info, err, sizeof err);
+	uint32_t id;
+	cs_metric_info mi = {.name = "x"};
+	assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
+	cs_batch b = {0, 0, SPLIT_S, 1, &id, t0, t1, v};
+	assert_int_equal(cs_writer_append(w, &b), 0);
+	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
+	uint64_t from = t0[0], to = t0[SPLIT_S - 1] + 1;
+	for (int j = 0; j < k; j++) {
+		uint32_t nb = nbs[j];
+		one_metric g = {0};
+		cs_scan q = {.run = 1, .device = 0, .m = 1, .metrics = &id, .from = from, .to = to};
+		assert_int_equal(cs_read_buckets(s, &q, nb, collect_one, &g, NULL), 0);
+		assert_int_equal(g.n, nb);
+		i128 sum[64] = {0};
+		double lo[64], hi[64];
+		uint64_t count[64] = {0};
+		for (int i = 0; i < SPLIT_S; i++) {
+			uint32_t c = (uint32_t)((u128)(t0[i] - from) * nb / (to - from));
+			if (!count[c]++)
+				lo[c] = hi[c] = v[i];
+			lo[c] = v[i] < lo[c] ? v[i] : lo[c];
+			hi[c] = v[i] > hi[c] ? v[i] : hi[c];
+			sum[c] += (i128)v[i];
+		}
+		for (uint32_t c = 0; c < nb; c++) {
+			if (g.a[c].count != count[c] || g.a[c].min != lo[c] || g.a[c].max != hi[c] ||
+			    g.a[c].sum != (double)sum[c])
+				fail_msg("%u buckets, bucket %u: count %llu min %g max %g sum %.17g;"
+					 " want %llu %g %g %.17g",
+					 nb, c, (unsigned long long)g.a[c].count, g.a[c].min, g.a[c].max,
+					 g.a[c].sum, (unsigned long long)count[c], lo[c], hi[c],
+					 (double)sum[c]);
+		}
+	}
+	cs_store_close(s);
+}
+
+/* Packed blocks one bucket boundary crosses are read on their shorter
+ * side: results stay exact wherever the extremes lie, and where that
+ * side's sum passes 2^53 though the block's does not. */
+static void test_buckets_split_blocks(void **state)
+{
+	(void)state;
+	static double v[SPLIT_S];
+	uint64_t seed = 31;
+	for (int i = 0; i < SPLIT_S; i++)
+		v[i] = (double)(tu_rand(&seed) % 1000);
+	/* extremes near a block's start (block 2) and near its end (block 4),
+	 * under every bucket count from 2 to 40 */
+	v[1024 + 3] = -5;
+	v[1024 + 9] = 5000;
+	v[2048 + 500] = -7;
+	v[2048 + 505] = 7000;
+	uint32_t nbs[39];
+	for (int j = 0; j < 39; j++)
+		nbs[j] = 2 + (uint32_t)j;
+	check_split(v, nbs, 39);
+	/* Block 1 (samples 512-1023) of values near +-2^52, so wide that it is
+	 * packed: pairs x, -x of random x, but at offsets 0, 2, 4 and 6 2^52,
+	 * at 10 3, at 200-204 (even) -2^52, at 206 -2^52 - 1 (its minimum),
+	 * at 300 2^52 + 1 (its maximum), at 302 -2^52 - 2: its sum is 1. Six
+	 * buckets cut it at 171, where the short side's sum is 2^54 + 3 (no
+	 * double holds it: the longer side must be read, not subtracted);
+	 * five at 308, where the short side holds pairs only. Everything else
+	 * is 0 but for three values in block 2 (so that rounding once, as the
+	 * expected sums do, and twice differ: bucket 1 sums to -2^54 - 2 +
+	 * 4997). */
+	for (int i = 0; i < SPLIT_S; i++)
+		v[i] = 0;
+	const int64_t big = 4503599627370496; /* 2^52 */
+	for (int o = 0; o < 512; o += 2) {
+		if (o < 20 || (o >= 170 && o < 210) || (o >= 300 && o < 304))
+			continue;
+		int64_t x = (int64_t)(tu_rand(&seed) % (uint64_t)(2 * big - 32)) - (big - 16);
+		v[512 + o] = (double)x;
+		v[512 + o + 1] = (double)-x;
+	}
+	for (int o = 0; o < 8; o += 2)
+		v[512 + o] = (double)big;
+	v[512 + 10] = 3;
+	for (int o = 200; o < 206; o += 2)
+		v[512 + o] = (double)-big;
+	v[512 + 206] = (double)(-big - 1);
+	v[512 + 300] = (double)(big + 1);
+	v[512 + 302] = (double)(-big - 2);
+	v[1024 + 3] = -5;
+	v[1024 + 9] = 5000;
+	v[1024 + 20] = 2;
+	static const uint32_t cuts[] = {5, 6};
+	check_split(v, cuts, 2);
+}
+
 static void test_lookups(void **state)
 {
 	(void)state;
@@ -483,6 +608,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buckets_match_brute_force),
 		cmocka_unit_test(test_buckets_use_aggregates),
+		cmocka_unit_test(test_buckets_split_blocks),
 		cmocka_unit_test(test_lookups),
 		cmocka_unit_test(test_corrupt_chunks),
 		cmocka_unit_test(test_raw_many_metrics),
