@@ -480,6 +480,8 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			const uint32_t *off, uint32_t nblocks)
 {
 	int wide = c->vformat == FORMAT_WIDE;
+	/* format 5 codes with two interleaved states, format 4 with one */
+	unsigned states = wide ? 2 : 1;
 	uint32_t cand = 0;
 	for (uint32_t b = 0; b < nblocks; b++)
 		cand += CANDIDATE(&bi[b]);
@@ -527,7 +529,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			unsigned extra;
 			bits += cost[cs_rans_sym(c->z[i], &extra)];
 		}
-		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 + varint_len(first[b]) + 2;
+		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 * states + varint_len(first[b]) + 2;
 		size_t packed = packed_bytes(bi[b].count, bi[b].bw);
 		use[b] = coded + 2 < packed;
 		saved += use[b] ? packed - coded : 0;
@@ -549,7 +551,10 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		if (bi[b].count < blen)
 			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], (blen + 7) / 8);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
-		rc = rc ? rc : cs_rans_encode(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
+		if (!rc && wide)
+			rc = cs_rans_encode_split(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
+		else if (!rc)
+			rc = cs_rans_encode(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
 		if (rc)
 			break;
 		block_info e = bi[b];
@@ -723,7 +728,8 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	view->sum[b] = sum;
 	view->check[b] = check;
 	view->offset[b] = (uint32_t)*off;
-	if (type == BLOCK_RANS && len < (count < blen ? (blen + 7) / 8 : 0) + 5)
+	/* a coded block holds at least its bitmap, first and states */
+	if (type == BLOCK_RANS && len < (count < blen ? (blen + 7) / 8 : 0) + 1 + 4 * view->states)
 		return seterr(err, errlen, "coded block shorter than its header");
 	*off += type == BLOCK_RANS ? len : block_payload_len(type, bw, count, blen);
 	if (*off > view->payload_len)
@@ -812,6 +818,7 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 		   : COMPACT(format)     ? CS_VALUE_BLOCK_V3
 					 : CS_BLOCK_SAMPLES;
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
+	view->states = format == FORMAT_WIDE ? 2 : 1;
 	size_t off = 0;
 	int rc = 0;
 	if (VARDIR(format)) {
@@ -974,6 +981,43 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 	return 1;
 }
 
+/* The n differences of a coded block's stream p[0..len): format 5's layout
+ * (two states, raw bits apart) or format 4's (one state). */
+static void decode_coded(const cs_values_view *view, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z)
+{
+	if (view->states == 2)
+		cs_rans_decode_split(&view->rans, p, len, n, z);
+	else
+		cs_rans_decode(&view->rans, p, len, n, z);
+}
+
+int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out)
+{
+	uint8_t type = view->type[b];
+	if ((type != BLOCK_INT && type != BLOCK_RANS) || view->count[b] != cs_values_block_len(view, b))
+		return 0;
+	const uint8_t *p = view->payload + view->offset[b];
+	size_t plen = view->offset[b + 1] - view->offset[b];
+	int64_t base = (int64_t)view->min[b];
+	if (type == BLOCK_INT) {
+		unpack_bits(p, plen, n, view->bw[b], base, out);
+		return 1;
+	}
+	const uint8_t *q = p, *end = p + plen;
+	uint64_t first = 0, z[CS_VALUE_BLOCK];
+	if (cs_get_varint(&q, end, &first))
+		first = 0;
+	decode_coded(view, q, (size_t)(end - q), n - 1, z);
+	uint64_t x = (uint64_t)base + first;
+	out[0] = (double)(int64_t)x;
+	for (uint32_t i = 1; i < n; i++) {
+		x += (uint64_t)cs_unzigzag(z[i - 1]);
+		out[i] = (double)(int64_t)x;
+	}
+	return 1;
+}
+
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			    double *out)
 {
@@ -1005,7 +1049,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 		uint64_t first = 0, z[CS_VALUE_BLOCK];
 		if (cs_get_varint(&q, end, &first))
 			first = 0;
-		cs_rans_decode(&view->rans, q, (size_t)(end - q), count - 1, z);
+		decode_coded(view, q, (size_t)(end - q), count - 1, z);
 		uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
 		dst[0] = (double)(int64_t)x;
 		for (uint32_t i = 1; i < count; i++) {

@@ -98,6 +98,8 @@ typedef struct cs_values_view {
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
 	cs_rans_table rans; /* formats 4 and 5: the chunk's frequency table */
+	uint32_t states;    /* rANS states in a coded block's stream: 2 in format
+			     * 5 (its raw bits apart, at the end), 1 in format 4 */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs
@@ -138,6 +140,12 @@ int cs_values_block_packed(const cs_values_view *view, uint32_t b);
  * block must be there. The sum is exact before its conversion to double. */
 int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i0, uint32_t i1,
 			      cs_agg *agg);
+
+/* Decodes the first n samples of block b (1 <= n <= its length) into
+ * out[0..n) when the block holds integers (packed or coded) with every
+ * sample present: returns 1, or 0 for any other block. A coded block's
+ * stream is read only as far as those samples. */
+int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out);
 
 /* Unpacks block b into out[0..block_len), NaN where absent. */
 void cs_values_block_decode(const cs_values_view *view, uint32_t b,

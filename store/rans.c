@@ -252,6 +252,137 @@ int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *
 	return k == 2 ? encode_k(c, 2, z, n, out) : encode_k(c, 1, z, n, out);
 }
 
+int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	const enc_sym *es = c->enc;
+	/* room: two bytes a symbol, and 8 a value for the raw bits (at most
+	 * 60 a value) */
+	size_t rawcap = (size_t)n * 8 + 8, bound = (size_t)n * 2 + 8, head = 8;
+	int rc = cs_buf_reserve(out, head + bound + rawcap);
+	if (rc)
+		return rc;
+	/* symbols: downwards from the end of their room, as encode_k */
+	uint8_t *base = out->data + out->len, *end = base + head + bound, *ptr = end;
+	uint8_t *raw = end; /* raw bytes go after the room, then move */
+	uint32_t xs[2] = {RANS_L, RANS_L};
+	for (uint32_t i = n; i-- > 0;) {
+		unsigned extra;
+		unsigned s = cs_rans_sym(z[i], &extra);
+		put_sym(&xs[i % 2], &ptr, &es[s]);
+	}
+	uint64_t acc = 0;
+	unsigned have = 0;
+	size_t nraw = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned extra;
+		cs_rans_sym(z[i], &extra);
+		/* at most 32 bits at a time: acc never holds more than 39 */
+		for (unsigned lo = 0; lo < extra; lo += 32) {
+			unsigned nb = extra - lo < 32 ? extra - lo : 32;
+			acc |= ((z[i] >> lo) & ((1ull << nb) - 1)) << have;
+			have += nb;
+			for (; have >= 8; have -= 8, acc >>= 8)
+				raw[nraw++] = (uint8_t)acc;
+		}
+	}
+	if (have)
+		raw[nraw++] = (uint8_t)acc;
+	for (unsigned j = 0; j < 2; j++)
+		for (unsigned b = 0; b < 4; b++)
+			base[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
+	size_t len = (size_t)(end - ptr);
+	memmove(base + head, ptr, len);
+	/* the raw bytes, last to first, right behind the symbols' */
+	for (size_t j = 0; j < nraw / 2; j++) {
+		uint8_t t = raw[j];
+		raw[j] = raw[nraw - 1 - j];
+		raw[nraw - 1 - j] = t;
+	}
+	memmove(base + head + len, raw, nraw);
+	out->len += head + len + nraw;
+	return 0;
+}
+
+/* The raw bits of cs_rans_encode_split, read from the end of its stream
+ * down: bits holds have of them, the next at bit 0. */
+typedef struct raw_reader {
+	uint64_t bits;
+	unsigned have;
+	const uint8_t *q, *lo; /* bytes below q, down to lo, not yet read */
+} raw_reader;
+
+/* Leaves at least 56 bits in r (fewer at the stream's start). Bytes read
+ * past the raw bits (the symbols' last ones) sit above what is taken. */
+static inline void raw_refill(raw_reader *r)
+{
+	if (r->q - r->lo >= 8) {
+		uint64_t w = __builtin_bswap64(cs_get_u64(r->q - 8));
+		unsigned bytes = (63 - r->have) >> 3;
+		r->bits |= w << r->have;
+		r->q -= bytes;
+		r->have += bytes * 8;
+	} else {
+		while (r->have <= 56 && r->q > r->lo) {
+			r->bits |= (uint64_t)*--r->q << r->have;
+			r->have += 8;
+		}
+	}
+}
+
+/* The next n raw bits (n <= 52, after a refill), 0s where cut short. */
+static inline uint64_t raw_take(raw_reader *r, unsigned n)
+{
+	uint64_t v = r->bits & ((1ull << n) - 1);
+	r->bits = n < r->have ? r->bits >> n : 0;
+	r->have = n < r->have ? r->have - n : 0;
+	return v;
+}
+
+/* One symbol from state *x, renormalised from p (below end). */
+static inline unsigned sym_step(const cs_rans_table *t, uint32_t *x, const uint8_t **p,
+				const uint8_t *end)
+{
+	const uint32_t mask = M - 1;
+	uint32_t v = *x;
+	unsigned s = t->slot[v & mask];
+	v = t->freq[s] * (v >> CS_RANS_SCALE) + (v & mask) - t->start[s];
+	while (v < RANS_L && *p < end)
+		v = (v << 8) | *(*p)++;
+	*x = v;
+	return s;
+}
+
+void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			  uint64_t *z)
+{
+	const uint8_t *start = p, *end = p + len;
+	uint32_t x0 = 0, x1 = 0;
+	for (unsigned b = 0; b < 4 && p < end; b++)
+		x0 |= (uint32_t)*p++ << (8 * b);
+	for (unsigned b = 0; b < 4 && p < end; b++)
+		x1 |= (uint32_t)*p++ << (8 * b);
+	raw_reader r = {0, 0, end, start};
+	/* value symbols carry at most 52 raw bits (CS_RANS_VALUE_SYMS) */
+	uint32_t i = 0;
+	for (; i + 1 < n; i += 2) {
+		unsigned s0 = sym_step(t, &x0, &p, end);
+		unsigned s1 = sym_step(t, &x1, &p, end);
+		unsigned e0 = cs_rans_extra(s0), e1 = cs_rans_extra(s1);
+		raw_refill(&r);
+		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
+		if (e1)
+			raw_refill(&r);
+		uint64_t r1 = raw_take(&r, e1 < 52 ? e1 : 52);
+		z[i] = sym_value(s0, r0);
+		z[i + 1] = sym_value(s1, r1);
+	}
+	if (i < n) {
+		unsigned s0 = sym_step(t, &x0, &p, end), e0 = cs_rans_extra(s0);
+		raw_refill(&r);
+		z[i] = sym_value(s0, raw_take(&r, e0 < 52 ? e0 : 52));
+	}
+}
+
 /* One value from state *x with table t, reading renormalisation bytes
  * from *p (never at or past end). */
 static inline __attribute__((always_inline)) uint64_t

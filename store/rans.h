@@ -94,6 +94,19 @@ int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf
 int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
 		     cs_buf *out);
 
+/* Codes z[0..n) with table c through two interleaved states (value i by
+ * state i % 2), symbols only, and their raw bits apart: appends the two
+ * states (8 bytes), the symbols' bytes, then the raw bits of every value,
+ * in value order and least significant first, packed into bytes that are
+ * stored last to first, so that the block's last byte holds the first
+ * raw bits (a decoder reads the symbols forward from the start and the
+ * raw bits backward from the end). 0 or -ENOMEM. */
+int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
+
+/* Decodes what cs_rans_encode_split coded, p[0..len) the whole of it. */
+void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			  uint64_t *z);
+
 /* Decodes n values from p[0..len) into z. Never reads outside p[0..len):
  * a stream cut short decodes to something, never past its end. */
 void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,

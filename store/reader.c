@@ -616,21 +616,38 @@ static int in_one_bucket(const bucketing *bk, uint64_t a, uint64_t b)
 	return a >= bk->from && b < end && bucket_of(bk, a) == bucket_of(bk, b);
 }
 
+/* The aggregate of integers v[0..n) (n >= 1, each within 2^53), its sum
+ * exact before its conversion to double. */
+static void int_agg(const double *v, uint32_t n, cs_agg *a)
+{
+	double mn = v[0], mx = v[0];
+	int64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		mn = v[i] < mn ? v[i] : mn;
+		mx = v[i] > mx ? v[i] : mx;
+		sum += (int64_t)v[i];
+	}
+	*a = (cs_agg){n, mn, mx, (double)sum};
+}
+
 /* Value block b of metric k, samples [j0, j1] of its chunk (first and last
- * its first and last t0), when it is of packed integers and one bucket
- * boundary crosses it inside the window: the shorter side of the boundary
- * is added up value by value, and the longer one is the block's aggregate
- * less it when that settles its min and max (the shorter side holds
- * neither extreme; both sums are exact integers within 2^53), else added
- * up too. Returns 1 with the values it read in *scanned, 0 for a block it
- * does not fit (the caller goes value by value), or an error. */
+ * its first and last t0), when it holds integers with every sample present
+ * and one bucket boundary crosses it inside the window: the shorter side
+ * of the boundary is added up value by value, and the longer one is the
+ * block's aggregate less it when that settles its min and max (the shorter
+ * side holds neither extreme; both sums are exact integers within 2^53).
+ * A packed block is read where it lies, the longer side too when it must
+ * be; a coded one (decoded in order) only when its shorter side comes
+ * first, into vals. Returns 1 with the values it read in *scanned, 0 for a
+ * block it does not fit (the caller reads it whole), or an error. */
 static int split_block(scan_ctx *c, const bucketing *bk, cs_agg *aggs, uint32_t k, uint32_t b,
-		       uint32_t j0, uint32_t j1, uint64_t first, uint64_t last, uint32_t *scanned)
+		       uint32_t j0, uint32_t j1, uint64_t first, uint64_t last, double *vals,
+		       uint32_t *scanned)
 {
 	cs_agg all;
 	cs_values_block_agg(&c->view, b, &all);
-	if (!cs_values_block_packed(&c->view, b) || first < bk->lo || last >= bk->hi ||
-	    first < bk->from || last - bk->from >= bk->width || !(fabs(all.sum) <= 9007199254740992.0))
+	if (first < bk->lo || last >= bk->hi || first < bk->from || last - bk->from >= bk->width ||
+	    !(fabs(all.sum) <= 9007199254740992.0))
 		return 0;
 	uint32_t b0 = bucket_of(bk, first);
 	if (bucket_of(bk, last) != b0 + 1)
@@ -660,10 +677,20 @@ static int split_block(scan_ctx *c, const bucketing *bk, cs_agg *aggs, uint32_t 
 	int short_left = left <= n - left;
 	uint32_t s0 = short_left ? 0 : left, s1 = short_left ? left : n;
 	cs_agg near, far;
-	cs_values_block_agg_range(&c->view, b, s0, s1, &near);
+	int settled;
+	if (cs_values_block_packed(&c->view, b)) {
+		cs_values_block_agg_range(&c->view, b, s0, s1, &near);
+	} else {
+		if (!short_left || !cs_values_block_decode_head(&c->view, b, left, vals))
+			return 0;
+		int_agg(vals, left, &near);
+	}
 	*scanned = s1 - s0;
-	if (near.min > all.min && near.max < all.max && fabs(near.sum) <= 9007199254740992.0) {
+	settled = near.min > all.min && near.max < all.max && fabs(near.sum) <= 9007199254740992.0;
+	if (settled) {
 		far = (cs_agg){all.count - near.count, all.min, all.max, all.sum - near.sum};
+	} else if (!cs_values_block_packed(&c->view, b)) {
+		return 0;
 	} else {
 		uint32_t l0 = short_left ? left : 0, l1 = short_left ? n : left;
 		cs_values_block_agg_range(&c->view, b, l0, l1, &far);
@@ -703,7 +730,7 @@ static int bucket_chunk(scan_ctx *c, const bucketing *bk, cs_agg *aggs,
 		if (rc)
 			return rc;
 		uint32_t scanned = 0;
-		rc = split_block(c, bk, aggs, k, b, j0, j1, first, last, &scanned);
+		rc = split_block(c, bk, aggs, k, b, j0, j1, first, last, vals, &scanned);
 		if (rc < 0)
 			return rc;
 		st->blocks_decoded++;
