@@ -677,7 +677,6 @@ static int split_block(scan_ctx *c, const bucketing *bk, cs_agg *aggs, uint32_t 
 	int short_left = left <= n - left;
 	uint32_t s0 = short_left ? 0 : left, s1 = short_left ? left : n;
 	cs_agg near, far;
-	int settled;
 	if (cs_values_block_packed(&c->view, b)) {
 		cs_values_block_agg_range(&c->view, b, s0, s1, &near);
 	} else {
@@ -686,8 +685,7 @@ static int split_block(scan_ctx *c, const bucketing *bk, cs_agg *aggs, uint32_t 
 		int_agg(vals, left, &near);
 	}
 	*scanned = s1 - s0;
-	settled = near.min > all.min && near.max < all.max && fabs(near.sum) <= 9007199254740992.0;
-	if (settled) {
+	if (near.min > all.min && near.max < all.max && fabs(near.sum) <= 9007199254740992.0) {
 		far = (cs_agg){all.count - near.count, all.min, all.max, all.sum - near.sum};
 	} else if (!cs_values_block_packed(&c->view, b)) {
 		return 0;

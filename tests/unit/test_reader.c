@@ -298,6 +298,11 @@ static void test_buckets_split_blocks(void **state)
 	v[1024 + 20] = 2;
 	static const uint32_t cuts[] = {5, 6};
 	check_split(v, cuts, 2);
+	/* entropy-coded blocks (a wave with little noise: its differences
+	 * are narrow), whose extremes lie anywhere in them */
+	for (int i = 0; i < SPLIT_S; i++)
+		v[i] = (double)(5000 + (int)(1000.0 * sin(i / 50.0)) + (int)(tu_rand(&seed) % 5));
+	check_split(v, nbs, 39);
 }
 
 static void test_lookups(void **state)
