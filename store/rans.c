@@ -45,11 +45,12 @@ static int normalise(cs_rans_table *t, const uint8_t *q, const uint8_t *present)
 	if (!sum)
 		return -EINVAL;
 	int64_t total = 0;
-	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
-		uint64_t f = s < end && present[s] ? weight(q[s]) * M / sum : 0;
-		t->freq[s] = (uint16_t)(s < end && present[s] && !f ? 1 : f);
+	for (unsigned s = 0; s < end; s++) {
+		uint64_t f = present[s] ? weight(q[s]) * M / sum : 0;
+		t->freq[s] = (uint16_t)(present[s] && !f ? 1 : f);
 		total += t->freq[s];
 	}
+	memset(t->freq + end, 0, (CS_RANS_SYMS - end) * sizeof *t->freq);
 	while (total != (int64_t)M) {
 		unsigned top = 0;
 		for (unsigned s = 1; s < end; s++)
@@ -64,10 +65,12 @@ static int normalise(cs_rans_table *t, const uint8_t *q, const uint8_t *present)
 		total += d;
 	}
 	uint32_t at = 0;
-	for (unsigned s = 0; s < CS_RANS_SYMS; s++) {
+	for (unsigned s = 0; s < end; s++) {
 		t->start[s] = (uint16_t)at;
 		at += t->freq[s];
 	}
+	for (unsigned s = end; s < CS_RANS_SYMS; s++)
+		t->start[s] = (uint16_t)at; /* M: past every slot */
 	t->end = end;
 	return 0;
 }
@@ -368,9 +371,10 @@ void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, 
 		unsigned s0 = sym_step(t, &x0, &p, end);
 		unsigned s1 = sym_step(t, &x1, &p, end);
 		unsigned e0 = cs_rans_extra(s0), e1 = cs_rans_extra(s1);
-		raw_refill(&r);
+		if (e0 + e1 > r.have)
+			raw_refill(&r);
 		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
-		if (e1)
+		if (e1 > r.have)
 			raw_refill(&r);
 		uint64_t r1 = raw_take(&r, e1 < 52 ? e1 : 52);
 		z[i] = sym_value(s0, r0);

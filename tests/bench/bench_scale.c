@@ -374,20 +374,21 @@ int main(int argc, char **argv)
 	}
 	if (cli) {
 		/* the 1000-sample window through the command line, process start
-		 * included */
+		 * included: 15 runs, as a process start of a few ms on a busy
+		 * machine varies by more than the goal's margin */
 		char cmd[1200];
-		double t[3];
+		double t[15];
 		snprintf(cmd, sizeof cmd,
 			 "%s export 1 --db %s --metric metric_%04u.sum --from @%llu --to @%llu > /dev/null",
 			 cli, path, one, (unsigned long long)mid, (unsigned long long)(mid + 1000 * 10000));
-		for (int r = 0; r < 3; r++) {
+		for (int r = 0; r < 15; r++) {
 			t[r] = now_s();
 			if (system(cmd) != 0)
 				die("command failed", cmd);
 			t[r] = now_s() - t[r];
 		}
-		qsort(t, 3, sizeof *t, cmp_d);
-		printf("cli-window-one %.2f %.2f ms\n", t[0] * 1e3, t[1] * 1e3);
+		qsort(t, 15, sizeof *t, cmp_d);
+		printf("cli-window-one %.2f %.2f ms\n", t[0] * 1e3, t[7] * 1e3);
 	}
 	if (!keep) {
 		unlink(path);

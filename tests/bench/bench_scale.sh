@@ -37,7 +37,7 @@ def label(c):
         " (%dM)" % (v // 10**6)
 keys = ["ingest", "size", "page-slack", "raw-all", "buckets-all", "window-one", "window1pct-one",
         "buckets-one", "cli-window-one", "cold-raw-all", "cold-window1pct-one", "cold-buckets-one"]
-print("store scaling (best of 3 warm; cold once, after posix_fadvise DONTNEED)")
+print("store scaling (best of 3 warm, the CLI window of 15; cold once, after posix_fadvise DONTNEED)")
 print("%-22s" % "" + "".join("%18s" % label(c) for c in configs))
 for k in keys:
     unit = next((runs[c][k][2] for c in configs if k in runs[c]), "")
