@@ -342,7 +342,7 @@ static inline uint64_t raw_take(raw_reader *r, unsigned n)
 }
 
 /* One symbol from state *x, renormalised from p (below end). */
-static inline unsigned sym_step(const cs_rans_table *t, uint32_t *x, const uint8_t **p,
+static inline __attribute__((always_inline)) unsigned sym_step(const cs_rans_table *t, uint32_t *x, const uint8_t **p,
 				const uint8_t *end)
 {
 	const uint32_t mask = M - 1;
@@ -393,11 +393,8 @@ static inline __attribute__((always_inline)) uint64_t
 decode_one(const cs_rans_table *t, uint32_t *x, const uint8_t **p, const uint8_t *end)
 {
 	const uint32_t mask = M - 1;
+	unsigned s = sym_step(t, x, p, end);
 	uint32_t v = *x;
-	unsigned s = t->slot[v & mask];
-	v = t->freq[s] * (v >> CS_RANS_SCALE) + (v & mask) - t->start[s];
-	while (v < RANS_L && *p < end)
-		v = (v << 8) | *(*p)++;
 	unsigned extra = cs_rans_extra(s);
 	uint64_t raw = 0;
 	for (unsigned lo = 0; lo < extra; lo += CHUNK_BITS) {
