@@ -12,8 +12,9 @@
  * between neighbouring values entropy-coded (rans.h) with one frequency
  * table per chunk, kept in its directory, chosen per block from the
  * blocks' statistics where it is shorter than the packing. Format 5 is
- * format 4 in blocks of CS_VALUE_BLOCK, its table optional, and no
- * checksum for a block whose payload is empty (every value the same). When zstd
+ * format 4 in blocks of CS_VALUE_BLOCK, its table optional, no checksum
+ * for a block whose payload is empty (every value the same), and coded
+ * blocks read two values at a time (two states, raw bits apart). When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
@@ -39,9 +40,8 @@
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
 /* Samples per value block in format 5 (what is written): four times format
- * 2's, so a directory entry, a block checksum and an entropy-coded block's
- * state cost a quarter as much a value. Every block size a reader meets
- * divides it. */
+ * 2's, so a directory entry and a block checksum cost a quarter as much a
+ * value. Every block size a reader meets divides it. */
 #define CS_VALUE_BLOCK 512u
 /* Samples per value block in formats 3 and 4. */
 #define CS_VALUE_BLOCK_V3 256u
