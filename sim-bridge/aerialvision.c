@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,12 @@ static int candidate(av *a, int m)
 	return per_metric(a, m);
 }
 
+/* A channel or bank number: a whole number in [0, 4096). */
+static bool small_index(double v)
+{
+	return v >= 0 && v < 4096 && v == floor(v);
+}
+
 /* Builds the program for a line (the slow path, once per line shape). */
 static int learn(av *a, const char *key, int ki, int kind)
 {
@@ -469,9 +476,9 @@ static int learn(av *a, const char *key, int ki, int kind)
 	}
 	case K_CH_SUM:
 	case K_CH_MEAN: {
-		if (a->nvals != 2 || a->vals[0] < 0 || a->vals[0] >= 4096 ||
-		    a->vals[0] != floor(a->vals[0]))
-			return fail(a, "expected '%s: <channel> <value>', found %zu numbers", key, a->nvals);
+		if (a->nvals != 2 || !small_index(a->vals[0]))
+			return fail(a, "expected '%s: <channel> <value>' with the channel a whole number "
+				    "below 4096, found %zu numbers", key, a->nvals);
 		long ch = (long)a->vals[0];
 		if (ch + 1 > a->channels)
 			a->channels = ch + 1;
@@ -484,9 +491,9 @@ static int learn(av *a, const char *key, int ki, int kind)
 		return op(a, v, metric(a, key, unit), 1);
 	}
 	case K_BANK_CUMUL: {
-		if (a->nvals != 3 || a->vals[0] < 0 || a->vals[1] < 0)
-			return fail(a, "expected '%s: <channel> <bank> <value>', found %zu numbers", key,
-				    a->nvals);
+		if (a->nvals != 3 || !small_index(a->vals[0]) || !small_index(a->vals[1]))
+			return fail(a, "expected '%s: <channel> <bank> <value>' with channel and bank "
+				    "whole numbers below 4096, found %zu numbers", key, a->nvals);
 		long ch = (long)a->vals[0], bank = (long)a->vals[1];
 		snprintf(series, sizeof series, "%s.ch[%ld].bank[%ld]", key, ch, bank);
 		int v = val(a, 2, series);

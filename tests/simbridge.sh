@@ -157,6 +157,9 @@ bad "a garbage line names the line and what was expected" "garbage.gz:3000: expe
 zcat "$AV" | sed 's/^Ltworeadhit: 0$/Ltworeadhit: zero/' | gzip >"$T/nan.gz"
 bad "a non-number names the key" "'zero' is not a number (in the values of Ltworeadhit)" \
 	"$CS" import aerialvision "$T/nan.gz" --db "$DB"
+zcat "$AV" | sed '96s/^dramglobal_acc_r: 0 1 0$/dramglobal_acc_r: 0 1e36 0/' | gzip >"$T/bank.gz"
+bad "a bank number far out of range names the line" "bank.gz:96: expected 'dramglobal_acc_r: <channel> <bank> <value>' with channel and bank whole numbers below 4096" \
+	"$CS" import aerialvision "$T/bank.gz" --db "$DB"
 bad "the wrong format for a file (stdout given as aerialvision)" "stdout.log.gz:1: expected 'key: values'" \
 	"$CS" import aerialvision "$Q/stdout.log.gz" --db "$DB"
 bad "the wrong format for a file (long CSV given as accelsim-perf)" "expected gpu_tot_sim_cycle and gpu_sim_cycle columns" \
