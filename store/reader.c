@@ -449,6 +449,8 @@ static int decode_slice(scan_ctx *c, uint32_t n, uint32_t s0, uint32_t s1)
 			continue;
 		}
 		rc = open_values(c, k, n, 2 * (s1 - s0) >= n);
+		if (rc)
+			return rc;
 		uint32_t bs = c->view.bs; /* s0 is a multiple of it */
 		for (uint32_t b = s0 / bs; !rc && b * bs < s1; b++) {
 			rc = fetch_block(c, k, b);

@@ -323,6 +323,12 @@ cp "$CK" "$T/ck1.db"
 python3 tests/tools/chunkfmt.py flip "$T/ck1.db" >"$T/where"
 fails "check: one flipped payload bit is named ($(tr '\n' ' ' <"$T/where"))" "$(head -n 1 "$T/where") device 0 $(tail -n 1 "$T/where"): corrupt chunk: block checksum mismatch" 1 "$CS" check --db "$T/ck1.db"
 fails "export of the damaged run fails, saying where" "corrupt chunk: block checksum mismatch" 1 "$CS" export ck --db "$T/ck1.db"
+cp "$CK" "$T/ck2.db"
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE chunks SET data = x'"'"'00112233'"'"' WHERE seq0 = 0 AND metric = (SELECT min(metric) FROM chunks)")
+c.commit()' "$T/ck2.db"
+fails "export of a run whose very first chunk is cut to 4 bytes fails, saying where" "seq 0: corrupt chunk: chunk shorter than its header" 1 "$CS" export ck --db "$T/ck2.db"
 silent=0 caught=0
 for seed in 1 2 3 4 5 6 7 8; do
 	cp "$CK" "$T/ckr.db"
