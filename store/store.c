@@ -26,7 +26,7 @@
 
 #define DEFAULT_COMMIT_VALUES (4u << 20)
 #define RANGE_VALUES 100u
-#define PAGE_SIZE_BYTES 16384
+#define PAGE_SIZE_BYTES 4096
 /* Metrics transposed together in cs_writer_append. */
 #define CS_WIRE_TRANSPOSE_MAX 64
 
@@ -835,8 +835,9 @@ static int size_chunk(cs_writer *w, dev_buf *d)
 {
 	uint32_t cap = w->s->chunk_samples;
 	if (!cap)
-		cap = w->nmetrics <= CS_CHUNK_LONG_METRICS ? CS_CHUNK_SAMPLES_LONG
-							   : CS_CHUNK_SAMPLES;
+		cap = w->nmetrics <= CS_CHUNK_LONGEST_METRICS ? CS_CHUNK_SAMPLES_LONGEST
+		      : w->nmetrics <= CS_CHUNK_LONG_METRICS  ? CS_CHUNK_SAMPLES_LONG
+							      : CS_CHUNK_SAMPLES;
 	if (cap == d->cap)
 		return 0;
 	uint64_t *t0 = realloc(d->t0, cap * sizeof *t0);

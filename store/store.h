@@ -27,14 +27,18 @@
  * simulator's device: CSV exports round-trip through the importer's table
  * of this many). */
 #define CS_MAX_DEVICE_INDEX 1023u
-/* Samples per chunk the writer produces: CS_CHUNK_SAMPLES_LONG for a run
- * of at most CS_CHUNK_LONG_METRICS metrics (a chunk row then outgrows a
- * page and fills its overflow pages whole, where three 4096-sample rows of
- * noisy counters leave a sixth of each page empty), CS_CHUNK_SAMPLES for
- * wider runs (so the writer buffers at most 4096 samples of each metric). */
+/* Samples per chunk the writer produces: CS_CHUNK_SAMPLES_LONGEST for a
+ * run of at most CS_CHUNK_LONGEST_METRICS metrics, CS_CHUNK_SAMPLES_LONG
+ * for one of at most CS_CHUNK_LONG_METRICS (the writer buffers at most 8
+ * MiB of values for either), CS_CHUNK_SAMPLES for wider runs (at most 4096
+ * samples of each metric). A longer row fills more pages whole: what a row
+ * leaves empty is under a page (its local part's share of a leaf page, or
+ * its last overflow page), whatever its length. */
 #define CS_CHUNK_SAMPLES 4096u
 #define CS_CHUNK_SAMPLES_LONG 16384u
 #define CS_CHUNK_LONG_METRICS 64u
+#define CS_CHUNK_SAMPLES_LONGEST 32768u
+#define CS_CHUNK_LONGEST_METRICS 32u
 
 typedef struct cs_store cs_store;
 typedef struct cs_writer cs_writer;

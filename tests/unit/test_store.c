@@ -858,8 +858,9 @@ static int check_two(void *ctx, uint64_t seq, uint64_t t0, uint64_t t1, const do
 }
 
 /* A run of few metrics is written in long chunks, a wide one in short ones,
- * decided as each chunk opens: two metrics, then 64 more declared inside
- * the second chunk, so the third chunk on is short. */
+ * decided as each chunk opens: two metrics (32768 samples), 40 more
+ * declared inside the second chunk (16384 from the third), 30 more inside
+ * the third (4096 from the fourth). */
 static void test_chunk_length_by_metrics(void **state)
 {
 	(void)state;
@@ -874,7 +875,7 @@ static void test_chunk_length_by_metrics(void **state)
 		cs_metric_info mi = {.name = k ? "b" : "a"};
 		assert_int_equal(cs_writer_add_metric(w, &mi, &ids[k]), 0);
 	}
-	enum { N = 40000, STEP = 1000 };
+	enum { N = 90000, STEP = 1000 };
 	static uint64_t t0[N], t1[N];
 	static double v[N * 2];
 	for (uint32_t i = 0; i < N; i++) {
@@ -884,10 +885,10 @@ static void test_chunk_length_by_metrics(void **state)
 		v[2 * i + 1] = 7.0 * i;
 	}
 	for (uint32_t at = 0; at < N; at += STEP) {
-		if (at == 20000)
-			for (int k = 0; k < 64; k++) {
+		if (at == 40000 || at == 70000)
+			for (int k = 0; k < (at == 40000 ? 40 : 30); k++) {
 				char name[16];
-				snprintf(name, sizeof name, "w%02d", k);
+				snprintf(name, sizeof name, "w%d_%02d", at / 10000, k);
 				cs_metric_info mi = {.name = name};
 				uint32_t id;
 				assert_int_equal(cs_writer_add_metric(w, &mi, &id), 0);
@@ -896,11 +897,11 @@ static void test_chunk_length_by_metrics(void **state)
 		assert_int_equal(cs_writer_append(w, &b), 0);
 	}
 	assert_int_equal(cs_writer_end(w, "complete", NULL), 0);
-	/* 16384 + 16384 (opened with two metrics), then 4096 + 3136 */
-	assert_int_equal(sql_int(s, "SELECT group_concat(n, ',') = '16384,16384,4096,3136'"
+	/* 32768 + 32768 (opened with 2 metrics), 16384 (42), then 4096 + 3984 */
+	assert_int_equal(sql_int(s, "SELECT group_concat(n, ',') = '32768,32768,16384,4096,3984'"
 				    " FROM (SELECT n FROM timelines ORDER BY seq0)"),
 			 1);
-	assert_int_equal(sql_int(s, "SELECT count(*) FROM chunks WHERE metric = 1"), 4);
+	assert_int_equal(sql_int(s, "SELECT count(*) FROM chunks WHERE metric = 1"), 5);
 	assert_int_equal(sql_int(s, "SELECT sum(count) FROM chunks WHERE metric = 1"), N);
 	uint64_t n = 0;
 	cs_scan q = {.run = 1, .device = 0, .m = 2, .metrics = ids, .from = 0, .to = UINT64_MAX};
