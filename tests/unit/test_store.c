@@ -752,13 +752,24 @@ static void test_migrates_v3_file(void **state)
  * and the bytes its cell takes on a leaf page, for integers of every
  * width, REAL values stored as integers or not (and NULL for NaN), and
  * blobs that fit a page or spill to overflow pages, as dbstat reports them
- * for a table holding that one row. */
+ * for a table holding that one row; in 4 KiB pages (what new files take)
+ * and 16 KiB ones (older files). */
+static void pack_model_in_pages(uint32_t page);
+
 static void test_pack_model_matches_sqlite(void **state)
 {
 	(void)state;
+	for (int big = 0; big < 2; big++)
+		pack_model_in_pages(big ? 16384 : 4096);
+}
+
+static void pack_model_in_pages(uint32_t page)
+{
 	sqlite3 *db;
+	char pragma[64];
+	snprintf(pragma, sizeof pragma, "PRAGMA page_size = %u", page);
 	assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "PRAGMA page_size = 16384", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, pragma, NULL, NULL, NULL), SQLITE_OK);
 	uint64_t seed = 42;
 	static uint8_t blob[40000];
 	const int64_t ints[] = {0, 1, 2, -1, 127, 128, -129, 32767, 40000, 8388607, 8388608,
@@ -792,7 +803,7 @@ static void test_pack_model_matches_sqlite(void **state)
 		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
 		sqlite3_finalize(st);
 		size_t rec = cs_pack_record_len(iv, 8, rv, 3, len);
-		uint32_t cost = cs_pack_cost(rec, rowid, 16384);
+		uint32_t cost = cs_pack_cost(rec, rowid, page);
 		assert_int_equal(sqlite3_prepare_v2(db, "SELECT sum(payload), sum(unused) FROM dbstat"
 						    " WHERE name = 'c' AND pagetype = 'leaf'", -1,
 						    &st, NULL), SQLITE_OK);
@@ -808,9 +819,9 @@ static void test_pack_model_matches_sqlite(void **state)
 		if ((int64_t)rec != local + spilled)
 			fail_msg("row %d: record %zu, SQLite's %lld", r, rec, (long long)(local + spilled));
 		/* a one-row leaf: header 8 bytes, then the cell and its pointer */
-		if ((int64_t)cost != 16384 - 8 - unused)
+		if ((int64_t)cost != (int64_t)page - 8 - unused)
 			fail_msg("row %d (blob %zu): cost %u, SQLite's %lld", r, len, cost,
-				 (long long)(16384 - 8 - unused));
+				 (long long)((int64_t)page - 8 - unused));
 	}
 	sqlite3_close(db);
 }
