@@ -144,7 +144,7 @@ case "$B" in /*) BA=$B ;; *) BA=$PWD/$B ;; esac
 INJECT=
 [ -x "$BA/tests/inject" ] && [ -f "$BA/libcyclescope_collector.so" ] && INJECT="$BA/tests/inject"
 CS_DEFAULTS="$DEFAULTS" CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" \
-	CS_INJECT="$INJECT" CS_LIB="$BA/libcyclescope_collector.so" CS_SOCK="$T/s.sock" CS_N=$n timeout 180 node tests/browser/ui.test.js >"$T/out" 2>&1
+	CS_INJECT="$INJECT" CS_LIB="$BA/libcyclescope_collector.so" CS_SOCK="$T/s.sock" CS_N=$n timeout 600 node tests/browser/ui.test.js >"$T/out" 2>&1
 tally "$T/out" $? "the browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 # A suite (tests/tools/mksuite.py), on its own database: the suite page.
@@ -155,14 +155,14 @@ done <"$T/suite/hw-names.txt"
 "$CS" import "$T/suite/sim.csv" --db "$T/suite.db" --name suite-sim >/dev/null 2>&1
 serve "$T/suite.db" "$T/u.sock" "$T/ustderr" --log "$T/ulog"
 CS_URL="http://127.0.0.1:$PORT" CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_ARTIFACTS="$B/test-artifacts" CS_N=$n \
-	CS_APP_MAP="$(cat "$T/suite/app-map.txt")" timeout 90 node tests/browser/suite.test.js >"$T/sout" 2>&1
+	CS_APP_MAP="$(cat "$T/suite/app-map.txt")" timeout 300 node tests/browser/suite.test.js >"$T/sout" 2>&1
 tally "$T/sout" $? "the suite browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 # A daemon with a token (on a copy): the page asks for it and keeps it.
 cp "$DB" "$T/tok.db"
 serve "$T/tok.db" "$T/t.sock" "$T/tstderr" --token ui-secret --log "$T/tlog"
 CS_URL="http://127.0.0.1:$PORT" CS_TOKEN=ui-secret CS_PW="$PWD/$PW" CS_CHROME="$CHROME" CS_N=$n \
-	timeout 60 node tests/browser/token.test.js >"$T/tout" 2>&1
+	timeout 300 node tests/browser/token.test.js >"$T/tout" 2>&1
 tally "$T/tout" $? "the token browser test"
 kill "$DPID"; wait "$DPID" 2>/dev/null; DPID=
 exit $fails

@@ -25,7 +25,7 @@ const ok = (c, d, detail) => {
 	const problems = [];
 	page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
 	page.on('pageerror', (e) => problems.push('page error: ' + e.message));
-	page.setDefaultTimeout(20000);
+	page.setDefaultTimeout(60000);
 	try {
 		const q = new URLSearchParams();
 		q.append('hw', 'job:hw0');

@@ -56,7 +56,7 @@ async function nav(url) {
 	page.on('console', (m) => m.type() === 'error' && problems.push('console: ' + m.text()));
 	page.on('pageerror', (e) => problems.push('page error: ' + e.message));
 	page.on('request', (r) => r.url().includes('/series.csv') && series.push(r.url()));
-	page.setDefaultTimeout(15000);
+	page.setDefaultTimeout(60000);
 	const expected404 = []; // errors the test provokes on purpose
 
 	// --- the runs list ---
