@@ -754,15 +754,6 @@ static void test_migrates_v3_file(void **state)
  * blobs that fit a page or spill to overflow pages, as dbstat reports them
  * for a table holding that one row; in 4 KiB pages (what new files take)
  * and 16 KiB ones (older files). */
-static void pack_model_in_pages(uint32_t page);
-
-static void test_pack_model_matches_sqlite(void **state)
-{
-	(void)state;
-	for (int big = 0; big < 2; big++)
-		pack_model_in_pages(big ? 16384 : 4096);
-}
-
 static void pack_model_in_pages(uint32_t page)
 {
 	sqlite3 *db;
@@ -824,6 +815,13 @@ static void pack_model_in_pages(uint32_t page)
 				 (long long)((int64_t)page - 8 - unused));
 	}
 	sqlite3_close(db);
+}
+
+static void test_pack_model_matches_sqlite(void **state)
+{
+	(void)state;
+	for (int big = 0; big < 2; big++)
+		pack_model_in_pages(big ? 16384 : 4096);
 }
 
 /* Chunk rows held back for a commit survive a failed flush: an insert made
