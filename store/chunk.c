@@ -30,8 +30,12 @@
 /* format 5 (values only): format 4 in blocks of CS_VALUE_BLOCK, the table
  * optional, no checksum for an empty payload */
 #define FORMAT_WIDE 5
+/* format 6 (values only): format 5 whose coded blocks may hold runs of
+ * zero differences as symbols of their own (rans.h) */
+#define FORMAT_RUNS 6
+#define WIDE(f) ((f) == FORMAT_WIDE || (f) == FORMAT_RUNS)
 /* value formats whose bytes 2-3 hold the directory's length */
-#define VARDIR(f) (COMPACT(f) || (f) == FORMAT_WIDE)
+#define VARDIR(f) (COMPACT(f) || WIDE(f))
 /* timeline modes (format 4): each kind of step against a fixed reference
  * rather than the step before */
 #define TL_T0_FIXED 0x01
@@ -72,10 +76,13 @@ struct cs_codec {
 	uint64_t *tz;        /* timelines: the steps, and then their symbols */
 	uint32_t tcounts[4][CS_RANS_SYMS]; /* timelines: symbols counted both ways */
 	uint32_t counts[CS_RANS_SYMS]; /* its symbols' counts */
+	uint32_t tried[CS_RANS_SYMS];  /* counts with runs of zeros as tokens */
 	block_info *bi;                /* the blocks being written, and */
 	uint32_t *off;                 /* where their payloads start in raw */
 	uint64_t *z;                   /* their differences, zigzagged */
-	uint8_t vformat;               /* the value format written: 4 (3 or 4) or 5 */
+	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
+					  or 6 (5 or 6) */
+	uint8_t runs;                  /* the entropy pass coded runs of zeros */
 };
 
 cs_codec *cs_codec_new(void)
@@ -87,7 +94,7 @@ cs_codec *cs_codec_new(void)
 	c->dctx = ZSTD_createDCtx();
 	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
 	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
-	c->vformat = FORMAT_WIDE;
+	c->vformat = FORMAT_RUNS;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
 		return NULL;
@@ -97,7 +104,7 @@ cs_codec *cs_codec_new(void)
 
 int cs_codec_set_value_format(cs_codec *c, unsigned format)
 {
-	if (format != FORMAT_ENTROPY && format != FORMAT_WIDE)
+	if (format != FORMAT_ENTROPY && !WIDE(format))
 		return -EINVAL;
 	c->vformat = (uint8_t)format;
 	return 0;
@@ -469,17 +476,89 @@ static size_t varint_len(uint64_t v)
 
 /* The second pass of an encoding whose blocks bi[0..nblocks) are in
  * c->raw and c->dir: where the entropy of an integer block's differences
- * (bounded by their variance) is a bit or more under its packed width and,
- * coded with one table for the chunk, they would be shorter than its
- * packing (by the table's estimate, not by trying), writes format 4 into
- * c->raw2 and c->dir2 and returns 1; else 0 (format 3 stands), or
- * -ENOMEM. Blocks that cannot gain cost one comparison. */
-#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
+ * (bounded by their variance) is half a bit or more under its packed
+ * width and, coded with one table for the chunk, they would be shorter
+ * than its packing (by the table's estimate, not by trying), writes them
+ * coded into c->raw2 and c->dir2 (format 4, or 5 or 6: c->runs says
+ * which) and returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
+ * Blocks that cannot gain cost one comparison. */
+#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 0.5 <= (x)->bw)
+
+/* The bits counts[] cost coded, raw bits included, with a byte of table
+ * a symbol: order-0 entropy, what the writer's choices go by. */
+static double token_bits(const uint32_t counts[CS_RANS_SYMS], unsigned syms)
+{
+	double total = 0, bits = 0;
+	for (unsigned s = 0; s < syms; s++)
+		total += counts[s];
+	for (unsigned s = 0; s < syms; s++)
+		if (counts[s])
+			bits += counts[s] * (log2(total / counts[s]) + cs_rans_token_extra(s)) + 8;
+	return bits;
+}
+
+/* The shortest run of zero differences worth a symbol, of RUN_TRIES, by
+ * the order-0 estimate of the symbols' cost with runs from that length on
+ * made tokens and without (runs[r]: how many runs of r zeros the
+ * candidates hold, r >= RUN_TRIES[0]); counts become that choice's. 0 for
+ * none. */
+static const uint32_t RUN_TRIES[] = {4, 16, 64};
+#define NRUN_TRIES (sizeof RUN_TRIES / sizeof RUN_TRIES[0])
+
+static uint32_t choose_runs(uint32_t counts[CS_RANS_SYMS], const uint32_t runs[CS_VALUE_BLOCK],
+			    uint32_t tried[CS_RANS_SYMS])
+{
+	double best = token_bits(counts, CS_RANS_VALUE_SYMS) - 64; /* runs must save 8 bytes */
+	uint32_t pick = 0;
+	for (unsigned t = 0; t < NRUN_TRIES; t++) {
+		memcpy(tried, counts, CS_RANS_SYMS * sizeof *tried);
+		for (uint32_t r = RUN_TRIES[t]; r < CS_VALUE_BLOCK; r++) {
+			unsigned extra;
+			tried[0] -= r * runs[r];
+			tried[cs_rans_token_sym(CS_RANS_RUN | r, &extra)] += runs[r];
+		}
+		double bits = token_bits(tried, CS_RANS_RUN_SYMS);
+		if (bits < best)
+			best = bits, pick = RUN_TRIES[t];
+	}
+	if (!pick)
+		return 0;
+	for (uint32_t r = pick; r < CS_VALUE_BLOCK; r++) {
+		unsigned extra;
+		counts[0] -= r * runs[r];
+		counts[cs_rans_token_sym(CS_RANS_RUN | r, &extra)] += runs[r];
+	}
+	return pick;
+}
+
+/* Writes differences z[0..m) to dst as tokens, each run of min_run or
+ * more zeros one token (rans.h); returns how many tokens. dst may be z,
+ * or below it in the same array. */
+static uint32_t tokenise(uint64_t *dst, const uint64_t *z, uint32_t m, uint32_t min_run)
+{
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < m;) {
+		uint32_t r = 0;
+		while (i + r < m && z[i + r] == 0)
+			r++;
+		if (r >= min_run) {
+			dst[w++] = CS_RANS_RUN | r;
+			i += r;
+			continue;
+		}
+		for (uint32_t k = 0; k < r; k++)
+			dst[w++] = 0;
+		i += r;
+		if (i < m)
+			dst[w++] = z[i++];
+	}
+	return w;
+}
 
 static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, block_info *bi,
 			const uint32_t *off, uint32_t nblocks)
 {
-	int wide = c->vformat == FORMAT_WIDE;
+	int wide = WIDE(c->vformat);
 	/* format 5 codes with two interleaved states, format 4 with one */
 	unsigned states = wide ? 2 : 1;
 	uint32_t cand = 0;
@@ -493,6 +572,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3];
 	uint32_t zat[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1];
 	uint8_t use[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3] = {0};
+	uint32_t runs[CS_VALUE_BLOCK] = {0}; /* runs of r zeros, r >= RUN_TRIES[0] */
 	memset(counts, 0, sizeof c->counts);
 	uint32_t nz = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
@@ -502,15 +582,36 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		uint32_t start = b * bs, blen = n - start < bs ? n - start : bs;
 		uint64_t *z = c->z + nz;
 		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
+		uint32_t run = 0;
 		for (uint32_t i = 0; i < m; i++) {
 			unsigned extra;
 			counts[cs_rans_sym(z[i], &extra)]++;
+			if (z[i] == 0) {
+				run++;
+				continue;
+			}
+			runs[run >= RUN_TRIES[0] && run < CS_VALUE_BLOCK ? run : 0]++;
+			run = 0;
 		}
+		runs[run >= RUN_TRIES[0] && run < CS_VALUE_BLOCK ? run : 0]++;
 		nz += m;
 		use[b] = 1;
 	}
 	zat[nblocks] = nz;
-	if (nz < 64 || cs_rans_build(&c->rans, counts))
+	if (nz < 64)
+		return 0;
+	/* format 6: runs of zeros as tokens, where they pay */
+	uint32_t min_run = c->vformat == FORMAT_RUNS ? choose_runs(counts, runs, c->tried) : 0;
+	if (min_run) {
+		uint32_t w = 0;
+		for (uint32_t b = 0; b < nblocks; b++) {
+			uint32_t from = zat[b], m = zat[b + 1] - from;
+			zat[b] = w;
+			w += tokenise(c->z + w, c->z + from, m, min_run);
+		}
+		zat[nblocks] = w;
+	}
+	if (cs_rans_build(&c->rans, counts))
 		return 0;
 	cs_buf_reset(&c->dir2);
 	if (cs_rans_put(&c->rans, &c->dir2))
@@ -527,7 +628,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		uint64_t bits = 0;
 		for (uint32_t i = zat[b]; i < zat[b + 1]; i++) {
 			unsigned extra;
-			bits += cost[cs_rans_sym(c->z[i], &extra)];
+			bits += cost[cs_rans_token_sym(c->z[i], &extra)];
 		}
 		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 * states + varint_len(first[b]) + 2;
 		size_t packed = packed_bytes(bi[b].count, bi[b].bw);
@@ -563,6 +664,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		e.check = check32(c->raw2.data + at, e.len);
 		rc = put_entry(&c->dir2, &e, blen, prev, wide);
 	}
+	c->runs = min_run != 0;
 	return rc ? rc : 1;
 }
 
@@ -571,7 +673,7 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 {
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return -EINVAL;
-	int wide = c->vformat == FORMAT_WIDE;
+	int wide = WIDE(c->vformat);
 	uint32_t bs = wide ? CS_VALUE_BLOCK : CS_VALUE_BLOCK_V3;
 	uint32_t nblocks = (n + bs - 1) / bs;
 	cs_agg total = {0, 0, 0, 0};
@@ -607,7 +709,8 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	 * is tried only when byte-plane doubles, which it does shrink, are at
 	 * least half of the payload. */
 	if (coded)
-		return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_ENTROPY, &c->raw2, n, c->dir2.data,
+		return finish_blob(c, !wide ? FORMAT_ENTROPY : c->runs ? FORMAT_RUNS : FORMAT_WIDE,
+				   &c->raw2, n, c->dir2.data,
 				   c->dir2.len, 2 * f64_bytes >= c->raw2.len, out);
 	return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_COMPACT, &c->raw, n, c->dir.data,
 			   c->dir.len, 2 * f64_bytes >= c->raw.len, out);
@@ -622,6 +725,7 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
+	case FORMAT_RUNS:
 	case FORMAT_WIDE:
 	case FORMAT_ENTROPY:
 	case FORMAT_COMPACT: {
@@ -742,13 +846,14 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
 	int64_t prev_min = 0, prev_sum = 0;
-	int wide = format == FORMAT_WIDE;
+	int wide = WIDE(format);
 	uint32_t empty_check = check32(p, 0);
 	/* format 5: a table of no symbols is the one byte 0 */
 	int entropy = format == FORMAT_ENTROPY || (wide && p < end && *p);
 	if (wide && !entropy && p++ >= end)
 		return seterr(err, errlen, "block directory cut short");
-	if (entropy && cs_rans_parse(&view->rans, &p, end, CS_RANS_VALUE_SYMS))
+	if (entropy && cs_rans_parse(&view->rans, &p, end,
+				     format == FORMAT_RUNS ? CS_RANS_RUN_SYMS : CS_RANS_VALUE_SYMS))
 		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
 		uint32_t blen = cs_values_block_len(view, b);
@@ -814,11 +919,12 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, size_t dirlen,
 		     char *err, size_t errlen)
 {
-	view->bs = format == FORMAT_WIDE ? CS_VALUE_BLOCK
-		   : COMPACT(format)     ? CS_VALUE_BLOCK_V3
-					 : CS_BLOCK_SAMPLES;
+	view->bs = WIDE(format)      ? CS_VALUE_BLOCK
+		   : COMPACT(format) ? CS_VALUE_BLOCK_V3
+				     : CS_BLOCK_SAMPLES;
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
-	view->states = format == FORMAT_WIDE ? 2 : 1;
+	view->states = WIDE(format) ? 2 : 1;
+	view->runs = format == FORMAT_RUNS;
 	size_t off = 0;
 	int rc = 0;
 	if (VARDIR(format)) {
@@ -981,12 +1087,15 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 	return 1;
 }
 
-/* The n differences of a coded block's stream p[0..len): format 5's layout
- * (two states, raw bits apart) or format 4's (one state). */
+/* The n differences of a coded block's stream p[0..len): format 6's
+ * layout (format 5's with runs of zeros), format 5's (two states, raw bits
+ * apart) or format 4's (one state). */
 static void decode_coded(const cs_values_view *view, const uint8_t *p, size_t len, uint32_t n,
 			 uint64_t *z)
 {
-	if (view->states == 2)
+	if (view->runs)
+		cs_rans_decode_runs(&view->rans, p, len, n, z);
+	else if (view->states == 2)
 		cs_rans_decode_split(&view->rans, p, len, n, z);
 	else
 		cs_rans_decode(&view->rans, p, len, n, z);

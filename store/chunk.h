@@ -14,7 +14,9 @@
  * blocks' statistics where it is shorter than the packing. Format 5 is
  * format 4 in blocks of CS_VALUE_BLOCK, its table optional, no checksum
  * for a block whose payload is empty (every value the same), and coded
- * blocks read two values at a time (two states, raw bits apart). When zstd
+ * blocks read two values at a time (two states, raw bits apart). Format 6
+ * is format 5 with runs of zero differences coded as symbols of their own,
+ * written where they pay. When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
@@ -98,8 +100,9 @@ typedef struct cs_values_view {
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
 	cs_rans_table rans; /* formats 4 and 5: the chunk's frequency table */
-	uint32_t states;    /* rANS states in a coded block's stream: 2 in format
-			     * 5 (its raw bits apart, at the end), 1 in format 4 */
+	uint32_t states;    /* rANS states in a coded block's stream: 2 in formats
+			     * 5 and 6 (its raw bits apart, at the end), 1 in format 4 */
+	int runs;           /* format 6: coded blocks hold runs of zeros */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

@@ -151,7 +151,8 @@ int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsig
 
 uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s)
 {
-	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) + 256u * cs_rans_extra(s);
+	return (uint32_t)(256.0 * (CS_RANS_SCALE - log2((double)t->freq[s]))) +
+	       256u * cs_rans_token_extra(s);
 }
 
 /* A symbol as the coder takes it: division by its frequency done as a
@@ -270,7 +271,7 @@ int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, 
 	uint32_t xs[2] = {RANS_L, RANS_L};
 	for (uint32_t i = n; i-- > 0;) {
 		unsigned extra;
-		unsigned s = cs_rans_sym(z[i], &extra);
+		unsigned s = cs_rans_token_sym(z[i], &extra);
 		put_sym(&xs[i % 2], &ptr, &es[s]);
 	}
 	uint64_t acc = 0;
@@ -278,7 +279,7 @@ int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, 
 	size_t nraw = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned extra;
-		cs_rans_sym(z[i], &extra);
+		cs_rans_token_sym(z[i], &extra);
 		/* at most 32 bits at a time: acc never holds more than 39 */
 		for (unsigned lo = 0; lo < extra; lo += 32) {
 			unsigned nb = extra - lo < 32 ? extra - lo : 32;
@@ -384,6 +385,31 @@ void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, 
 		unsigned s0 = sym_step(t, &x0, &p, end), e0 = cs_rans_extra(s0);
 		raw_refill(&r);
 		z[i] = sym_value(s0, raw_take(&r, e0 < 52 ? e0 : 52));
+	}
+}
+
+void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z)
+{
+	const uint8_t *start = p, *end = p + len;
+	uint32_t xs[2] = {0, 0};
+	for (unsigned j = 0; j < 2; j++)
+		for (unsigned b = 0; b < 4 && p < end; b++)
+			xs[j] |= (uint32_t)*p++ << (8 * b);
+	raw_reader r = {0, 0, end, start};
+	for (uint32_t i = 0, j = 0; i < n; j ^= 1) {
+		unsigned s = sym_step(t, &xs[j], &p, end), e = cs_rans_token_extra(s);
+		if (e > r.have)
+			raw_refill(&r);
+		uint64_t raw = raw_take(&r, e < 52 ? e : 52);
+		if (s < CS_RANS_VALUE_SYMS) {
+			z[i++] = sym_value(s, raw);
+			continue;
+		}
+		uint64_t run = (1ull << e) | raw;
+		uint32_t k = run < n - i ? (uint32_t)run : n - i;
+		memset(z + i, 0, (size_t)k * sizeof *z);
+		i += k;
 	}
 }
 

@@ -64,6 +64,33 @@ static inline unsigned cs_rans_extra(unsigned s)
 	return s < 16 ? 0 : (s - 16) / 8 + 1;
 }
 
+/* Value chunks of format 6 also code runs of zero differences: a run of
+ * r zeros (2 <= r < 2^CS_RANS_RUN_KMAX), r of bit length k, is symbol
+ * CS_RANS_VALUE_SYMS + k - 2, followed by the k - 1 bits of r below its
+ * leading one. What the coder takes for such a run is the token
+ * CS_RANS_RUN | r; every other token is a zigzagged difference (below
+ * 2^55, so never tagged). */
+#define CS_RANS_RUN_KMAX 9u /* a block of 512 values has 511 differences */
+#define CS_RANS_RUN_SYMS (CS_RANS_VALUE_SYMS + CS_RANS_RUN_KMAX - 1u)
+#define CS_RANS_RUN (1ull << 63)
+
+/* The symbol of token t of a value block, and how many raw bits follow. */
+static inline unsigned cs_rans_token_sym(uint64_t t, unsigned *extra_bits)
+{
+	if (t & CS_RANS_RUN) {
+		unsigned k = 64u - (unsigned)__builtin_clzll(t & ~CS_RANS_RUN);
+		*extra_bits = k - 1;
+		return CS_RANS_VALUE_SYMS + k - 2;
+	}
+	return cs_rans_sym(t, extra_bits);
+}
+
+/* How many raw bits follow symbol s of a value block. */
+static inline unsigned cs_rans_token_extra(unsigned s)
+{
+	return s >= CS_RANS_VALUE_SYMS ? s - CS_RANS_VALUE_SYMS + 1 : cs_rans_extra(s);
+}
+
 /* The table for the symbol counts given: each counted symbol's weight
  * code (16 log2 of its count), the frequencies they give (each at least
  * one slot) and the coder's view of them; the slot map, which only
@@ -79,8 +106,9 @@ int cs_rans_put(const cs_rans_coder *c, cs_buf *out);
  * symbol from syms on (CS_RANS_VALUE_SYMS or CS_RANS_SYMS). */
 int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsigned syms);
 
-/* The cost of coding a value of symbol s with t, its raw bits included,
- * in 1/256 bits (s must be used by t). */
+/* The cost of coding a value block's symbol s (a run from
+ * CS_RANS_VALUE_SYMS on) with t, its raw bits included, in 1/256 bits (s
+ * must be used by t). */
 uint32_t cs_rans_cost(const cs_rans_table *t, unsigned s);
 
 /* Codes z[0..n) (every symbol in t) and appends the stream (a 4-byte
@@ -94,18 +122,25 @@ int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf
 int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
 		     cs_buf *out);
 
-/* Codes z[0..n) with table c through two interleaved states (value i by
- * state i % 2), symbols only, and their raw bits apart: appends the two
- * states (8 bytes), the symbols' bytes, then the raw bits of every value,
- * in value order and least significant first, packed into bytes that are
- * stored last to first, so that the block's last byte holds the first
- * raw bits (a decoder reads the symbols forward from the start and the
- * raw bits backward from the end). 0 or -ENOMEM. */
+/* Codes tokens z[0..n) (cs_rans_token_sym: values, and runs of zeros
+ * where t has their symbols) with table c through two interleaved states
+ * (token i by state i % 2), symbols only, and their raw bits apart:
+ * appends the two states (8 bytes), the symbols' bytes, then the raw bits
+ * of every token, in token order and least significant first, packed
+ * into bytes that are stored last to first, so that the block's last
+ * byte holds the first raw bits (a decoder reads the symbols forward from
+ * the start and the raw bits backward from the end). 0 or -ENOMEM. */
 int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
 /* Decodes what cs_rans_encode_split coded, p[0..len) the whole of it. */
 void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
 			  uint64_t *z);
+
+/* Decodes n values from what cs_rans_encode_split coded with runs of
+ * zeros (a table of up to CS_RANS_RUN_SYMS symbols), p[0..len) the whole
+ * of it; a run longer than what is left of n ends at n. */
+void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z);
 
 /* Decodes n values from p[0..len) into z. Never reads outside p[0..len):
  * a stream cut short decodes to something, never past its end. */

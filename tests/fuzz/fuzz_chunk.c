@@ -38,9 +38,9 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 }
 
 /* Values made of the bytes (2 a value: a trend, noise, now and then an
- * absent value or a burst), coded (format 5, or formats 3 and 4 as
- * earlier versions wrote them, by the first byte's low bit) and decoded
- * back bit for bit. */
+ * absent value, a burst or a zero), coded (format 6, or formats 5, 3 and
+ * 4 as earlier versions wrote them, by the first byte's low bits) and
+ * decoded back bit for bit. */
 static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 {
 	static double v[4096], o[4096];
@@ -52,6 +52,8 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 			v[n] = NAN;
 		else if (data[i + 1] >= 0xf0)
 			v[n] = (double)(x + ((int64_t)data[i + 1] << 40));
+		else if (data[i + 1] >= 0xe0)
+			v[n] = 0;
 		else
 			v[n] = (double)(x + (data[i + 1] & 7));
 	}
@@ -59,7 +61,8 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 	cs_agg agg;
 	char err[128];
 	cs_values_view view;
-	cs_codec_set_value_format(c, size && (data[0] & 1) ? 4 : 5);
+	static const unsigned formats[4] = {6, 4, 6, 5};
+	cs_codec_set_value_format(c, formats[size ? data[0] & 3 : 0]);
 	if (n && cs_values_encode(c, v, n, &b, &agg) == 0) {
 		if (cs_values_open(c, &view, b.data, b.len, err, sizeof err))
 			abort();
@@ -141,6 +144,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *p = data + 1, *end = data + size;
 		if (cs_rans_parse(&t, &p, end, CS_RANS_SYMS) == 0)
 			cs_rans_decode(&t, p, (size_t)(end - p), data[0], z);
+		/* the same as format 6 holds it: runs of zeros among the values */
+		p = data + 1;
+		if (cs_rans_parse(&t, &p, end, CS_RANS_RUN_SYMS) == 0)
+			cs_rans_decode_runs(&t, p, (size_t)(end - p), data[0] * 2u, z);
 		/* a table counted from the bytes, values drawn from them: back the same */
 		static uint32_t counts[CS_RANS_SYMS];
 		memset(counts, 0, sizeof counts);
@@ -174,6 +181,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (memcmp(z, back, n * sizeof *z))
 					abort();
 			}
+		}
+		/* format 6: the values below 2^53 with every eighth made a run of
+		 * zeros, back as the values and the runs' zeros */
+		static uint64_t tok[CS_VALUE_BLOCK], want[CS_VALUE_BLOCK];
+		uint32_t nt = 0, nv = 0;
+		memset(counts, 0, sizeof counts);
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t x = z[i] >> 11, len = 2 + z[i] % 20;
+			if (i % 8 == 7 && nv + len <= CS_VALUE_BLOCK) {
+				tok[nt] = CS_RANS_RUN | len;
+				memset(want + nv, 0, len * sizeof *want);
+				nv += (uint32_t)len;
+			} else if (nv < CS_VALUE_BLOCK) {
+				tok[nt] = want[nv++] = x;
+			} else {
+				break;
+			}
+			unsigned extra;
+			counts[cs_rans_token_sym(tok[nt++], &extra)]++;
+		}
+		cs_buf_reset(&b);
+		cs_buf_reset(&tb);
+		if (nt && cs_rans_build(&coder, counts) == 0 && cs_rans_put(&coder, &tb) == 0 &&
+		    cs_rans_encode_split(&coder, tok, nt, &b) == 0) {
+			const uint8_t *q = tb.data;
+			if (cs_rans_parse(&t, &q, tb.data + tb.len, CS_RANS_RUN_SYMS))
+				abort();
+			cs_rans_decode_runs(&t, b.data, b.len, nv, back);
+			if (memcmp(want, back, nv * sizeof *want))
+				abort();
 		}
 		cs_buf_free(&b);
 		cs_buf_free(&tb);

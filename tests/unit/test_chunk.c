@@ -15,8 +15,12 @@ static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned form
 	cs_agg agg;
 	assert_int_equal(cs_codec_set_value_format(c, format), 0);
 	assert_int_equal(cs_values_encode(c, v, n, &b, &agg), 0);
-	/* format 4 writes format 3 where no block is entropy-coded */
-	assert_true(format == 5 ? b.data[0] == 5 : b.data[0] == 3 || b.data[0] == 4);
+	/* format 4 writes format 3 where no block is entropy-coded, format 6
+	 * format 5 where no run of zeros pays */
+	if (format == 4)
+		assert_true(b.data[0] == 3 || b.data[0] == 4);
+	else
+		assert_true(b.data[0] == 5 || (format == 6 && b.data[0] == 6));
 	cs_values_view view;
 	char err[128];
 	int rc = cs_values_open(c, &view, b.data, b.len, err, sizeof err);
@@ -52,12 +56,14 @@ static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned form
 	cs_buf_free(&b);
 }
 
-/* A round trip in what is written now (format 5) and in what earlier
- * versions wrote (formats 3 and 4), which are still read. */
+/* A round trip in what is written now (format 6, or 5 without runs) and
+ * in what earlier versions wrote (formats 3, 4 and 5), which are still
+ * read. */
 static void roundtrip(cs_codec *c, const double *v, uint32_t n)
 {
 	roundtrip_as(c, v, n, 4);
 	roundtrip_as(c, v, n, 5);
+	roundtrip_as(c, v, n, 6);
 }
 
 static void test_counters_odd_sizes(void **state)
@@ -494,6 +500,66 @@ static void test_wide_format(void **state)
 	cs_codec_free(c);
 }
 
+/* Format 6: a counter idle between bursts (zeros, a flat stretch, absent
+ * values among the zeros) codes its runs of zero differences as symbols,
+ * shorter than format 5, and reads back whole, block by block and in
+ * prefixes; noise with no runs stays format 5. */
+static void test_runs_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	enum { N = 16384 };
+	static double v[N], out[CS_VALUE_BLOCK];
+	uint64_t seed = 99;
+	for (int i = 0; i < N; i++) {
+		int at = i % 2000;
+		v[i] = at < 300 ? (double)(5000 + tu_rand(&seed) % 1000) : 0.0;
+		if (at >= 1000 && at < 1100)
+			v[i] = 777.0; /* flat, not zero */
+		if (i > 9000 && i < 9100 && i % 7 == 0)
+			v[i] = NAN;
+	}
+	roundtrip(c, v, N);
+	cs_buf b6 = CS_BUF_INIT, b5 = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
+	assert_int_equal(cs_values_encode(c, v, N, &b6, &agg), 0);
+	assert_int_equal(b6.data[0], 6);
+	assert_int_equal(cs_codec_set_value_format(c, 5), 0);
+	assert_int_equal(cs_values_encode(c, v, N, &b5, &agg), 0);
+	assert_int_equal(b5.data[0], 5);
+	if (!(b6.len < b5.len))
+		fail_msg("format 6 %zu bytes, format 5 %zu", b6.len, b5.len);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open(c, &view, b6.data, b6.len, err, sizeof err), 0);
+	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+		uint32_t blen = cs_values_block_len(&view, blk);
+		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
+		cs_values_block_decode(&view, blk, out);
+		for (uint32_t i = 0; i < blen; i++)
+			assert_true(isnan(want[i]) ? isnan(out[i]) : tu_same_bits(want[i], out[i]));
+		static const uint32_t heads[] = {1, 2, 3, 301, 511, 512};
+		for (size_t h = 0; h < sizeof heads / sizeof *heads; h++) {
+			memset(out, 0, sizeof out);
+			if (!cs_values_block_decode_head(&view, blk, heads[h], out))
+				continue; /* a block with absent values */
+			for (uint32_t i = 0; i < heads[h]; i++)
+				assert_true(tu_same_bits(want[i], out[i]));
+		}
+	}
+	/* noise with no run of zeros: format 5 */
+	for (int i = 0; i < 4096; i++)
+		v[i] = (double)(20000 + (int)(tu_rand(&seed) % 201));
+	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
+	cs_buf_reset(&b6);
+	assert_int_equal(cs_values_encode(c, v, 4096, &b6, &agg), 0);
+	assert_int_equal(b6.data[0], 5);
+	cs_buf_free(&b6);
+	cs_buf_free(&b5);
+	cs_codec_free(c);
+}
+
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
 /* Decodes blob b of n samples and compares it with t0/t1. */
@@ -813,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_compact_format),
 		cmocka_unit_test(test_entropy_format),
 		cmocka_unit_test(test_wide_format),
+		cmocka_unit_test(test_runs_format),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),
