@@ -76,7 +76,6 @@ struct cs_codec {
 	uint64_t *tz;        /* timelines: the steps, and then their symbols */
 	uint32_t tcounts[4][CS_RANS_SYMS]; /* timelines: symbols counted both ways */
 	uint32_t counts[CS_RANS_SYMS]; /* its symbols' counts */
-	uint32_t tried[CS_RANS_SYMS];  /* counts with runs of zeros as tokens */
 	block_info *bi;                /* the blocks being written, and */
 	uint32_t *off;                 /* where their payloads start in raw */
 	uint64_t *z;                   /* their differences, zigzagged */
@@ -476,54 +475,64 @@ static size_t varint_len(uint64_t v)
 
 /* The second pass of an encoding whose blocks bi[0..nblocks) are in
  * c->raw and c->dir: where the entropy of an integer block's differences
- * (bounded by their variance) is half a bit or more under its packed
+ * (bounded by their variance) is a bit or more under its packed
  * width and, coded with one table for the chunk, they would be shorter
  * than its packing (by the table's estimate, not by trying), writes them
  * coded into c->raw2 and c->dir2 (format 4, or 5 or 6: c->runs says
  * which) and returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
  * Blocks that cannot gain cost one comparison. */
-#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 0.5 <= (x)->bw)
+#define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
 
-/* The bits counts[] cost coded, raw bits included, with a byte of table
- * a symbol: order-0 entropy, what the writer's choices go by. */
-static double token_bits(const uint32_t counts[CS_RANS_SYMS], unsigned syms)
+/* c log2 c, what a symbol counted c times adds to the order-0 estimate
+ * below (less the total's share) */
+static double clogc(double c)
 {
-	double total = 0, bits = 0;
-	for (unsigned s = 0; s < syms; s++)
-		total += counts[s];
-	for (unsigned s = 0; s < syms; s++)
-		if (counts[s])
-			bits += counts[s] * (log2(total / counts[s]) + cs_rans_token_extra(s)) + 8;
-	return bits;
+	return c > 0 ? c * log2(c) : 0;
 }
 
 /* The shortest run of zero differences worth a symbol, of RUN_TRIES, by
- * the order-0 estimate of the symbols' cost with runs from that length on
- * made tokens and without (runs[r]: how many runs of r zeros the
+ * the order-0 estimate of the symbols' cost (the entropy of their counts,
+ * raw bits included, a byte of table a symbol) with runs from that length
+ * on made tokens and without (runs[r]: how many runs of r zeros the
  * candidates hold, r >= RUN_TRIES[0]); counts become that choice's. 0 for
- * none. */
+ * none. The estimate is total log2 total - sum c log2 c + raw bits +
+ * table: a choice changes the total, symbol 0 and the run symbols only. */
 static const uint32_t RUN_TRIES[] = {4, 16, 64};
 #define NRUN_TRIES (sizeof RUN_TRIES / sizeof RUN_TRIES[0])
 
-static uint32_t choose_runs(uint32_t counts[CS_RANS_SYMS], const uint32_t runs[CS_VALUE_BLOCK],
-			    uint32_t tried[CS_RANS_SYMS])
+static uint32_t choose_runs(uint32_t counts[CS_RANS_SYMS], const uint32_t runs[CS_VALUE_BLOCK])
 {
-	double best = token_bits(counts, CS_RANS_VALUE_SYMS) - 64; /* runs must save 8 bytes */
+	uint64_t nruns = 0;
+	for (uint32_t r = RUN_TRIES[0]; r < CS_VALUE_BLOCK; r++)
+		nruns += runs[r];
+	if (!nruns)
+		return 0;
+	double total = 0;
+	for (unsigned s = 0; s < CS_RANS_VALUE_SYMS; s++)
+		total += counts[s];
+	/* without runs: the part that a choice changes */
+	double best = total * log2(total) - clogc(counts[0]) + (counts[0] ? 8 : 0) - 64;
 	uint32_t pick = 0;
 	for (unsigned t = 0; t < NRUN_TRIES; t++) {
-		memcpy(tried, counts, CS_RANS_SYMS * sizeof *tried);
+		double sym[CS_RANS_RUN_KMAX] = {0}, zeros = counts[0], extra = 0, tokens = 0;
 		for (uint32_t r = RUN_TRIES[t]; r < CS_VALUE_BLOCK; r++) {
-			unsigned extra;
-			tried[0] -= r * runs[r];
-			tried[cs_rans_token_sym(CS_RANS_RUN | r, &extra)] += runs[r];
+			if (!runs[r])
+				continue;
+			unsigned e;
+			unsigned s = cs_rans_token_sym(CS_RANS_RUN | r, &e);
+			sym[s - CS_RANS_VALUE_SYMS] += runs[r];
+			zeros -= (double)r * runs[r];
+			extra += (double)e * runs[r];
+			tokens += runs[r];
 		}
-		double bits = token_bits(tried, CS_RANS_RUN_SYMS);
+		double all = total - (counts[0] - zeros) + tokens;
+		double bits = all * log2(all) - clogc(zeros) + (zeros > 0 ? 8 : 0) + extra;
+		for (unsigned k = 0; k < CS_RANS_RUN_KMAX; k++)
+			bits += sym[k] > 0 ? 8 - clogc(sym[k]) : 0;
 		if (bits < best)
 			best = bits, pick = RUN_TRIES[t];
 	}
-	if (!pick)
-		return 0;
-	for (uint32_t r = pick; r < CS_VALUE_BLOCK; r++) {
+	for (uint32_t r = pick ? pick : CS_VALUE_BLOCK; r < CS_VALUE_BLOCK; r++) {
 		unsigned extra;
 		counts[0] -= r * runs[r];
 		counts[cs_rans_token_sym(CS_RANS_RUN | r, &extra)] += runs[r];
@@ -601,7 +610,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 	if (nz < 64)
 		return 0;
 	/* format 6: runs of zeros as tokens, where they pay */
-	uint32_t min_run = c->vformat == FORMAT_RUNS ? choose_runs(counts, runs, c->tried) : 0;
+	uint32_t min_run = c->vformat == FORMAT_RUNS ? choose_runs(counts, runs) : 0;
 	if (min_run) {
 		uint32_t w = 0;
 		for (uint32_t b = 0; b < nblocks; b++) {

@@ -388,28 +388,58 @@ void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, 
 	}
 }
 
+/* Token s of a format 6 stream with its raw bits, into z[i..n): a value,
+ * or a run of zeros cut at n. Returns the next i. */
+static inline uint32_t put_token(unsigned s, uint64_t raw, uint64_t *z, uint32_t i, uint32_t n)
+{
+	if (s < CS_RANS_VALUE_SYMS) {
+		z[i] = sym_value(s, raw);
+		return i + 1;
+	}
+	uint64_t run = (1ull << cs_rans_token_extra(s)) | raw;
+	uint32_t k = run < n - i ? (uint32_t)run : n - i;
+	memset(z + i, 0, (size_t)k * sizeof *z);
+	return i + k;
+}
+
 void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
 			 uint64_t *z)
 {
 	const uint8_t *start = p, *end = p + len;
-	uint32_t xs[2] = {0, 0};
-	for (unsigned j = 0; j < 2; j++)
-		for (unsigned b = 0; b < 4 && p < end; b++)
-			xs[j] |= (uint32_t)*p++ << (8 * b);
+	uint32_t x0 = 0, x1 = 0;
+	for (unsigned b = 0; b < 4 && p < end; b++)
+		x0 |= (uint32_t)*p++ << (8 * b);
+	for (unsigned b = 0; b < 4 && p < end; b++)
+		x1 |= (uint32_t)*p++ << (8 * b);
 	raw_reader r = {0, 0, end, start};
-	for (uint32_t i = 0, j = 0; i < n; j ^= 1) {
-		unsigned s = sym_step(t, &xs[j], &p, end), e = cs_rans_token_extra(s);
-		if (e > r.have)
+	/* two tokens a step, as decode_split takes two values, while two
+	 * values are still to come (a token makes at least one): a run makes
+	 * that step take the slow way */
+	uint32_t i = 0;
+	while (i + 1 < n) {
+		unsigned s0 = sym_step(t, &x0, &p, end);
+		unsigned s1 = sym_step(t, &x1, &p, end);
+		unsigned e0 = cs_rans_token_extra(s0), e1 = cs_rans_token_extra(s1);
+		if (e0 + e1 > r.have)
 			raw_refill(&r);
-		uint64_t raw = raw_take(&r, e < 52 ? e : 52);
-		if (s < CS_RANS_VALUE_SYMS) {
-			z[i++] = sym_value(s, raw);
+		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
+		if (e1 > r.have)
+			raw_refill(&r);
+		uint64_t r1 = raw_take(&r, e1 < 52 ? e1 : 52);
+		if (s0 < CS_RANS_VALUE_SYMS && s1 < CS_RANS_VALUE_SYMS) {
+			z[i] = sym_value(s0, r0);
+			z[i + 1] = sym_value(s1, r1);
+			i += 2;
 			continue;
 		}
-		uint64_t run = (1ull << e) | raw;
-		uint32_t k = run < n - i ? (uint32_t)run : n - i;
-		memset(z + i, 0, (size_t)k * sizeof *z);
-		i += k;
+		i = put_token(s0, r0, z, i, n);
+		if (i < n)
+			i = put_token(s1, r1, z, i, n);
+	}
+	if (i < n) {
+		unsigned s0 = sym_step(t, &x0, &p, end), e0 = cs_rans_token_extra(s0);
+		raw_refill(&r);
+		put_token(s0, raw_take(&r, e0 < 52 ? e0 : 52), z, i, n);
 	}
 }
 
