@@ -36,8 +36,13 @@
 #define WIDE(f) ((f) == FORMAT_WIDE || (f) == FORMAT_RUNS)
 /* value formats whose bytes 2-3 hold the directory's length */
 #define VARDIR(f) (COMPACT(f) || WIDE(f))
-/* timeline modes (format 4): each kind of step against a fixed reference
- * rather than the step before */
+/* timeline format 5: format 4 with one rANS state a block and the block
+ * list's times against what the references predict */
+#define TL_FORMAT_ONE 5
+#define TL_ENTROPY(f) ((f) == FORMAT_ENTROPY || (f) == TL_FORMAT_ONE)
+#define TL_BLOCKED(f) (COMPACT(f) || (f) == TL_FORMAT_ONE)
+/* timeline modes (formats 4 and 5): each kind of step against a fixed
+ * reference rather than the step before */
 #define TL_T0_FIXED 0x01
 #define TL_DUR_FIXED 0x02
 #define FLAG_ZSTD 0x01
@@ -82,6 +87,7 @@ struct cs_codec {
 	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
 					  or 6 (5 or 6) */
 	uint8_t runs;                  /* the entropy pass coded runs of zeros */
+	uint8_t tformat;               /* the timeline format written: 4 or 5 */
 };
 
 cs_codec *cs_codec_new(void)
@@ -94,6 +100,7 @@ cs_codec *cs_codec_new(void)
 	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
 	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
 	c->vformat = FORMAT_RUNS;
+	c->tformat = TL_FORMAT_ONE;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
 		return NULL;
@@ -106,6 +113,14 @@ int cs_codec_set_value_format(cs_codec *c, unsigned format)
 	if (format != FORMAT_ENTROPY && !WIDE(format))
 		return -EINVAL;
 	c->vformat = (uint8_t)format;
+	return 0;
+}
+
+int cs_codec_set_timeline_format(cs_codec *c, unsigned format)
+{
+	if (format != FORMAT_ENTROPY && format != TL_FORMAT_ONE)
+		return -EINVAL;
+	c->tformat = (uint8_t)format;
 	return 0;
 }
 
@@ -761,7 +776,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	if (len < HEADER_LEN)
 		return seterr(err, errlen, "chunk shorter than its header");
 	uint8_t format = blob[0];
-	if (!(values ? VARDIR(format) : COMPACT(format)) && format != FORMAT_CHECKED &&
+	if (!(values ? VARDIR(format) : TL_BLOCKED(format)) && format != FORMAT_CHECKED &&
 	    format != FORMAT_UNCHECKED)
 		return seterr(err, errlen, "unknown chunk format");
 	if (blob[1] & ~FLAG_ZSTD)
@@ -773,7 +788,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 		return seterr(err, errlen, "chunk sample count out of range");
 	if (values && !VARDIR(format) && cs_get_u16(blob + 2) != CS_BLOCK_SAMPLES)
 		return seterr(err, errlen, "unsupported chunk block size");
-	if (!values && cs_get_u16(blob + 2) != 0 && COMPACT(format))
+	if (!values && cs_get_u16(blob + 2) != 0 && TL_BLOCKED(format))
 		return seterr(err, errlen, "unknown timeline header");
 	size_t before = values ? values_dir_len(blob) : 0;
 	if (values && !before)
@@ -792,7 +807,7 @@ static int open_blob(cs_codec *c, const uint8_t *blob, size_t len, int values,
 	 * timeline up to 12 bytes a coded value (two a sample), 42 a block of
 	 * 128 and its two tables (at most 560 bytes each). */
 	size_t most = (size_t)n * 24 + 64;
-	if (!values && format == FORMAT_ENTROPY)
+	if (!values && TL_ENTROPY(format))
 		most = (size_t)n * 25 + 64 + 2 * 560;
 	if (raw_len > most)
 		return seterr(err, errlen, "chunk payload size out of range");
@@ -1317,6 +1332,7 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 	rc = rc ? rc : cs_rans_put(&c->rans, &c->raw);
 	rc = rc ? rc : cs_rans_put(&c->rans2, &c->raw);
 	const cs_rans_coder *tabs[2] = {&c->rans2, &c->rans}; /* duration, then step */
+	int one = c->tformat == TL_FORMAT_ONE;
 	for (uint32_t b = 0; !rc && b < nblocks; b++) {
 		uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < n ? j0 + CS_BLOCK_SAMPLES : n;
 		uint64_t *z = c->tz;
@@ -1332,13 +1348,23 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 			}
 		}
 		size_t before = c->dir.len;
-		rc = cs_rans_encode_n(tabs, 2, z, nz, &c->dir);
-		rc = rc ? rc : cs_buf_put_varint(&c->raw, b ? t0[j0] - t0[j0 - CS_BLOCK_SAMPLES] : t0[0]);
-		rc = rc ? rc : cs_buf_put_varint(&c->raw, t0[j1 - 1] - t0[j0]);
+		rc = one ? cs_rans_encode_back(tabs, z, nz, &c->dir) : cs_rans_encode_n(tabs, 2, z, nz, &c->dir);
+		uint64_t first = b ? t0[j0] - t0[j0 - CS_BLOCK_SAMPLES] : t0[0];
+		uint64_t span = t0[j1 - 1] - t0[j0];
+		if (one && b) {
+			/* format 5: against the last t0 before and the reference
+			 * step, in wrapping arithmetic (exact both ways) */
+			first = cs_zigzag((int64_t)(t0[j0] - t0[j0 - 1] - ref_step));
+			span = cs_zigzag((int64_t)(span - (uint64_t)(j1 - j0 - 1) * ref_step));
+		} else if (one) {
+			span = cs_zigzag((int64_t)(span - (uint64_t)(j1 - j0 - 1) * ref_step));
+		}
+		rc = rc ? rc : cs_buf_put_varint(&c->raw, first);
+		rc = rc ? rc : cs_buf_put_varint(&c->raw, span);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw, c->dir.len - before);
 	}
 	rc = rc ? rc : cs_buf_append(&c->raw, c->dir.data, c->dir.len);
-	return rc ? rc : finish_blob(c, FORMAT_ENTROPY, &c->raw, n, NULL, 0, 0, out);
+	return rc ? rc : finish_blob(c, c->tformat, &c->raw, n, NULL, 0, 0, out);
 }
 
 /* Decodes a whole format 1 or 2 timeline (one delta stream). */
@@ -1388,8 +1414,9 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 	v->t0 = t0;
 	v->t1 = t1;
 	const uint8_t *end = p + plen;
-	v->blocked = COMPACT(blob[0]);
-	v->entropy = blob[0] == FORMAT_ENTROPY;
+	v->blocked = TL_BLOCKED(blob[0]);
+	v->entropy = TL_ENTROPY(blob[0]);
+	v->one_state = blob[0] == TL_FORMAT_ONE;
 	if (v->entropy) {
 		if (p == end || (*p & ~(TL_T0_FIXED | TL_DUR_FIXED)))
 			return seterr(err, errlen, "unknown timeline mode");
@@ -1418,8 +1445,19 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 		if (cs_get_varint(&p, end, &start) || cs_get_varint(&p, end, &span) ||
 		    cs_get_varint(&p, end, &slen))
 			return seterr(err, errlen, "truncated timeline block list");
-		if (b && __builtin_add_overflow(v->first[b - 1], start, &start))
+		if (v->one_state) {
+			/* format 5: first and span against what the reference
+			 * step predicts, wrapping (range-checked below) */
+			uint32_t j0 = b * CS_BLOCK_SAMPLES;
+			uint32_t blen = n - j0 < CS_BLOCK_SAMPLES ? n - j0 : CS_BLOCK_SAMPLES;
+			if (b)
+				start = (uint64_t)cs_unzigzag(start) + v->ref_step + v->last[b - 1];
+			span = (uint64_t)cs_unzigzag(span) + (uint64_t)(blen - 1) * v->ref_step;
+			if (b && start < v->last[b - 1])
+				return seterr(err, errlen, "corrupt timeline block list");
+		} else if (b && __builtin_add_overflow(v->first[b - 1], start, &start)) {
 			return seterr(err, errlen, "corrupt timeline block list");
+		}
 		if (start > INT64_MAX || span > INT64_MAX - start || (b && start < v->last[b - 1]) ||
 		    slen > plen)
 			return seterr(err, errlen, "corrupt timeline block list");
@@ -1441,8 +1479,12 @@ static int timeline_block_entropy(cs_timeline_view *v, uint32_t b, uint32_t j0, 
 {
 	uint64_t z[2 * CS_BLOCK_SAMPLES];
 	const cs_rans_table *tabs[2] = {&v->tab[1], &v->tab[0]}; /* duration, then step */
-	cs_rans_decode_n(tabs, 2, v->payload + v->offset[b], v->offset[b + 1] - v->offset[b],
-			 2 * (j1 - j0) - 1, z);
+	const uint8_t *p = v->payload + v->offset[b];
+	size_t len = v->offset[b + 1] - v->offset[b];
+	if (v->one_state)
+		cs_rans_decode_back(tabs, p, len, 2 * (j1 - j0) - 1, z);
+	else
+		cs_rans_decode_n(tabs, 2, p, len, 2 * (j1 - j0) - 1, z);
 	uint64_t *t0 = v->t0, *t1 = v->t1;
 	int64_t step = (int64_t)v->ref_step, dur = (int64_t)v->ref_dur;
 	for (uint32_t i = j0; i < j1; i++) {

@@ -21,9 +21,11 @@
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
  *
- * A timeline chunk holds the t0[]/t1[] arrays of the same samples:
- * delta-of-delta varints for t0 (a regular sampling interval costs one byte
- * per sample or less), delta varints for the durations t1 - t0, then zstd.
+ * A timeline chunk holds the t0[]/t1[] arrays of the same samples in
+ * blocks of CS_BLOCK_SAMPLES that decode alone: each t0 step and duration
+ * entropy-coded against the step or duration before it or a reference
+ * (format 4), with the block list's times predicted and the last raw bits
+ * of a block carried by its coder's start (format 5, what is written).
  *
  * The exact byte layout is in docs/schema.md. Decoders validate every byte:
  * a corrupt blob gives -EBADMSG and a message, never a crash.
@@ -69,11 +71,15 @@ typedef struct cs_codec cs_codec;
 cs_codec *cs_codec_new(void);
 void cs_codec_free(cs_codec *c);
 
-/* The value chunk format cs_values_encode writes: 5 (the default), or 4,
- * which writes formats 3 and 4 as earlier versions did (blocks of
- * CS_VALUE_BLOCK_V3), so that their readers stay tested. Returns 0, or
- * -EINVAL for another format. */
+/* The value chunk format cs_values_encode writes: 6 (the default: format
+ * 5 where no run of zeros pays), 5, or 4, which writes formats 3 and 4 as
+ * earlier versions did (blocks of CS_VALUE_BLOCK_V3), so that their
+ * readers stay tested. Returns 0, or -EINVAL for another format. */
 int cs_codec_set_value_format(cs_codec *c, unsigned format);
+
+/* The timeline format c writes: 5 (what is written), or 4 (what earlier
+ * versions wrote). 0 or -EINVAL. */
+int cs_codec_set_timeline_format(cs_codec *c, unsigned format);
 
 /* Encodes v[0..n) (NaN = absent; 1 <= n <= CS_CHUNK_MAX) and appends the
  * blob to out. Fills *agg with the chunk's aggregate. Returns 0, -EINVAL or
@@ -176,7 +182,8 @@ int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
 typedef struct cs_timeline_view {
 	uint32_t n, nblocks;
 	int blocked; /* format 3 or 4; older timelines are decoded whole at open */
-	int entropy; /* format 4: */
+	int entropy; /* formats 4 and 5: */
+	int one_state; /* format 5: one rANS state a block, the list predicted */
 	uint8_t mode;
 	uint64_t ref_step, ref_dur;
 	cs_rans_table tab[2]; /* the t0 steps' table, the durations' */

@@ -256,41 +256,83 @@ int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *
 	return k == 2 ? encode_k(c, 2, z, n, out) : encode_k(c, 1, z, n, out);
 }
 
-int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+/* The coder with raw bits apart: value i with table c[i % 2] and state
+ * i % 2; tokens: z holds tokens of a value block (cs_rans_token_sym),
+ * else any 64-bit values (cs_rans_sym); steal: the last raw bits of the
+ * last STEAL_VALUES values, STEAL_BITS of them at most, start the states
+ * instead of being stored, STATE_BITS a state, state 0 the first of them
+ * (bits back: a decoder of the whole stream finds them in the states it
+ * ends with, and the values before those last ones as it goes). Inlined
+ * with tokens and steal known. */
+#define STATE_BITS 23u /* RANS_L's: a state starts in [RANS_L, 2 RANS_L) */
+#define STEAL_BITS (2 * STATE_BITS)
+#define STEAL_VALUES 32u
+
+static inline __attribute__((always_inline)) unsigned token_extra(int tokens, uint64_t z)
 {
-	const enc_sym *es = c->enc;
+	unsigned extra;
+	if (tokens)
+		cs_rans_token_sym(z, &extra);
+	else
+		cs_rans_sym(z, &extra);
+	return extra;
+}
+
+static inline __attribute__((always_inline)) int
+encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint64_t *z, uint32_t n,
+	       cs_buf *out)
+{
+	const enc_sym *es0 = c[0]->enc, *es1 = c[1]->enc;
 	/* room: two bytes a symbol, and 8 a value for the raw bits (at most
 	 * 60 a value) */
 	size_t rawcap = (size_t)n * 8 + 8, bound = (size_t)n * 2 + 8, head = 8;
 	int rc = cs_buf_reserve(out, head + bound + rawcap);
 	if (rc)
 		return rc;
-	/* symbols: downwards from the end of their room, as encode_k */
 	uint8_t *base = out->data + out->len, *end = base + head + bound, *ptr = end;
 	uint8_t *raw = end; /* raw bytes go after the room, then move */
-	uint32_t xs[2] = {RANS_L, RANS_L};
-	for (uint32_t i = n; i-- > 0;) {
-		unsigned extra;
-		unsigned s = cs_rans_token_sym(z[i], &extra);
-		put_sym(&xs[i % 2], &ptr, &es[s]);
-	}
+	/* the raw bits, in value order, least significant first: those from
+	 * cut on go to the states */
+	uint64_t total = 0, tail = 0, stolen = 0;
+	if (steal)
+		for (uint32_t i = 0; i < n; i++) {
+			unsigned e = token_extra(tokens, z[i]);
+			total += e;
+			tail += i + STEAL_VALUES >= n ? e : 0;
+		}
+	uint64_t cut = total - (tail < STEAL_BITS ? tail : STEAL_BITS), at = 0;
 	uint64_t acc = 0;
 	unsigned have = 0;
 	size_t nraw = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned extra;
-		cs_rans_token_sym(z[i], &extra);
+		unsigned extra = token_extra(tokens, z[i]);
 		/* at most 32 bits at a time: acc never holds more than 39 */
 		for (unsigned lo = 0; lo < extra; lo += 32) {
 			unsigned nb = extra - lo < 32 ? extra - lo : 32;
-			acc |= ((z[i] >> lo) & ((1ull << nb) - 1)) << have;
-			have += nb;
+			uint64_t bits = (z[i] >> lo) & ((1ull << nb) - 1);
+			unsigned keep = nb;
+			if (steal) {
+				keep = at >= cut ? 0 : cut - at < nb ? (unsigned)(cut - at) : nb;
+				if (keep < nb)
+					stolen |= bits >> keep << (at + keep - cut);
+			}
+			at += nb;
+			acc |= (bits & ((1ull << keep) - 1)) << have;
+			have += keep;
 			for (; have >= 8; have -= 8, acc >>= 8)
 				raw[nraw++] = (uint8_t)acc;
 		}
 	}
 	if (have)
 		raw[nraw++] = (uint8_t)acc;
+	/* symbols: downwards from the end of their room, as encode_k */
+	const uint64_t mask = (1ull << STATE_BITS) - 1;
+	uint32_t xs[2] = {RANS_L | (uint32_t)(stolen & mask), RANS_L | (uint32_t)(stolen >> STATE_BITS)};
+	for (uint32_t i = n; i-- > 0;) {
+		unsigned extra;
+		unsigned s = tokens ? cs_rans_token_sym(z[i], &extra) : cs_rans_sym(z[i], &extra);
+		put_sym(&xs[i % 2], &ptr, i % 2 ? &es1[s] : &es0[s]);
+	}
 	for (unsigned j = 0; j < 2; j++)
 		for (unsigned b = 0; b < 4; b++)
 			base[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
@@ -305,6 +347,17 @@ int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, 
 	memmove(base + head + len, raw, nraw);
 	out->len += head + len + nraw;
 	return 0;
+}
+
+int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	const cs_rans_coder *tabs[2] = {c, c};
+	return encode_split_k(tabs, 1, 0, z, n, out);
+}
+
+int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	return encode_split_k(c, 0, 1, z, n, out);
 }
 
 /* The raw bits of cs_rans_encode_split, read from the end of its stream
@@ -501,4 +554,61 @@ void cs_rans_decode_n(const cs_rans_table *const *t, unsigned k, const uint8_t *
 		decode_k(t, 2, p, len, n, z);
 	else
 		decode_k(t, 1, p, len, n, z);
+}
+
+/* The next e raw bits (up to 60) of r. */
+static inline uint64_t raw_get(raw_reader *r, unsigned e)
+{
+	if (e > 52) {
+		if (32 > r->have)
+			raw_refill(r);
+		uint64_t lo = raw_take(r, 32);
+		if (e - 32 > r->have)
+			raw_refill(r);
+		return lo | raw_take(r, e - 32) << 32;
+	}
+	if (e > r->have)
+		raw_refill(r);
+	return raw_take(r, e);
+}
+
+void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z)
+{
+	const uint8_t *start = p, *end = p + len;
+	uint32_t xs[2] = {0, 0};
+	for (unsigned j = 0; j < 2; j++)
+		for (unsigned b = 0; b < 4 && p < end; b++)
+			xs[j] |= (uint32_t)*p++ << (8 * b);
+	raw_reader r = {0, 0, end, start};
+	/* up to the last STEAL_VALUES values, as decode_split: two at a time */
+	uint32_t head = n > STEAL_VALUES ? n - STEAL_VALUES : 0, i = 0;
+	for (; i + 1 < head; i += 2) {
+		unsigned s0 = sym_step(t[0], &xs[0], &p, end), s1 = sym_step(t[1], &xs[1], &p, end);
+		z[i] = sym_value(s0, raw_get(&r, cs_rans_extra(s0)));
+		z[i + 1] = sym_value(s1, raw_get(&r, cs_rans_extra(s1)));
+	}
+	if (i < head) {
+		unsigned s0 = sym_step(t[0], &xs[0], &p, end);
+		z[i] = sym_value(s0, raw_get(&r, cs_rans_extra(s0)));
+	}
+	/* the last ones: their symbols (z holds them for now), then the
+	 * states they end in hold the last of their raw bits */
+	uint64_t tail = 0;
+	for (i = head; i < n; i++) {
+		z[i] = sym_step(t[i % 2], &xs[i % 2], &p, end);
+		tail += cs_rans_extra((unsigned)z[i]);
+	}
+	const uint64_t mask = (1ull << STATE_BITS) - 1;
+	uint64_t stolen = (xs[0] & mask) | (uint64_t)(xs[1] & mask) << STATE_BITS;
+	uint64_t kept = tail > STEAL_BITS ? tail - STEAL_BITS : 0, at = 0;
+	for (i = head; i < n; i++) {
+		unsigned s = (unsigned)z[i], e = cs_rans_extra(s);
+		unsigned keep = at >= kept ? 0 : kept - at < e ? (unsigned)(kept - at) : e;
+		uint64_t raw = raw_get(&r, keep);
+		if (keep < e)
+			raw |= (stolen >> (at + keep - kept) & ((1ull << (e - keep)) - 1)) << keep;
+		at += e;
+		z[i] = sym_value(s, raw);
+	}
 }

@@ -122,6 +122,15 @@ int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf
 int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
 		     cs_buf *out);
 
+/* Codes z[0..n) (any 64-bit values) as cs_rans_encode_split does, but
+ * value i with table c[i % 2] (two kinds of value in one stream), and the
+ * last 46 raw bits of the last 32 values (all of theirs, when fewer) not
+ * stored: they make the states' start, bits 0-22 of state 0's and then
+ * of state 1's (each state starts at 2^23 plus its bits), the first of
+ * them lowest. A decoder finds them in the states it ends with, so the
+ * stream decodes only whole. 0 or -ENOMEM. */
+int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out);
+
 /* Codes tokens z[0..n) (cs_rans_token_sym: values, and runs of zeros
  * where t has their symbols) with table c through two interleaved states
  * (token i by state i % 2), symbols only, and their raw bits apart:
@@ -151,5 +160,9 @@ void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32
  * or 2. */
 void cs_rans_decode_n(const cs_rans_table *const *t, unsigned k, const uint8_t *p, size_t len,
 		      uint32_t n, uint64_t *z);
+
+/* Decodes what cs_rans_encode_back coded, the whole of it. */
+void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z);
 
 #endif

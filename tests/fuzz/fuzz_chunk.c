@@ -15,7 +15,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* A format 4 timeline of n samples (bytes 0-1 of data, plus 1) whose
+/* A format 4 or 5 timeline (byte 1's top bit) of n samples (bytes 0-1 of
+ * data, plus 1) whose
  * payload is the rest of data, sealed with the checksum docs/schema.md
  * gives (the low half of XXH3 over header and payload). */
 static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint64_t *t0,
@@ -25,7 +26,7 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 	if (size < 2 || size - 2 > 65536)
 		return;
 	uint32_t n = (uint32_t)(data[0] | data[1] << 8) + 1, plen = (uint32_t)(size - 2);
-	uint8_t h[16] = {4, 0, 0, 0};
+	uint8_t h[16] = {(uint8_t)(4 + (data[1] >> 7)), 0, 0, 0}; /* format 4 or 5 */
 	memcpy(h + 4, &n, 4);
 	memcpy(h + 8, &plen, 4);
 	memcpy(h + 12, &plen, 4);
@@ -96,6 +97,7 @@ static void timeline_round_trip(cs_codec *c, const uint8_t *data, size_t size, u
 	}
 	cs_buf b = CS_BUF_INIT;
 	char err[128];
+	cs_codec_set_timeline_format(c, size % 2 ? 4 : 5);
 	if (n && cs_timeline_encode(c, t0, t1, n, &b) == 0) {
 		if (cs_timeline_decode(c, b.data, b.len, n, o0, o1, err, sizeof err) ||
 		    memcmp(t0, o0, n * sizeof *t0) || memcmp(t1, o1, n * sizeof *t1))
