@@ -409,36 +409,27 @@ static inline __attribute__((always_inline)) unsigned sym_step(const cs_rans_tab
 	return s;
 }
 
-void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
-			  uint64_t *z)
+/* The k states (4 bytes each, little-endian) at the start of a stream,
+ * *p moved past them (never past end). */
+static inline void read_states(uint32_t *xs, unsigned k, const uint8_t **p, const uint8_t *end)
 {
-	const uint8_t *start = p, *end = p + len;
-	uint32_t x0 = 0, x1 = 0;
-	for (unsigned b = 0; b < 4 && p < end; b++)
-		x0 |= (uint32_t)*p++ << (8 * b);
-	for (unsigned b = 0; b < 4 && p < end; b++)
-		x1 |= (uint32_t)*p++ << (8 * b);
-	raw_reader r = {0, 0, end, start};
-	/* value symbols carry at most 52 raw bits (CS_RANS_VALUE_SYMS) */
-	uint32_t i = 0;
-	for (; i + 1 < n; i += 2) {
-		unsigned s0 = sym_step(t, &x0, &p, end);
-		unsigned s1 = sym_step(t, &x1, &p, end);
-		unsigned e0 = cs_rans_extra(s0), e1 = cs_rans_extra(s1);
-		if (e0 + e1 > r.have)
-			raw_refill(&r);
-		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
-		if (e1 > r.have)
-			raw_refill(&r);
-		uint64_t r1 = raw_take(&r, e1 < 52 ? e1 : 52);
-		z[i] = sym_value(s0, r0);
-		z[i + 1] = sym_value(s1, r1);
+	for (unsigned j = 0; j < k; j++) {
+		xs[j] = 0;
+		for (unsigned b = 0; b < 4 && *p < end; b++)
+			xs[j] |= (uint32_t)*(*p)++ << (8 * b);
 	}
-	if (i < n) {
-		unsigned s0 = sym_step(t, &x0, &p, end), e0 = cs_rans_extra(s0);
-		raw_refill(&r);
-		z[i] = sym_value(s0, raw_take(&r, e0 < 52 ? e0 : 52));
-	}
+}
+
+/* The raw bits of two values, e0 and e1 of them (at most 52 each: what
+ * value symbols carry, CS_RANS_VALUE_SYMS), into *r0 and *r1. */
+static inline void take_two(raw_reader *r, unsigned e0, unsigned e1, uint64_t *r0, uint64_t *r1)
+{
+	if (e0 + e1 > r->have)
+		raw_refill(r);
+	*r0 = raw_take(r, e0 < 52 ? e0 : 52);
+	if (e1 > r->have)
+		raw_refill(r);
+	*r1 = raw_take(r, e1 < 52 ? e1 : 52);
 }
 
 /* Token s of a format 6 stream with its raw bits, into z[i..n): a value,
@@ -455,31 +446,26 @@ static inline uint32_t put_token(unsigned s, uint64_t raw, uint64_t *z, uint32_t
 	return i + k;
 }
 
-void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
-			 uint64_t *z)
+/* The decoder of cs_rans_encode_split (runs: of a format 6 block, whose
+ * run symbols make runs of zeros). Two tokens a step, as long as two
+ * values are still to come (a token makes at least one); a step that
+ * holds a run takes the slow way. Inlined with runs known. */
+static inline __attribute__((always_inline)) void
+decode_split_k(const cs_rans_table *t, int runs, const uint8_t *p, size_t len, uint32_t n,
+	       uint64_t *z)
 {
 	const uint8_t *start = p, *end = p + len;
-	uint32_t x0 = 0, x1 = 0;
-	for (unsigned b = 0; b < 4 && p < end; b++)
-		x0 |= (uint32_t)*p++ << (8 * b);
-	for (unsigned b = 0; b < 4 && p < end; b++)
-		x1 |= (uint32_t)*p++ << (8 * b);
+	uint32_t xs[2];
+	read_states(xs, 2, &p, end);
 	raw_reader r = {0, 0, end, start};
-	/* two tokens a step, as decode_split takes two values, while two
-	 * values are still to come (a token makes at least one): a run makes
-	 * that step take the slow way */
 	uint32_t i = 0;
 	while (i + 1 < n) {
-		unsigned s0 = sym_step(t, &x0, &p, end);
-		unsigned s1 = sym_step(t, &x1, &p, end);
-		unsigned e0 = cs_rans_token_extra(s0), e1 = cs_rans_token_extra(s1);
-		if (e0 + e1 > r.have)
-			raw_refill(&r);
-		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
-		if (e1 > r.have)
-			raw_refill(&r);
-		uint64_t r1 = raw_take(&r, e1 < 52 ? e1 : 52);
-		if (s0 < CS_RANS_VALUE_SYMS && s1 < CS_RANS_VALUE_SYMS) {
+		unsigned s0 = sym_step(t, &xs[0], &p, end);
+		unsigned s1 = sym_step(t, &xs[1], &p, end);
+		uint64_t r0, r1;
+		take_two(&r, runs ? cs_rans_token_extra(s0) : cs_rans_extra(s0),
+			 runs ? cs_rans_token_extra(s1) : cs_rans_extra(s1), &r0, &r1);
+		if (!runs || (s0 < CS_RANS_VALUE_SYMS && s1 < CS_RANS_VALUE_SYMS)) {
 			z[i] = sym_value(s0, r0);
 			z[i + 1] = sym_value(s1, r1);
 			i += 2;
@@ -490,10 +476,27 @@ void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, u
 			i = put_token(s1, r1, z, i, n);
 	}
 	if (i < n) {
-		unsigned s0 = sym_step(t, &x0, &p, end), e0 = cs_rans_token_extra(s0);
+		unsigned s0 = sym_step(t, &xs[0], &p, end);
+		unsigned e0 = runs ? cs_rans_token_extra(s0) : cs_rans_extra(s0);
 		raw_refill(&r);
-		put_token(s0, raw_take(&r, e0 < 52 ? e0 : 52), z, i, n);
+		uint64_t r0 = raw_take(&r, e0 < 52 ? e0 : 52);
+		if (runs)
+			put_token(s0, r0, z, i, n);
+		else
+			z[i] = sym_value(s0, r0);
 	}
+}
+
+void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			  uint64_t *z)
+{
+	decode_split_k(t, 0, p, len, n, z);
+}
+
+void cs_rans_decode_runs(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z)
+{
+	decode_split_k(t, 1, p, len, n, z);
 }
 
 /* One value from state *x with table t, reading renormalisation bytes
@@ -528,9 +531,7 @@ decode_k(const cs_rans_table *const *tabs, unsigned k, const uint8_t *p, size_t 
 	const cs_rans_table *t0 = tabs[0], *t1 = tabs[k > 1 ? 1 : 0];
 	const uint8_t *end = p + len;
 	uint32_t xs[2] = {0, 0};
-	for (unsigned j = 0; j < k; j++)
-		for (unsigned b = 0; b < 4 && p < end; b++)
-			xs[j] |= (uint32_t)*p++ << (8 * b);
+	read_states(xs, k, &p, end);
 	uint32_t i = 0;
 	if (k > 1)
 		for (; i + 1 < n; i += 2) {
@@ -576,10 +577,8 @@ void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t
 			 uint64_t *z)
 {
 	const uint8_t *start = p, *end = p + len;
-	uint32_t xs[2] = {0, 0};
-	for (unsigned j = 0; j < 2; j++)
-		for (unsigned b = 0; b < 4 && p < end; b++)
-			xs[j] |= (uint32_t)*p++ << (8 * b);
+	uint32_t xs[2];
+	read_states(xs, 2, &p, end);
 	raw_reader r = {0, 0, end, start};
 	/* up to the last STEAL_VALUES values, as decode_split: two at a time */
 	uint32_t head = n > STEAL_VALUES ? n - STEAL_VALUES : 0, i = 0;
