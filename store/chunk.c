@@ -62,6 +62,7 @@ typedef struct block_info {
 	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
 	uint32_t check;           /* of the block's payload bytes */
 	uint32_t len;             /* entropy-coded blocks: the payload's length */
+	uint8_t back;             /* format 6 coded blocks: bits back (kind bit 3) */
 	double dbits;             /* integer blocks: the entropy of their
 				     differences at most, in bits a value (that
 				     of a normal law of their variance) */
@@ -86,7 +87,6 @@ struct cs_codec {
 	uint64_t *z;                   /* their differences, zigzagged */
 	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
 					  or 6 (5 or 6) */
-	uint8_t runs;                  /* the entropy pass coded runs of zeros */
 	uint8_t tformat;               /* the timeline format written: 4 or 5 */
 };
 
@@ -385,7 +385,7 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
  *   checksum 4 bytes, of the block's payload (not for empty blocks) */
 static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2], int wide)
 {
-	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0);
+	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0) | (bi->back ? 8 : 0);
 	int rc = cs_buf_append(out, &kind, 1);
 	if (rc || bi->type == BLOCK_EMPTY)
 		return rc;
@@ -493,8 +493,8 @@ static size_t varint_len(uint64_t v)
  * (bounded by their variance) is a bit or more under its packed
  * width and, coded with one table for the chunk, they would be shorter
  * than its packing (by the table's estimate, not by trying), writes them
- * coded into c->raw2 and c->dir2 (format 4, or 5 or 6: c->runs says
- * which) and returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
+ * coded into c->raw2 and c->dir2 (format 4, 5 or 6, c->vformat's) and
+ * returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
  * Blocks that cannot gain cost one comparison. */
 #define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
 
@@ -676,7 +676,14 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		if (bi[b].count < blen)
 			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], (blen + 7) / 8);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
-		if (!rc && wide)
+		/* format 6: bits back in a block with no run of zeros */
+		uint8_t back = c->vformat == FORMAT_RUNS;
+		for (uint32_t i = zat[b]; back && i < zat[b + 1]; i++)
+			back = !(c->z[i] & CS_RANS_RUN);
+		if (!rc && back)
+			rc = cs_rans_encode_split_back(&c->rans, c->z + zat[b], zat[b + 1] - zat[b],
+						       &c->raw2);
+		else if (!rc && wide)
 			rc = cs_rans_encode_split(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
 		else if (!rc)
 			rc = cs_rans_encode(&c->rans, c->z + zat[b], zat[b + 1] - zat[b], &c->raw2);
@@ -684,11 +691,11 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			break;
 		block_info e = bi[b];
 		e.type = BLOCK_RANS;
+		e.back = back;
 		e.len = (uint32_t)(c->raw2.len - at);
 		e.check = check32(c->raw2.data + at, e.len);
 		rc = put_entry(&c->dir2, &e, blen, prev, wide);
 	}
-	c->runs = min_run != 0;
 	return rc ? rc : 1;
 }
 
@@ -733,7 +740,7 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	 * is tried only when byte-plane doubles, which it does shrink, are at
 	 * least half of the payload. */
 	if (coded)
-		return finish_blob(c, !wide ? FORMAT_ENTROPY : c->runs ? FORMAT_RUNS : FORMAT_WIDE,
+		return finish_blob(c, wide ? c->vformat : FORMAT_ENTROPY,
 				   &c->raw2, n, c->dir2.data,
 				   c->dir2.len, 2 * f64_bytes >= c->raw2.len, out);
 	return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_COMPACT, &c->raw, n, c->dir.data,
@@ -885,8 +892,11 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 			return seterr(err, errlen, "block directory cut short");
 		uint8_t kind = *p++;
 		uint8_t type = kind & 3;
-		if (kind & ~7u || (type == BLOCK_RANS && !entropy) || (type == BLOCK_EMPTY && kind != 0))
+		uint8_t back = kind >> 3 & 1;
+		if (kind & ~15u || (back && (format != FORMAT_RUNS || type != BLOCK_RANS)) ||
+		    (type == BLOCK_RANS && !entropy) || (type == BLOCK_EMPTY && kind != 0))
 			return seterr(err, errlen, "corrupt block directory");
+		view->back[b] = back;
 		uint64_t count = type == BLOCK_EMPTY ? 0 : blen;
 		double mn = 0, mx = 0, sum = 0;
 		unsigned bw = 0;
@@ -949,6 +959,7 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	view->states = WIDE(format) ? 2 : 1;
 	view->runs = format == FORMAT_RUNS;
+	memset(view->back, 0, view->nblocks);
 	size_t off = 0;
 	int rc = 0;
 	if (VARDIR(format)) {
@@ -1111,13 +1122,20 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 	return 1;
 }
 
-/* The n differences of a coded block's stream p[0..len): format 6's
- * layout (format 5's with runs of zeros), format 5's (two states, raw bits
- * apart) or format 4's (one state). */
-static void decode_coded(const cs_values_view *view, const uint8_t *p, size_t len, uint32_t n,
-			 uint64_t *z)
+/* The first n of block b's differences from its coded stream p[0..len):
+ * format 6's layout (format 5's with runs of zeros, or with bits back),
+ * format 5's (two states, raw bits apart) or format 4's (one state). */
+static void decode_coded(const cs_values_view *view, uint32_t b, const uint8_t *p, size_t len,
+			 uint32_t n, uint64_t *z)
 {
-	if (view->runs)
+	uint32_t all = view->count[b] - 1u;
+	if (view->back[b] && n + CS_RANS_BACK_VALUES > all) {
+		/* a stream with bits back decodes whole */
+		const cs_rans_table *tabs[2] = {&view->rans, &view->rans};
+		cs_rans_decode_back(tabs, p, len, all, z);
+	} else if (view->back[b]) {
+		cs_rans_decode_split(&view->rans, p, len, n, z);
+	} else if (view->runs)
 		cs_rans_decode_runs(&view->rans, p, len, n, z);
 	else if (view->states == 2)
 		cs_rans_decode_split(&view->rans, p, len, n, z);
@@ -1141,7 +1159,7 @@ int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t
 	uint64_t first = 0, z[CS_VALUE_BLOCK];
 	if (cs_get_varint(&q, end, &first))
 		first = 0;
-	decode_coded(view, q, (size_t)(end - q), n - 1, z);
+	decode_coded(view, b, q, (size_t)(end - q), n - 1, z);
 	uint64_t x = (uint64_t)base + first;
 	out[0] = (double)(int64_t)x;
 	for (uint32_t i = 1; i < n; i++) {
@@ -1182,7 +1200,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 		uint64_t first = 0, z[CS_VALUE_BLOCK];
 		if (cs_get_varint(&q, end, &first))
 			first = 0;
-		decode_coded(view, q, (size_t)(end - q), count - 1, z);
+		decode_coded(view, b, q, (size_t)(end - q), count - 1, z);
 		uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
 		dst[0] = (double)(int64_t)x;
 		for (uint32_t i = 1; i < count; i++) {

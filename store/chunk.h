@@ -15,8 +15,9 @@
  * format 4 in blocks of CS_VALUE_BLOCK, its table optional, no checksum
  * for a block whose payload is empty (every value the same), and coded
  * blocks read two values at a time (two states, raw bits apart). Format 6
- * is format 5 with runs of zero differences coded as symbols of their own,
- * written where they pay. When zstd
+ * is format 5 with runs of zero differences coded as symbols of their own
+ * where they pay, and coded blocks without them starting their coder's
+ * states with their last raw bits (bits back). When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
@@ -109,6 +110,8 @@ typedef struct cs_values_view {
 	uint32_t states;    /* rANS states in a coded block's stream: 2 in formats
 			     * 5 and 6 (its raw bits apart, at the end), 1 in format 4 */
 	int runs;           /* format 6: coded blocks hold runs of zeros */
+	uint8_t back[CS_CHUNK_MAX_BLOCKS]; /* format 6: a coded block's last raw
+					    * bits start its states (kind bit 3) */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

@@ -266,7 +266,7 @@ int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *
  * with tokens and steal known. */
 #define STATE_BITS 23u /* RANS_L's: a state starts in [RANS_L, 2 RANS_L) */
 #define STEAL_BITS (2 * STATE_BITS)
-#define STEAL_VALUES 32u
+#define STEAL_VALUES CS_RANS_BACK_VALUES
 
 static inline __attribute__((always_inline)) unsigned token_extra(int tokens, uint64_t z)
 {
@@ -353,6 +353,12 @@ int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, 
 {
 	const cs_rans_coder *tabs[2] = {c, c};
 	return encode_split_k(tabs, 1, 0, z, n, out);
+}
+
+int cs_rans_encode_split_back(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out)
+{
+	const cs_rans_coder *tabs[2] = {c, c};
+	return encode_split_k(tabs, 1, 1, z, n, out);
 }
 
 int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out)

@@ -141,6 +141,17 @@ int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32
  * the start and the raw bits backward from the end). 0 or -ENOMEM. */
 int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
+/* Codes z[0..n) (values, no runs) as cs_rans_encode_split does, but the
+ * last 46 raw bits of the last 32 values (all of theirs, when fewer) start
+ * the states instead of being stored, as cs_rans_encode_back lays them
+ * out. The first n - 32 values decode alone (cs_rans_decode_split), all
+ * of them only whole (cs_rans_decode_back). 0 or -ENOMEM. */
+int cs_rans_encode_split_back(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
+
+/* How many values of a stream cs_rans_encode_split_back coded, n of them,
+ * decode without its last raw bits: all but the last 32. */
+#define CS_RANS_BACK_VALUES 32u
+
 /* Decodes what cs_rans_encode_split coded, p[0..len) the whole of it. */
 void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
 			  uint64_t *z);

@@ -444,16 +444,16 @@ PY
 # v7-format4.db, written by the code before format 5 from f4-source.csv:
 # a smooth counter with noise and a gap every 997 samples, a counter in
 # bursts over zeros) reads back as its source; a run imported beside it is
-# written in format 5 (the smooth counter) and 6 (the bursts, whose runs of
-# zeros are coded as such), and the file, all three formats in it, checks
-# clean.
+# written as now (value chunks in format 6: the smooth counter with bits
+# back, the bursts with their runs of zeros as symbols; its timeline in
+# format 5), and the file, old and new formats in it, checks clean.
 cp tests/fixtures/store/v7-format4.db "$T/f4.db"
 head -n 3001 tests/fixtures/store/f4-source.csv >"$T/f4-more.csv"
 "$CS" export format4-fixture --db "$T/f4.db" >"$T/f4.csv" 2>"$T/err" &&
-	"$CS" import csv "$T/f4-more.csv" --db "$T/f4.db" --name format5-beside >/dev/null 2>>"$T/err" &&
-	"$CS" export format5-beside --db "$T/f4.db" >"$T/f5.csv" 2>>"$T/err" &&
+	"$CS" import csv "$T/f4-more.csv" --db "$T/f4.db" --name current-beside >/dev/null 2>>"$T/err" &&
+	"$CS" export current-beside --db "$T/f4.db" >"$T/f5.csv" 2>>"$T/err" &&
 	"$CS" check --db "$T/f4.db" >>"$T/err" 2>&1 &&
-	python3 - tests/fixtures/store/f4-source.csv "$T/f4.csv" "$T/f5.csv" "$T/f4.db" <<'PY' >"$T/out" 2>&1 && ok "a file of format 4 chunks reads back as its source, and takes a format 5 and 6 run beside it" || { cat "$T/err" >>"$T/out"; no "format 4 file" "$T/out"; }
+	python3 - tests/fixtures/store/f4-source.csv "$T/f4.csv" "$T/f5.csv" "$T/f4.db" <<'PY' >"$T/out" 2>&1 && ok "a file of format 4 chunks reads back as its source, and takes a run in today's formats beside it" || { cat "$T/err" >>"$T/out"; no "format 4 file" "$T/out"; }
 import csv, sqlite3, sys
 def rows(path):
     return [(int(r["t0"]), int(r["t1"]), [None if r[m] == "" else float(r[m]) for m in ("smooth", "sparse")])
@@ -465,7 +465,10 @@ db = sqlite3.connect(sys.argv[4])
 formats = {(r, name): sorted(set(f for (f,) in db.execute(
     "SELECT unicode(substr(c.data, 1, 1)) FROM chunks c JOIN metrics m ON m.run = c.run AND m.id = c.metric"
     " WHERE c.run = ? AND m.name = ?", (r, name)))) for r in (1, 2) for name in ("smooth", "sparse")}
-assert formats == {(1, "smooth"): [4], (1, "sparse"): [4], (2, "smooth"): [5], (2, "sparse"): [6]}, formats
+assert formats == {(1, "smooth"): [4], (1, "sparse"): [4], (2, "smooth"): [6], (2, "sparse"): [6]}, formats
+timelines = {r: sorted(set(f for (f,) in db.execute(
+    "SELECT unicode(substr(data, 1, 1)) FROM timelines WHERE run = ?", (r,)))) for r in (1, 2)}
+assert timelines == {1: [4], 2: [5]}, timelines
 PY
 
 echo "cli: $((n - fails)) of $n checks passed"

@@ -560,6 +560,52 @@ static void test_runs_format(void **state)
 	cs_codec_free(c);
 }
 
+/* Format 6 coded blocks without runs of zeros start their coder's states
+ * with their last raw bits (kind bit 3): each saves most of the 46 bits
+ * that start held, and still decodes whole, block by block, and in every
+ * prefix, those that need the last values' bits and those that do not. */
+static void test_bits_back(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	enum { N = 4096 };
+	static double v[N], out[CS_VALUE_BLOCK];
+	uint64_t seed = 5;
+	for (int i = 0; i < N; i++)
+		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
+	roundtrip(c, v, N);
+	cs_buf b6 = CS_BUF_INIT, b5 = CS_BUF_INIT;
+	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, 5), 0);
+	assert_int_equal(cs_values_encode(c, v, N, &b5, &agg), 0);
+	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
+	assert_int_equal(cs_values_encode(c, v, N, &b6, &agg), 0);
+	assert_int_equal(b5.data[0], 5);
+	assert_int_equal(b6.data[0], 6);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open(c, &view, b6.data, b6.len, err, sizeof err), 0);
+	uint32_t back = 0;
+	for (uint32_t blk = 0; blk < view.nblocks; blk++)
+		back += view.back[blk];
+	assert_int_equal(back, view.nblocks); /* every block coded, none with runs */
+	if (!(b6.len + 4 * back <= b5.len))
+		fail_msg("format 6 %zu bytes, format 5 %zu, %u blocks with bits back", b6.len, b5.len,
+			 back);
+	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
+		for (uint32_t n = 1; n <= CS_VALUE_BLOCK; n += n < 470 ? 67 : 1) {
+			memset(out, 0, sizeof out);
+			assert_int_equal(cs_values_block_decode_head(&view, blk, n, out), 1);
+			for (uint32_t i = 0; i < n; i++)
+				assert_true(tu_same_bits(want[i], out[i]));
+		}
+	}
+	cs_buf_free(&b6);
+	cs_buf_free(&b5);
+	cs_codec_free(c);
+}
+
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
 /* Decodes blob b of n samples and compares it with t0/t1. */
@@ -895,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_entropy_format),
 		cmocka_unit_test(test_wide_format),
 		cmocka_unit_test(test_runs_format),
+		cmocka_unit_test(test_bits_back),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),
