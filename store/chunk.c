@@ -264,6 +264,7 @@ static size_t block_payload_len(uint8_t type, unsigned bw, uint32_t count,
 typedef struct block_stats {
 	double min, max, sum;
 	double dsq;   /* the squares of the differences between neighbours */
+	double dabs;  /* their absolute values */
 	int64_t isum; /* the exact sum, when every value is an integer */
 	int all_int;  /* every value an exact integer within +-2^53, not -0.0 */
 	int nan;      /* some value is NaN (absent) */
@@ -271,7 +272,7 @@ typedef struct block_stats {
 
 static void scan_block(const double *p, uint32_t n, block_stats *st)
 {
-	double mn = p[0], mx = p[0], sum = 0, dsq = 0, last = p[0];
+	double mn = p[0], mx = p[0], sum = 0, dsq = 0, dabs = 0, last = p[0];
 	int64_t isum = 0;
 	uint64_t bad = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -288,13 +289,14 @@ static void scan_block(const double *p, uint32_t n, block_stats *st)
 		isum += k; /* |isum| <= 512 * 2^53 */
 		double d = x - last;
 		dsq += d * d;
+		dabs += fabs(d);
 		last = x;
 	}
 	/* a NaN is never an integer: only then look for one */
 	int nan = 0;
 	for (uint32_t i = 0; bad && !nan && i < n; i++)
 		nan = isnan(p[i]);
-	*st = (block_stats){mn, mx, sum, dsq, isum, !bad, nan};
+	*st = (block_stats){mn, mx, sum, dsq, dabs, isum, !bad, nan};
 }
 
 /* Encodes one block into c->raw and describes it in *bi. */
@@ -331,9 +333,16 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 	if (all_int) {
 		base = (int64_t)a.min;
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
-		/* no law of that variance has more entropy than the normal one:
-		 * log2(2 pi e var) / 2 */
-		bi->dbits = count > 1 && st.dsq > 0 ? 0.5 * log2(17.0794684453 * st.dsq / (count - 1)) : 0;
+		/* no law of that variance has more entropy than the normal one,
+		 * log2(2 pi e var) / 2, and none of that mean absolute value more
+		 * than the Laplace one, log2(2 e mean): the smaller bound is the
+		 * tighter (the second where a few spikes swell the variance) */
+		bi->dbits = 0;
+		if (count > 1 && st.dsq > 0) {
+			double gauss = 0.5 * log2(17.0794684453 * st.dsq / (count - 1));
+			double laplace = log2(5.43656365692 * st.dabs / (count - 1));
+			bi->dbits = laplace < gauss ? laplace : gauss;
+		}
 		a.sum = (double)st.isum;
 		bi->imin = base;
 		bi->imax = (int64_t)a.max;
@@ -1131,8 +1140,7 @@ static void decode_coded(const cs_values_view *view, uint32_t b, const uint8_t *
 	uint32_t all = view->count[b] - 1u;
 	if (view->back[b] && n + CS_RANS_BACK_VALUES > all) {
 		/* a stream with bits back decodes whole */
-		const cs_rans_table *tabs[2] = {&view->rans, &view->rans};
-		cs_rans_decode_back(tabs, p, len, all, z);
+		cs_rans_decode_split_back(&view->rans, p, len, all, z);
 	} else if (view->back[b]) {
 		cs_rans_decode_split(&view->rans, p, len, n, z);
 	} else if (view->runs)

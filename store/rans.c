@@ -268,21 +268,13 @@ int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *
 #define STEAL_BITS (2 * STATE_BITS)
 #define STEAL_VALUES CS_RANS_BACK_VALUES
 
-static inline __attribute__((always_inline)) unsigned token_extra(int tokens, uint64_t z)
-{
-	unsigned extra;
-	if (tokens)
-		cs_rans_token_sym(z, &extra);
-	else
-		cs_rans_sym(z, &extra);
-	return extra;
-}
-
 static inline __attribute__((always_inline)) int
 encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint64_t *z, uint32_t n,
 	       cs_buf *out)
 {
 	const enc_sym *es0 = c[0]->enc, *es1 = c[1]->enc;
+	if (n > CS_RANS_SPLIT_MAX)
+		return -EINVAL;
 	/* room: two bytes a symbol, and 8 a value for the raw bits (at most
 	 * 60 a value) */
 	size_t rawcap = (size_t)n * 8 + 8, bound = (size_t)n * 2 + 8, head = 8;
@@ -291,31 +283,33 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 		return rc;
 	uint8_t *base = out->data + out->len, *end = base + head + bound, *ptr = end;
 	uint8_t *raw = end; /* raw bytes go after the room, then move */
-	/* the raw bits, in value order, least significant first: those from
-	 * cut on go to the states */
+	/* each value's symbol and raw bit count, from the end: the raw bits
+	 * (in value order, least significant first) from cut on go to the
+	 * states */
+	uint16_t sym[CS_RANS_SPLIT_MAX];
+	uint8_t ext[CS_RANS_SPLIT_MAX];
 	uint64_t total = 0, tail = 0, stolen = 0;
-	if (steal)
-		for (uint32_t i = 0; i < n; i++) {
-			unsigned e = token_extra(tokens, z[i]);
-			total += e;
-			tail += i + STEAL_VALUES >= n ? e : 0;
-		}
-	uint64_t cut = total - (tail < STEAL_BITS ? tail : STEAL_BITS), at = 0;
+	for (uint32_t i = n; i-- > 0;) {
+		unsigned e;
+		sym[i] = (uint16_t)(tokens ? cs_rans_token_sym(z[i], &e) : cs_rans_sym(z[i], &e));
+		ext[i] = (uint8_t)e;
+		total += e;
+		if (n - i <= STEAL_VALUES)
+			tail = total;
+	}
+	uint64_t cut = steal ? total - (tail < STEAL_BITS ? tail : STEAL_BITS) : total, at = 0;
 	uint64_t acc = 0;
 	unsigned have = 0;
 	size_t nraw = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned extra = token_extra(tokens, z[i]);
+		unsigned extra = ext[i];
 		/* at most 32 bits at a time: acc never holds more than 39 */
 		for (unsigned lo = 0; lo < extra; lo += 32) {
 			unsigned nb = extra - lo < 32 ? extra - lo : 32;
 			uint64_t bits = (z[i] >> lo) & ((1ull << nb) - 1);
-			unsigned keep = nb;
-			if (steal) {
-				keep = at >= cut ? 0 : cut - at < nb ? (unsigned)(cut - at) : nb;
-				if (keep < nb)
-					stolen |= bits >> keep << (at + keep - cut);
-			}
+			unsigned keep = at >= cut ? 0 : cut - at < nb ? (unsigned)(cut - at) : nb;
+			if (keep < nb)
+				stolen |= bits >> keep << (at + keep - cut);
 			at += nb;
 			acc |= (bits & ((1ull << keep) - 1)) << have;
 			have += keep;
@@ -328,11 +322,8 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 	/* symbols: downwards from the end of their room, as encode_k */
 	const uint64_t mask = (1ull << STATE_BITS) - 1;
 	uint32_t xs[2] = {RANS_L | (uint32_t)(stolen & mask), RANS_L | (uint32_t)(stolen >> STATE_BITS)};
-	for (uint32_t i = n; i-- > 0;) {
-		unsigned extra;
-		unsigned s = tokens ? cs_rans_token_sym(z[i], &extra) : cs_rans_sym(z[i], &extra);
-		put_sym(&xs[i % 2], &ptr, i % 2 ? &es1[s] : &es0[s]);
-	}
+	for (uint32_t i = n; i-- > 0;)
+		put_sym(&xs[i % 2], &ptr, i % 2 ? &es1[sym[i]] : &es0[sym[i]]);
 	for (unsigned j = 0; j < 2; j++)
 		for (unsigned b = 0; b < 4; b++)
 			base[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
@@ -579,8 +570,12 @@ static inline uint64_t raw_get(raw_reader *r, unsigned e)
 	return raw_take(r, e);
 }
 
-void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t len, uint32_t n,
-			 uint64_t *z)
+/* The decoder of encode_split_k with steal set (values: of a value
+ * block, whose symbols carry at most 52 raw bits, else up to 60). Inlined
+ * with values known. */
+static inline __attribute__((always_inline)) void
+decode_back_k(const cs_rans_table *const *t, int values, const uint8_t *p, size_t len,
+	      uint32_t n, uint64_t *z)
 {
 	const uint8_t *start = p, *end = p + len;
 	uint32_t xs[2];
@@ -590,8 +585,15 @@ void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t
 	uint32_t head = n > STEAL_VALUES ? n - STEAL_VALUES : 0, i = 0;
 	for (; i + 1 < head; i += 2) {
 		unsigned s0 = sym_step(t[0], &xs[0], &p, end), s1 = sym_step(t[1], &xs[1], &p, end);
-		z[i] = sym_value(s0, raw_get(&r, cs_rans_extra(s0)));
-		z[i + 1] = sym_value(s1, raw_get(&r, cs_rans_extra(s1)));
+		uint64_t r0, r1;
+		if (values) {
+			take_two(&r, cs_rans_extra(s0), cs_rans_extra(s1), &r0, &r1);
+		} else {
+			r0 = raw_get(&r, cs_rans_extra(s0));
+			r1 = raw_get(&r, cs_rans_extra(s1));
+		}
+		z[i] = sym_value(s0, r0);
+		z[i + 1] = sym_value(s1, r1);
 	}
 	if (i < head) {
 		unsigned s0 = sym_step(t[0], &xs[0], &p, end);
@@ -616,4 +618,17 @@ void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t
 		at += e;
 		z[i] = sym_value(s, raw);
 	}
+}
+
+void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t len, uint32_t n,
+			 uint64_t *z)
+{
+	decode_back_k(t, 0, p, len, n, z);
+}
+
+void cs_rans_decode_split_back(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			       uint64_t *z)
+{
+	const cs_rans_table *tabs[2] = {t, t};
+	decode_back_k(tabs, 1, p, len, n, z);
 }

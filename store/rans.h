@@ -131,6 +131,11 @@ int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *
  * stream decodes only whole. 0 or -ENOMEM. */
 int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
+/* The most values (tokens) one stream of the coders with raw bits apart
+ * holds: a value block's differences, a timeline block's steps and
+ * durations. */
+#define CS_RANS_SPLIT_MAX 512u
+
 /* Codes tokens z[0..n) (cs_rans_token_sym: values, and runs of zeros
  * where t has their symbols) with table c through two interleaved states
  * (token i by state i % 2), symbols only, and their raw bits apart:
@@ -138,7 +143,8 @@ int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32
  * of every token, in token order and least significant first, packed
  * into bytes that are stored last to first, so that the block's last
  * byte holds the first raw bits (a decoder reads the symbols forward from
- * the start and the raw bits backward from the end). 0 or -ENOMEM. */
+ * the start and the raw bits backward from the end). 0, -EINVAL for n
+ * over CS_RANS_SPLIT_MAX, or -ENOMEM. */
 int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
 /* Codes z[0..n) (values, no runs) as cs_rans_encode_split does, but the
@@ -171,6 +177,10 @@ void cs_rans_decode(const cs_rans_table *t, const uint8_t *p, size_t len, uint32
  * or 2. */
 void cs_rans_decode_n(const cs_rans_table *const *t, unsigned k, const uint8_t *p, size_t len,
 		      uint32_t n, uint64_t *z);
+
+/* Decodes what cs_rans_encode_split_back coded, the whole of it. */
+void cs_rans_decode_split_back(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
+			       uint64_t *z);
 
 /* Decodes what cs_rans_encode_back coded, the whole of it. */
 void cs_rans_decode_back(const cs_rans_table *const *t, const uint8_t *p, size_t len, uint32_t n,
