@@ -335,13 +335,16 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
 		/* no law of that variance has more entropy than the normal one,
 		 * log2(2 pi e var) / 2, and none of that mean absolute value more
-		 * than the Laplace one, log2(2 e mean): the smaller bound is the
-		 * tighter (the second where a few spikes swell the variance) */
+		 * than the Laplace one, log2(2 e mean). The second is taken where
+		 * it is a bit or more the tighter: differences far from normal
+		 * (a few spikes swell the variance), which coding shrinks much;
+		 * for noise near normal the first stands, and no block is coded
+		 * (and then decoded by every read) for a few percent */
 		bi->dbits = 0;
 		if (count > 1 && st.dsq > 0) {
 			double gauss = 0.5 * log2(17.0794684453 * st.dsq / (count - 1));
 			double laplace = log2(5.43656365692 * st.dabs / (count - 1));
-			bi->dbits = laplace < gauss ? laplace : gauss;
+			bi->dbits = laplace + 1 <= gauss ? laplace : gauss;
 		}
 		a.sum = (double)st.isum;
 		bi->imin = base;
@@ -615,24 +618,32 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		uint32_t start = b * bs, blen = n - start < bs ? n - start : bs;
 		uint64_t *z = c->z + nz;
 		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
-		uint32_t run = 0;
 		for (uint32_t i = 0; i < m; i++) {
 			unsigned extra;
 			counts[cs_rans_sym(z[i], &extra)]++;
-			if (z[i] == 0) {
-				run++;
-				continue;
-			}
-			runs[run >= RUN_TRIES[0] && run < CS_VALUE_BLOCK ? run : 0]++;
-			run = 0;
 		}
-		runs[run >= RUN_TRIES[0] && run < CS_VALUE_BLOCK ? run : 0]++;
 		nz += m;
 		use[b] = 1;
 	}
 	zat[nblocks] = nz;
 	if (nz < 64)
 		return 0;
+	/* the runs of zeros, where the zeros cost enough that coding them
+	 * as runs could save the 8 bytes choose_runs asks of it */
+	if (c->vformat == FORMAT_RUNS && counts[0] &&
+	    counts[0] * log2((double)nz / counts[0]) > 64)
+		for (uint32_t b = 0; b < nblocks; b++) {
+			uint32_t run = 0;
+			for (uint32_t i = zat[b]; i < zat[b + 1]; i++) {
+				if (c->z[i] == 0) {
+					run++;
+					continue;
+				}
+				runs[run >= RUN_TRIES[0] ? run : 0]++;
+				run = 0;
+			}
+			runs[run >= RUN_TRIES[0] ? run : 0]++;
+		}
 	/* format 6: runs of zeros as tokens, where they pay */
 	uint32_t min_run = c->vformat == FORMAT_RUNS ? choose_runs(counts, runs) : 0;
 	if (min_run) {

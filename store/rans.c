@@ -301,7 +301,20 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 	uint64_t acc = 0;
 	unsigned have = 0;
 	size_t nraw = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	/* before the last STEAL_VALUES values every raw bit is stored */
+	uint32_t i = 0, stored = !steal ? n : n > STEAL_VALUES ? n - STEAL_VALUES : 0;
+	for (; i < stored; i++) {
+		unsigned extra = ext[i];
+		for (unsigned lo = 0; lo < extra; lo += 32) {
+			unsigned nb = extra - lo < 32 ? extra - lo : 32;
+			acc |= ((z[i] >> lo) & ((1ull << nb) - 1)) << have;
+			have += nb;
+			at += nb;
+			for (; have >= 8; have -= 8, acc >>= 8)
+				raw[nraw++] = (uint8_t)acc;
+		}
+	}
+	for (; i < n; i++) {
 		unsigned extra = ext[i];
 		/* at most 32 bits at a time: acc never holds more than 39 */
 		for (unsigned lo = 0; lo < extra; lo += 32) {
@@ -322,7 +335,7 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 	/* symbols: downwards from the end of their room, as encode_k */
 	const uint64_t mask = (1ull << STATE_BITS) - 1;
 	uint32_t xs[2] = {RANS_L | (uint32_t)(stolen & mask), RANS_L | (uint32_t)(stolen >> STATE_BITS)};
-	for (uint32_t i = n; i-- > 0;)
+	for (i = n; i-- > 0;)
 		put_sym(&xs[i % 2], &ptr, i % 2 ? &es1[sym[i]] : &es0[sym[i]]);
 	for (unsigned j = 0; j < 2; j++)
 		for (unsigned b = 0; b < 4; b++)
