@@ -31,16 +31,18 @@
  * optional, no checksum for an empty payload */
 #define FORMAT_WIDE 5
 /* format 6 (values only): format 5 whose coded blocks may hold runs of
- * zero differences as symbols of their own (rans.h) */
+ * zero differences as symbols of their own (rans.h), or else carry their
+ * last raw bits in their coder's starting states (bits back) */
 #define FORMAT_RUNS 6
 #define WIDE(f) ((f) == FORMAT_WIDE || (f) == FORMAT_RUNS)
 /* value formats whose bytes 2-3 hold the directory's length */
 #define VARDIR(f) (COMPACT(f) || WIDE(f))
-/* timeline format 5: format 4 with one rANS state a block and the block
- * list's times against what the references predict */
-#define TL_FORMAT_ONE 5
-#define TL_ENTROPY(f) ((f) == FORMAT_ENTROPY || (f) == TL_FORMAT_ONE)
-#define TL_BLOCKED(f) (COMPACT(f) || (f) == TL_FORMAT_ONE)
+/* timeline format 5: format 4 with its raw bits apart, the last of them
+ * in the coder's starting states (bits back), and the block list's times
+ * against what the reference step predicts */
+#define TL_FORMAT_BACK 5
+#define TL_ENTROPY(f) ((f) == FORMAT_ENTROPY || (f) == TL_FORMAT_BACK)
+#define TL_BLOCKED(f) (COMPACT(f) || (f) == TL_FORMAT_BACK)
 /* timeline modes (formats 4 and 5): each kind of step against a fixed
  * reference rather than the step before */
 #define TL_T0_FIXED 0x01
@@ -65,7 +67,7 @@ typedef struct block_info {
 	uint8_t back;             /* format 6 coded blocks: bits back (kind bit 3) */
 	double dbits;             /* integer blocks: the entropy of their
 				     differences at most, in bits a value (that
-				     of a normal law of their variance) */
+				     of a normal or a Laplace law, encode_block) */
 } block_info;
 
 struct cs_codec {
@@ -100,7 +102,7 @@ cs_codec *cs_codec_new(void)
 	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
 	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
 	c->vformat = FORMAT_RUNS;
-	c->tformat = TL_FORMAT_ONE;
+	c->tformat = TL_FORMAT_BACK;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
 		return NULL;
@@ -118,7 +120,7 @@ int cs_codec_set_value_format(cs_codec *c, unsigned format)
 
 int cs_codec_set_timeline_format(cs_codec *c, unsigned format)
 {
-	if (format != FORMAT_ENTROPY && format != TL_FORMAT_ONE)
+	if (format != FORMAT_ENTROPY && format != TL_FORMAT_BACK)
 		return -EINVAL;
 	c->tformat = (uint8_t)format;
 	return 0;
@@ -760,8 +762,7 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	 * is tried only when byte-plane doubles, which it does shrink, are at
 	 * least half of the payload. */
 	if (coded)
-		return finish_blob(c, wide ? c->vformat : FORMAT_ENTROPY,
-				   &c->raw2, n, c->dir2.data,
+		return finish_blob(c, wide ? c->vformat : FORMAT_ENTROPY, &c->raw2, n, c->dir2.data,
 				   c->dir2.len, 2 * f64_bytes >= c->raw2.len, out);
 	return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_COMPACT, &c->raw, n, c->dir.data,
 			   c->dir.len, 2 * f64_bytes >= c->raw.len, out);
@@ -1369,7 +1370,7 @@ int cs_timeline_encode(cs_codec *c, const uint64_t *t0, const uint64_t *t1,
 	rc = rc ? rc : cs_rans_put(&c->rans, &c->raw);
 	rc = rc ? rc : cs_rans_put(&c->rans2, &c->raw);
 	const cs_rans_coder *tabs[2] = {&c->rans2, &c->rans}; /* duration, then step */
-	int one = c->tformat == TL_FORMAT_ONE;
+	int one = c->tformat == TL_FORMAT_BACK;
 	for (uint32_t b = 0; !rc && b < nblocks; b++) {
 		uint32_t j0 = b * CS_BLOCK_SAMPLES, j1 = j0 + CS_BLOCK_SAMPLES < n ? j0 + CS_BLOCK_SAMPLES : n;
 		uint64_t *z = c->tz;
@@ -1453,7 +1454,7 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 	const uint8_t *end = p + plen;
 	v->blocked = TL_BLOCKED(blob[0]);
 	v->entropy = TL_ENTROPY(blob[0]);
-	v->one_state = blob[0] == TL_FORMAT_ONE;
+	v->back = blob[0] == TL_FORMAT_BACK;
 	if (v->entropy) {
 		if (p == end || (*p & ~(TL_T0_FIXED | TL_DUR_FIXED)))
 			return seterr(err, errlen, "unknown timeline mode");
@@ -1482,7 +1483,7 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 		if (cs_get_varint(&p, end, &start) || cs_get_varint(&p, end, &span) ||
 		    cs_get_varint(&p, end, &slen))
 			return seterr(err, errlen, "truncated timeline block list");
-		if (v->one_state) {
+		if (v->back) {
 			/* format 5: first and span against what the reference
 			 * step predicts, wrapping (range-checked below) */
 			uint32_t j0 = b * CS_BLOCK_SAMPLES;
@@ -1518,7 +1519,7 @@ static int timeline_block_entropy(cs_timeline_view *v, uint32_t b, uint32_t j0, 
 	const cs_rans_table *tabs[2] = {&v->tab[1], &v->tab[0]}; /* duration, then step */
 	const uint8_t *p = v->payload + v->offset[b];
 	size_t len = v->offset[b + 1] - v->offset[b];
-	if (v->one_state)
+	if (v->back)
 		cs_rans_decode_back(tabs, p, len, 2 * (j1 - j0) - 1, z);
 	else
 		cs_rans_decode_n(tabs, 2, p, len, 2 * (j1 - j0) - 1, z);

@@ -106,7 +106,7 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
-	cs_rans_table rans; /* formats 4 and 5: the chunk's frequency table */
+	cs_rans_table rans; /* formats 4 to 6: the chunk's frequency table */
 	uint32_t states;    /* rANS states in a coded block's stream: 2 in formats
 			     * 5 and 6 (its raw bits apart, at the end), 1 in format 4 */
 	int runs;           /* format 6: coded blocks hold runs of zeros */
@@ -186,7 +186,7 @@ typedef struct cs_timeline_view {
 	uint32_t n, nblocks;
 	int blocked; /* format 3 or 4; older timelines are decoded whole at open */
 	int entropy; /* formats 4 and 5: */
-	int one_state; /* format 5: one rANS state a block, the list predicted */
+	int back;      /* format 5: bits back, raw bits apart, the list predicted */
 	uint8_t mode;
 	uint64_t ref_step, ref_dur;
 	cs_rans_table tab[2]; /* the t0 steps' table, the durations' */

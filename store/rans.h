@@ -122,15 +122,6 @@ int cs_rans_encode(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf
 int cs_rans_encode_n(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t n,
 		     cs_buf *out);
 
-/* Codes z[0..n) (any 64-bit values) as cs_rans_encode_split does, but
- * value i with table c[i % 2] (two kinds of value in one stream), and the
- * last 46 raw bits of the last 32 values (all of theirs, when fewer) not
- * stored: they make the states' start, bits 0-22 of state 0's and then
- * of state 1's (each state starts at 2^23 plus its bits), the first of
- * them lowest. A decoder finds them in the states it ends with, so the
- * stream decodes only whole. 0 or -ENOMEM. */
-int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out);
-
 /* The most values (tokens) one stream of the coders with raw bits apart
  * holds: a value block's differences, a timeline block's steps and
  * durations. */
@@ -151,12 +142,23 @@ int cs_rans_encode_split(const cs_rans_coder *c, const uint64_t *z, uint32_t n, 
  * last 46 raw bits of the last 32 values (all of theirs, when fewer) start
  * the states instead of being stored, as cs_rans_encode_back lays them
  * out. The first n - 32 values decode alone (cs_rans_decode_split), all
- * of them only whole (cs_rans_decode_back). 0 or -ENOMEM. */
+ * of them only whole (cs_rans_decode_split_back). 0, -EINVAL for n over
+ * CS_RANS_SPLIT_MAX, or -ENOMEM. */
 int cs_rans_encode_split_back(const cs_rans_coder *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
 /* How many values of a stream cs_rans_encode_split_back coded, n of them,
  * decode without its last raw bits: all but the last 32. */
 #define CS_RANS_BACK_VALUES 32u
+
+/* Codes z[0..n) (any 64-bit values) as cs_rans_encode_split does, but
+ * value i with table c[i % 2] (two kinds of value in one stream), and the
+ * last 46 raw bits of the last 32 values (all of theirs, when fewer) not
+ * stored: they make the states' start, bits 0-22 of state 0's and then
+ * of state 1's (each state starts at 2^23 plus its bits), the first of
+ * them lowest. A decoder finds them in the states it ends with, so the
+ * stream decodes only whole. 0, -EINVAL for n over CS_RANS_SPLIT_MAX,
+ * or -ENOMEM. */
+int cs_rans_encode_back(const cs_rans_coder *const *c, const uint64_t *z, uint32_t n, cs_buf *out);
 
 /* Decodes what cs_rans_encode_split coded, p[0..len) the whole of it. */
 void cs_rans_decode_split(const cs_rans_table *t, const uint8_t *p, size_t len, uint32_t n,
