@@ -335,11 +335,12 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 	if (all_int) {
 		base = (int64_t)a.min;
 		bw = bit_width((uint64_t)((int64_t)a.max - base));
-		/* no law of that variance has more entropy than the normal one,
-		 * log2(2 pi e var) / 2, and none of that mean absolute value more
-		 * than the Laplace one, log2(2 e mean). The second is taken where
-		 * it is a bit or more the tighter: differences far from normal
-		 * (a few spikes swell the variance), which coding shrinks much;
+		/* among continuous laws none of that variance has more entropy
+		 * than the normal one, log2(2 pi e var) / 2, and none of that mean
+		 * absolute value more than the Laplace one, log2(2 e mean): taken
+		 * as estimates for the integer differences, the second where it
+		 * is a bit or more under the first (differences far from normal:
+		 * a few spikes swell the variance), which coding shrinks much;
 		 * for noise near normal the first stands, and no block is coded
 		 * (and then decoded by every read) for a few percent */
 		bi->dbits = 0;
@@ -387,9 +388,11 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 
 /* Directory entry of a format 3 block, appended to out (prev: the last
  * integer block's min and sum, which integer blocks are stored against;
- * wide: format 5, where a block of one value repeated has no checksum):
+ * wide: format 5 or 6, where a block of one value repeated has no
+ * checksum):
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
- *            present (no count, no bitmap)
+ *            present (no count, no bitmap), bit 3 (format 6) on a coded
+ *            block with bits back
  *   count    varint, unless every sample is present (not for empty blocks)
  *   integer blocks (packed or coded): zigzag(min - prev min), max - min,
  *            zigzag(sum - prev sum), varints (the bit width is that of
@@ -423,7 +426,7 @@ static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t p
 	return rc ? rc : cs_buf_append(out, &bi->check, 4);
 }
 
-/* Appends a format 3 or 4 blob: header, directory and its checksum (values), or
+/* Appends a blob of format `format`: header, directory and its checksum (values), or
  * header, payload and a checksum of both (timelines, dir == NULL); the
  * payload compressed when try_zstd is set and that saves 1/8 of it. */
 static int finish_blob(cs_codec *c, uint8_t format, const cs_buf *raw, uint32_t n,
@@ -504,7 +507,7 @@ static size_t varint_len(uint64_t v)
 
 /* The second pass of an encoding whose blocks bi[0..nblocks) are in
  * c->raw and c->dir: where the entropy of an integer block's differences
- * (bounded by their variance) is a bit or more under its packed
+ * (estimated from their statistics: dbits) is a bit or more under its packed
  * width and, coded with one table for the chunk, they would be shorter
  * than its packing (by the table's estimate, not by trying), writes them
  * coded into c->raw2 and c->dir2 (format 4, 5 or 6, c->vformat's) and
@@ -893,7 +896,7 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	return 0;
 }
 
-/* Parses a format 3, 4 or 5 directory (see put_entry). */
+/* Parses a format 3, 4, 5 or 6 directory (see put_entry). */
 static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t *p,
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
@@ -1511,7 +1514,7 @@ int cs_timeline_open(cs_codec *c, cs_timeline_view *v, const uint8_t *blob, size
 	return 0;
 }
 
-/* Block b of a format 4 timeline: samples j0..j1. */
+/* Block b of a format 4 or 5 timeline: samples j0..j1. */
 static int timeline_block_entropy(cs_timeline_view *v, uint32_t b, uint32_t j0, uint32_t j1,
 				  char *err, size_t errlen)
 {

@@ -44,7 +44,7 @@
 
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
-/* Samples per value block in format 5 (what is written): four times format
+/* Samples per value block in formats 5 and 6 (what is written): four times format
  * 2's, so a directory entry and a block checksum cost a quarter as much a
  * value. Every block size a reader meets divides it. */
 #define CS_VALUE_BLOCK 512u
@@ -156,7 +156,9 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 /* Decodes the first n samples of block b (1 <= n <= its length) into
  * out[0..n) when the block holds integers (packed or coded) with every
  * sample present: returns 1, or 0 for any other block. A coded block's
- * stream is read only as far as those samples. */
+ * stream is read only as far as those samples, but for a format 6 block
+ * with bits back whose last CS_RANS_BACK_VALUES differences they reach,
+ * which is decoded whole. */
 int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out);
 
 /* Unpacks block b into out[0..block_len), NaN where absent. */
@@ -184,7 +186,7 @@ int cs_timeline_decode(cs_codec *c, const uint8_t *blob, size_t len,
  * scratch memory and the caller's t0/t1 arrays (n entries). */
 typedef struct cs_timeline_view {
 	uint32_t n, nblocks;
-	int blocked; /* format 3 or 4; older timelines are decoded whole at open */
+	int blocked; /* formats 3 to 5; older timelines are decoded whole at open */
 	int entropy; /* formats 4 and 5: */
 	int back;      /* format 5: bits back, raw bits apart, the list predicted */
 	uint8_t mode;

@@ -450,7 +450,10 @@ static inline uint32_t put_token(unsigned s, uint64_t raw, uint64_t *z, uint32_t
 		z[i] = sym_value(s, raw);
 		return i + 1;
 	}
-	uint64_t run = (1ull << cs_rans_token_extra(s)) | raw;
+	/* a table of more than CS_RANS_RUN_SYMS symbols (not a value
+	 * block's) makes wider runs: they end at n */
+	unsigned e = cs_rans_token_extra(s);
+	uint64_t run = e < 63 ? (1ull << e) | raw : UINT64_MAX;
 	uint32_t k = run < n - i ? (uint32_t)run : n - i;
 	memset(z + i, 0, (size_t)k * sizeof *z);
 	return i + k;

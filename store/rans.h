@@ -103,7 +103,8 @@ int cs_rans_put(const cs_rans_coder *c, cs_buf *out);
 
 /* Reads a table at *p (before end), advancing *p; fills the slot map. 0,
  * or -EBADMSG for a table that is cut short, does not add up or uses a
- * symbol from syms on (CS_RANS_VALUE_SYMS or CS_RANS_SYMS). */
+ * symbol from syms on (CS_RANS_VALUE_SYMS, CS_RANS_RUN_SYMS or
+ * CS_RANS_SYMS). */
 int cs_rans_parse(cs_rans_table *t, const uint8_t **p, const uint8_t *end, unsigned syms);
 
 /* The cost of coding a value block's symbol s (a run from

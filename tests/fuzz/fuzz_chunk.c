@@ -1,5 +1,5 @@
 /* fuzz_chunk.c - libFuzzer target: value and timeline chunk decoders on any
- * bytes (a corrupt database must never crash a reader), format 4
+ * bytes (a corrupt database must never crash a reader), format 4 and 5
  * timelines on any payload under a valid checksum, and the entropy coder:
  * a table and a stream from any bytes decode without reading past them,
  * what it codes from any table decodes back the same, and so do values
@@ -15,8 +15,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* A format 4 or 5 timeline (byte 1's top bit) of n samples (bytes 0-1 of
- * data, plus 1) whose
+/* A format 4 or 5 timeline (by the size's parity) of n samples (bytes 0-1
+ * of data, plus 1) whose
  * payload is the rest of data, sealed with the checksum docs/schema.md
  * gives (the low half of XXH3 over header and payload). */
 static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint64_t *t0,
@@ -26,7 +26,7 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 	if (size < 2 || size - 2 > 65536)
 		return;
 	uint32_t n = (uint32_t)(data[0] | data[1] << 8) + 1, plen = (uint32_t)(size - 2);
-	uint8_t h[16] = {(uint8_t)(4 + (data[1] >> 7)), 0, 0, 0}; /* format 4 or 5 */
+	uint8_t h[16] = {(uint8_t)(4 + (size & 1)), 0, 0, 0}; /* format 4 or 5 */
 	memcpy(h + 4, &n, 4);
 	memcpy(h + 8, &plen, 4);
 	memcpy(h + 12, &plen, 4);
@@ -148,8 +148,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cs_rans_decode(&t, p, (size_t)(end - p), data[0], z);
 		/* the same as format 6 holds it: runs of zeros among the values */
 		p = data + 1;
-		if (cs_rans_parse(&t, &p, end, CS_RANS_RUN_SYMS) == 0)
+		if (cs_rans_parse(&t, &p, end, CS_RANS_RUN_SYMS) == 0) {
 			cs_rans_decode_runs(&t, p, (size_t)(end - p), data[0] * 2u, z);
+			/* and with bits back, as format 6's other blocks */
+			cs_rans_decode_split_back(&t, p, (size_t)(end - p), data[0] * 2u, z);
+		}
+		/* a timeline block's stream with bits back, two tables alike */
+		p = data + 1;
+		if (cs_rans_parse(&t, &p, end, CS_RANS_SYMS) == 0) {
+			const cs_rans_table *tabs[2] = {&t, &t};
+			cs_rans_decode_back(tabs, p, (size_t)(end - p), data[0], z);
+		}
 		/* a table counted from the bytes, values drawn from them: back the same */
 		static uint32_t counts[CS_RANS_SYMS];
 		memset(counts, 0, sizeof counts);

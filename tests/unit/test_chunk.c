@@ -16,7 +16,7 @@ static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned form
 	assert_int_equal(cs_codec_set_value_format(c, format), 0);
 	assert_int_equal(cs_values_encode(c, v, n, &b, &agg), 0);
 	/* format 4 writes format 3 where no block is entropy-coded, format 6
-	 * format 5 where no run of zeros pays */
+	 * format 5 */
 	if (format == 4)
 		assert_true(b.data[0] == 3 || b.data[0] == 4);
 	else
@@ -503,7 +503,7 @@ static void test_wide_format(void **state)
 /* Format 6: a counter idle between bursts (zeros, a flat stretch, absent
  * values among the zeros) codes its runs of zero differences as symbols,
  * shorter than format 5, and reads back whole, block by block and in
- * prefixes; noise with no runs stays format 5. */
+ * prefixes; noise that no block codes stays format 5. */
 static void test_runs_format(void **state)
 {
 	(void)state;
@@ -548,7 +548,8 @@ static void test_runs_format(void **state)
 				assert_true(tu_same_bits(want[i], out[i]));
 		}
 	}
-	/* noise with no run of zeros: format 5 */
+	/* independent noise, no block coded (the differences are wider than
+	 * the values): format 5 */
 	for (int i = 0; i < 4096; i++)
 		v[i] = (double)(20000 + (int)(tu_rand(&seed) % 201));
 	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
