@@ -84,8 +84,16 @@ printf 'http_header_timeout_s = 3\n' >"$T/slow.conf"
 "$CS" serve --db "$T/slow.db" --socket "$T/slow.sock" --listen 127.0.0.1:0 --config "$T/slow.conf" \
 	--token tok --log "$T/slow.log" 2>"$T/stderr" &
 DPID=$!
-i=0; while [ $i -lt 1200 ] && ! grep -q 'http://' "$T/stderr" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
-PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+# the port, from the line the daemon prints once it listens (waited for
+# as that line, not any mention of a URL; while the daemon lives)
+PORT=
+i=0
+while [ $i -lt 1200 ] && [ -z "$PORT" ] && kill -0 "$DPID" 2>/dev/null; do
+	PORT=$(sed -n 's/^cyclescope serve:.*http:\/\/127\.0\.0\.1:\([0-9]*\)\/.*/\1/p' "$T/stderr" | head -n 1)
+	[ -n "$PORT" ] || sleep 0.05
+	i=$((i + 1))
+done
+[ -n "$PORT" ] || { echo "# the slow-client daemon printed no port:"; sed 's/^/#   /' "$T/stderr"; }
 cat >"$T/slow.py" <<'PY'
 import socket, sys, threading, time
 port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
