@@ -34,7 +34,11 @@
  * zero differences as symbols of their own (rans.h), or else carry their
  * last raw bits in their coder's starting states (bits back) */
 #define FORMAT_RUNS 6
-#define WIDE(f) ((f) == FORMAT_WIDE || (f) == FORMAT_RUNS)
+/* format 7 (values only): format 6 whose coded blocks may also hold each
+ * value less a line through the block (kind bit 4) instead of differences */
+#define FORMAT_LINE 7
+#define RUNS(f) ((f) == FORMAT_RUNS || (f) == FORMAT_LINE)
+#define WIDE(f) ((f) == FORMAT_WIDE || RUNS(f))
 /* value formats whose bytes 2-3 hold the directory's length */
 #define VARDIR(f) (COMPACT(f) || WIDE(f))
 /* timeline format 5: format 4 with its raw bits apart, the last of them
@@ -64,7 +68,11 @@ typedef struct block_info {
 	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
 	uint32_t check;           /* of the block's payload bytes */
 	uint32_t len;             /* entropy-coded blocks: the payload's length */
-	uint8_t back;             /* format 6 coded blocks: bits back (kind bit 3) */
+	uint8_t back;             /* formats 6 and 7 coded blocks: bits back (kind bit 3) */
+	uint8_t line;             /* format 7 coded blocks: values against a line
+				     (kind bit 4) */
+	double dabs;              /* integer blocks: their differences' mean
+				     absolute value */
 	double dbits;             /* integer blocks: the entropy of their
 				     differences at most, in bits a value (that
 				     of a normal or a Laplace law, encode_block) */
@@ -88,7 +96,7 @@ struct cs_codec {
 	uint32_t *off;                 /* where their payloads start in raw */
 	uint64_t *z;                   /* their differences, zigzagged */
 	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
-					  or 6 (5 or 6) */
+					  6 (5 or 6) or 7 (5 or 7) */
 	uint8_t tformat;               /* the timeline format written: 4 or 5 */
 };
 
@@ -101,7 +109,7 @@ cs_codec *cs_codec_new(void)
 	c->dctx = ZSTD_createDCtx();
 	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
 	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
-	c->vformat = FORMAT_RUNS;
+	c->vformat = FORMAT_LINE;
 	c->tformat = TL_FORMAT_BACK;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
@@ -344,6 +352,7 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		 * for noise near normal the first stands, and no block is coded
 		 * (and then decoded by every read) for a few percent */
 		bi->dbits = 0;
+		bi->dabs = count > 1 ? st.dabs / (count - 1) : 0;
 		if (count > 1 && st.dsq > 0) {
 			double gauss = 0.5 * log2(17.0794684453 * st.dsq / (count - 1));
 			double laplace = log2(5.43656365692 * st.dabs / (count - 1));
@@ -388,11 +397,12 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 
 /* Directory entry of a format 3 block, appended to out (prev: the last
  * integer block's min and sum, which integer blocks are stored against;
- * wide: format 5 or 6, where a block of one value repeated has no
+ * wide: format 5, 6 or 7, where a block of one value repeated has no
  * checksum):
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
- *            present (no count, no bitmap), bit 3 (format 6) on a coded
- *            block with bits back
+ *            present (no count, no bitmap), bit 3 (formats 6 and 7) on a
+ *            coded block with bits back, bit 4 (format 7) on a coded block
+ *            of values less a line
  *   count    varint, unless every sample is present (not for empty blocks)
  *   integer blocks (packed or coded): zigzag(min - prev min), max - min,
  *            zigzag(sum - prev sum), varints (the bit width is that of
@@ -402,7 +412,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
  *   checksum 4 bytes, of the block's payload (not for empty blocks) */
 static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2], int wide)
 {
-	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0) | (bi->back ? 8 : 0);
+	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0) | (bi->back ? 8 : 0) |
+		       (bi->line ? 16 : 0);
 	int rc = cs_buf_append(out, &kind, 1);
 	if (rc || bi->type == BLOCK_EMPTY)
 		return rc;
@@ -596,6 +607,115 @@ static uint32_t tokenise(uint64_t *dst, const uint64_t *z, uint32_t m, uint32_t 
 	return w;
 }
 
+/* Format 7: a coded block may hold each present value less its point on
+ * a line through the block, zigzagged, instead of the differences between
+ * neighbours. Noise about a level or a trend then costs its own entropy,
+ * where its differences (the noise of two samples) cost half a bit more.
+ * The line has a level, its value at the block's middle, and a slope in
+ * 1/256 a sample; sample j of blen is predicted at
+ * level + floor(slope * (2j - blen + 1) / 512). */
+#define LINE_STEP 8        /* the robust line: every eighth sample */
+#define LINE_SLOPE_ONE 256 /* the slope's unit: 1/256 a sample */
+#define LINE_SLOPE_MAX (1ll << 40)
+
+static uint64_t median(uint64_t *v, uint32_t n);
+
+/* A line's point at sample j of a block of blen, in wrapping arithmetic
+ * (a reader's level and slope are any varints). */
+static int64_t line_at(int64_t level, int64_t slope, uint32_t j, uint32_t blen)
+{
+	uint64_t t = (uint64_t)slope * (uint64_t)((int64_t)2 * j - (int64_t)blen + 1);
+	return (int64_t)((uint64_t)level + (uint64_t)((int64_t)t >> 9));
+}
+
+/* A line through block v[0..blen) (NaN absent) that a spike or two does
+ * not move: through the medians of every LINE_STEP-th present value of
+ * each half, at their mean positions. 0 when a half has under 4 of them. */
+static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, int64_t *level,
+		    int64_t *slope)
+{
+	uint64_t h[2][CS_VALUE_BLOCK / LINE_STEP];
+	uint32_t nh[2] = {0, 0};
+	double at[2] = {0, 0};
+	for (uint32_t j = 0; j < blen; j += LINE_STEP) {
+		if (isnan(v[j]))
+			continue;
+		unsigned k = j >= blen / 2;
+		/* the sign bit flipped: unsigned order is then signed order */
+		h[k][nh[k]++] = (uint64_t)(int64_t)v[j] ^ (1ull << 63);
+		at[k] += j;
+	}
+	if (nh[0] < 4 || nh[1] < 4)
+		return 0;
+	double m0 = (double)(int64_t)(median(h[0], nh[0]) ^ (1ull << 63));
+	double m1 = (double)(int64_t)(median(h[1], nh[1]) ^ (1ull << 63));
+	double x0 = at[0] / nh[0], x1 = at[1] / nh[1];
+	double s = (m1 - m0) / (x1 - x0) * LINE_SLOPE_ONE;
+	double lv = m0 + (m1 - m0) / (x1 - x0) * ((blen - 1) / 2.0 - x0);
+	s = s > (double)LINE_SLOPE_MAX ? (double)LINE_SLOPE_MAX
+	    : s < -(double)LINE_SLOPE_MAX ? -(double)LINE_SLOPE_MAX
+					  : nearbyint(s);
+	lv = lv < (double)imin ? (double)imin : lv > (double)imax ? (double)imax : nearbyint(lv);
+	*slope = (int64_t)s;
+	*level = (int64_t)lv;
+	return 1;
+}
+
+/* The line moved to fit, by least squares, every other value that it
+ * misses by at most tol (so not the spikes): medians of a few values are
+ * robust but noisy, and where a trend is steep each is about one value's. */
+static void refine_line(const double *v, uint32_t blen, double tol, int64_t imin, int64_t imax,
+			int64_t *level, int64_t *slope)
+{
+	double n = 0, sx = 0, sr = 0, sxx = 0, sxr = 0, mid = (blen - 1) / 2.0;
+	for (uint32_t j = 0; j < blen; j += 2) {
+		if (isnan(v[j]))
+			continue;
+		double r = v[j] - (double)line_at(*level, *slope, j, blen), x = j - mid;
+		if (fabs(r) > tol)
+			continue;
+		n++;
+		sx += x;
+		sr += r;
+		sxx += x * x;
+		sxr += x * r;
+	}
+	double den = sxx - sx * sx / (n ? n : 1);
+	if (n < 8 || den <= 0)
+		return;
+	double ds = (sxr - sx * sr / n) / den, lv = (double)*level + sr / n - ds * sx / n;
+	double s = (double)*slope + ds * LINE_SLOPE_ONE;
+	s = s > (double)LINE_SLOPE_MAX ? (double)LINE_SLOPE_MAX
+	    : s < -(double)LINE_SLOPE_MAX ? -(double)LINE_SLOPE_MAX
+					  : nearbyint(s);
+	lv = lv < (double)imin ? (double)imin : lv > (double)imax ? (double)imax : nearbyint(lv);
+	*slope = (int64_t)s;
+	*level = (int64_t)lv;
+}
+
+static unsigned bit_len(uint64_t z)
+{
+	return 64u - (unsigned)__builtin_clzll(z | 1);
+}
+
+/* Block v[0..blen)'s present values less the line, zigzagged, into z;
+ * returns how many, and in *bits the sum of their bit lengths. */
+static uint32_t line_residuals(const double *v, uint32_t blen, int64_t level, int64_t slope,
+			       uint64_t *z, uint64_t *bits)
+{
+	uint32_t k = 0;
+	uint64_t sum = 0;
+	for (uint32_t j = 0; j < blen; j++) {
+		if (isnan(v[j]))
+			continue;
+		uint64_t r = cs_zigzag((int64_t)v[j] - line_at(level, slope, j, blen));
+		sum += bit_len(r);
+		z[k++] = r;
+	}
+	*bits = sum;
+	return k;
+}
+
 static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, block_info *bi,
 			const uint32_t *off, uint32_t nblocks)
 {
@@ -610,10 +730,14 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 	if (!c->z && !(c->z = malloc((size_t)CS_CHUNK_MAX * sizeof *c->z)))
 		return -ENOMEM;
 	uint32_t *counts = c->counts;
-	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3];
+	uint64_t first[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3]; /* line blocks: zigzag(level - min) */
+	uint64_t slope[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3]; /* line blocks: zigzag(slope) */
 	uint32_t zat[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1];
 	uint8_t use[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3] = {0};
+	uint8_t line[CS_CHUNK_MAX / CS_VALUE_BLOCK_V3] = {0};
+	uint64_t lz[CS_VALUE_BLOCK];
 	uint32_t runs[CS_VALUE_BLOCK] = {0}; /* runs of r zeros, r >= RUN_TRIES[0] */
+	uint32_t counts2[CS_RANS_SYMS] = {0};
 	memset(counts, 0, sizeof c->counts);
 	uint32_t nz = 0;
 	for (uint32_t b = 0; b < nblocks; b++) {
@@ -623,22 +747,55 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		uint32_t start = b * bs, blen = n - start < bs ? n - start : bs;
 		uint64_t *z = c->z + nz;
 		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
-		for (uint32_t i = 0; i < m; i++) {
+		/* format 7: the values less a line through them where, by the
+		 * sum of bit lengths (which a spike swells little), that is
+		 * shorter than their differences */
+		int64_t level, sl;
+		if (c->vformat == FORMAT_LINE &&
+		    fit_line(v + start, blen, bi[b].imin, bi[b].imax, &level, &sl)) {
+			refine_line(v + start, blen, 3 * bi[b].dabs + 1, bi[b].imin, bi[b].imax, &level,
+				    &sl);
+			uint64_t dbits = 8 * varint_len(first[b]), lbits;
+			for (uint32_t i = 0; i < m; i++)
+				dbits += bit_len(z[i]);
+			uint32_t k = line_residuals(v + start, blen, level, sl, lz, &lbits);
+			uint64_t lfirst = cs_zigzag(level - bi[b].imin);
+			slope[b] = cs_zigzag(sl);
+			lbits += 8 * (varint_len(lfirst) + varint_len(slope[b]));
+			if (lbits < dbits) {
+				memcpy(z, lz, k * sizeof *z);
+				m = k;
+				first[b] = lfirst;
+				line[b] = 1;
+			}
+		}
+		/* two histograms in turn: a symbol that repeats waits on the
+		 * count before it half as often */
+		uint32_t i = 0;
+		for (; i + 2 <= m; i += 2) {
+			unsigned extra;
+			counts[cs_rans_sym(z[i], &extra)]++;
+			counts2[cs_rans_sym(z[i + 1], &extra)]++;
+		}
+		if (i < m) {
 			unsigned extra;
 			counts[cs_rans_sym(z[i], &extra)]++;
 		}
 		nz += m;
 		use[b] = 1;
 	}
+	for (unsigned s = 0; s < CS_RANS_SYMS; s++)
+		counts[s] += counts2[s];
 	zat[nblocks] = nz;
 	if (nz < 64)
 		return 0;
 	/* the runs of zeros, where the zeros cost enough that coding them
 	 * as runs could save the 8 bytes choose_runs asks of it */
-	if (c->vformat == FORMAT_RUNS && counts[0] &&
-	    counts[0] * log2((double)nz / counts[0]) > 64)
+	if (RUNS(c->vformat) && counts[0] && counts[0] * log2((double)nz / counts[0]) > 64)
 		for (uint32_t b = 0; b < nblocks; b++) {
 			uint32_t run = 0;
+			if (line[b])
+				continue; /* no runs: their zeros are counted as such */
 			for (uint32_t i = zat[b]; i < zat[b + 1]; i++) {
 				if (c->z[i] == 0) {
 					run++;
@@ -649,14 +806,16 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			}
 			runs[run >= RUN_TRIES[0] ? run : 0]++;
 		}
-	/* format 6: runs of zeros as tokens, where they pay */
-	uint32_t min_run = c->vformat == FORMAT_RUNS ? choose_runs(counts, runs) : 0;
+	/* formats 6 and 7: runs of zeros as tokens, where they pay */
+	uint32_t min_run = RUNS(c->vformat) ? choose_runs(counts, runs) : 0;
 	if (min_run) {
 		uint32_t w = 0;
 		for (uint32_t b = 0; b < nblocks; b++) {
 			uint32_t from = zat[b], m = zat[b + 1] - from;
 			zat[b] = w;
-			w += tokenise(c->z + w, c->z + from, m, min_run);
+			if (line[b])
+				memmove(c->z + w, c->z + from, m * sizeof *c->z);
+			w += line[b] ? m : tokenise(c->z + w, c->z + from, m, min_run);
 		}
 		zat[nblocks] = w;
 	}
@@ -679,7 +838,8 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			unsigned extra;
 			bits += cost[cs_rans_token_sym(c->z[i], &extra)];
 		}
-		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 * states + varint_len(first[b]) + 2;
+		size_t coded = (size_t)(bits / 256 + 7) / 8 + 4 * states + varint_len(first[b]) +
+			       (line[b] ? varint_len(slope[b]) : 0) + 2;
 		size_t packed = packed_bytes(bi[b].count, bi[b].bw);
 		use[b] = coded + 2 < packed;
 		saved += use[b] ? packed - coded : 0;
@@ -696,13 +856,17 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			rc = rc ? rc : put_entry(&c->dir2, &bi[b], blen, prev, wide);
 			continue;
 		}
-		/* bitmap (when a value is absent), first - min, the coded differences */
+		/* bitmap (when a value is absent), first - min and the coded
+		 * differences, or the line's level - min and slope and the
+		 * coded values less the line */
 		size_t at = c->raw2.len;
 		if (bi[b].count < blen)
 			rc = cs_buf_append(&c->raw2, c->raw.data + off[b], (blen + 7) / 8);
 		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
-		/* format 6: bits back in a block with no run of zeros */
-		uint8_t back = c->vformat == FORMAT_RUNS;
+		if (line[b])
+			rc = rc ? rc : cs_buf_put_varint(&c->raw2, slope[b]);
+		/* formats 6 and 7: bits back in a block with no run of zeros */
+		uint8_t back = RUNS(c->vformat);
 		for (uint32_t i = zat[b]; back && i < zat[b + 1]; i++)
 			back = !(c->z[i] & CS_RANS_RUN);
 		if (!rc && back)
@@ -717,6 +881,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		block_info e = bi[b];
 		e.type = BLOCK_RANS;
 		e.back = back;
+		e.line = line[b];
 		e.len = (uint32_t)(c->raw2.len - at);
 		e.check = check32(c->raw2.data + at, e.len);
 		rc = put_entry(&c->dir2, &e, blen, prev, wide);
@@ -780,6 +945,7 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
+	case FORMAT_LINE:
 	case FORMAT_RUNS:
 	case FORMAT_WIDE:
 	case FORMAT_ENTROPY:
@@ -908,7 +1074,7 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 	if (wide && !entropy && p++ >= end)
 		return seterr(err, errlen, "block directory cut short");
 	if (entropy && cs_rans_parse(&view->rans, &p, end,
-				     format == FORMAT_RUNS ? CS_RANS_RUN_SYMS : CS_RANS_VALUE_SYMS))
+				     RUNS(format) ? CS_RANS_RUN_SYMS : CS_RANS_VALUE_SYMS))
 		return seterr(err, errlen, "corrupt frequency table");
 	for (uint32_t b = 0; b < view->nblocks; b++) {
 		uint32_t blen = cs_values_block_len(view, b);
@@ -916,11 +1082,13 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 			return seterr(err, errlen, "block directory cut short");
 		uint8_t kind = *p++;
 		uint8_t type = kind & 3;
-		uint8_t back = kind >> 3 & 1;
-		if (kind & ~15u || (back && (format != FORMAT_RUNS || type != BLOCK_RANS)) ||
-		    (type == BLOCK_RANS && !entropy) || (type == BLOCK_EMPTY && kind != 0))
+		uint8_t back = kind >> 3 & 1, line = kind >> 4 & 1;
+		if (kind & ~31u || (back && (!RUNS(format) || type != BLOCK_RANS)) ||
+		    (line && (format != FORMAT_LINE || !back)) || (type == BLOCK_RANS && !entropy) ||
+		    (type == BLOCK_EMPTY && kind != 0))
 			return seterr(err, errlen, "corrupt block directory");
 		view->back[b] = back;
+		view->line[b] = line;
 		uint64_t count = type == BLOCK_EMPTY ? 0 : blen;
 		double mn = 0, mx = 0, sum = 0;
 		unsigned bw = 0;
@@ -982,8 +1150,9 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 				     : CS_BLOCK_SAMPLES;
 	view->nblocks = (view->n + view->bs - 1) / view->bs;
 	view->states = WIDE(format) ? 2 : 1;
-	view->runs = format == FORMAT_RUNS;
+	view->runs = RUNS(format);
 	memset(view->back, 0, view->nblocks);
+	memset(view->line, 0, view->nblocks);
 	size_t off = 0;
 	int rc = 0;
 	if (VARDIR(format)) {
@@ -1146,13 +1315,14 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 	return 1;
 }
 
-/* The first n of block b's differences from its coded stream p[0..len):
- * format 6's layout (format 5's with runs of zeros, or with bits back),
- * format 5's (two states, raw bits apart) or format 4's (one state). */
+/* The first n of block b's coded values (differences, or values less a
+ * line) from its stream p[0..len): format 6's layout (format 5's with runs
+ * of zeros, or with bits back; format 7's too), format 5's (two states,
+ * raw bits apart) or format 4's (one state). */
 static void decode_coded(const cs_values_view *view, uint32_t b, const uint8_t *p, size_t len,
 			 uint32_t n, uint64_t *z)
 {
-	uint32_t all = view->count[b] - 1u;
+	uint32_t all = view->count[b] - 1u + view->line[b];
 	if (view->back[b] && n + CS_RANS_BACK_VALUES > all) {
 		/* a stream with bits back decodes whole */
 		cs_rans_decode_split_back(&view->rans, p, len, all, z);
@@ -1166,6 +1336,44 @@ static void decode_coded(const cs_values_view *view, uint32_t b, const uint8_t *
 		cs_rans_decode(&view->rans, p, len, n, z);
 }
 
+/* The first n present values of coded block b from its payload
+ * p[0..len) past its bitmap (bitmap: NULL when every sample is present):
+ * first - min and differences, or a line's level and slope and values
+ * less the line (kind bit 4). */
+static void decode_rans_values(const cs_values_view *view, uint32_t b, const uint8_t *p, size_t len,
+			       const uint8_t *bitmap, uint32_t n, double *out)
+{
+	const uint8_t *q = p, *end = p + len;
+	uint64_t first = 0, z[CS_VALUE_BLOCK];
+	if (cs_get_varint(&q, end, &first))
+		first = 0;
+	uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
+	if (!view->line[b]) {
+		decode_coded(view, b, q, (size_t)(end - q), n - 1, z);
+		out[0] = (double)(int64_t)x;
+		for (uint32_t i = 1; i < n; i++) {
+			x += (uint64_t)cs_unzigzag(z[i - 1]);
+			out[i] = (double)(int64_t)x;
+		}
+		return;
+	}
+	uint64_t slope = 0;
+	if (cs_get_varint(&q, end, &slope))
+		slope = 0;
+	decode_coded(view, b, q, (size_t)(end - q), n, z);
+	x = (uint64_t)(int64_t)view->min[b] + (uint64_t)cs_unzigzag(first);
+	int64_t level = (int64_t)x, sl = cs_unzigzag(slope);
+	uint32_t blen = cs_values_block_len(view, b), k = 0;
+	for (uint32_t j = 0; j < blen && k < n; j++)
+		if (!bitmap || (bitmap[j >> 3] >> (j & 7) & 1)) {
+			out[k] = (double)(int64_t)((uint64_t)line_at(level, sl, j, blen) +
+						   (uint64_t)cs_unzigzag(z[k]));
+			k++;
+		}
+	for (; k < n; k++) /* a bitmap with fewer samples than its count */
+		out[k] = 0;
+}
+
 int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out)
 {
 	uint8_t type = view->type[b];
@@ -1173,22 +1381,10 @@ int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t
 		return 0;
 	const uint8_t *p = view->payload + view->offset[b];
 	size_t plen = view->offset[b + 1] - view->offset[b];
-	int64_t base = (int64_t)view->min[b];
-	if (type == BLOCK_INT) {
-		unpack_bits(p, plen, n, view->bw[b], base, out);
-		return 1;
-	}
-	const uint8_t *q = p, *end = p + plen;
-	uint64_t first = 0, z[CS_VALUE_BLOCK];
-	if (cs_get_varint(&q, end, &first))
-		first = 0;
-	decode_coded(view, b, q, (size_t)(end - q), n - 1, z);
-	uint64_t x = (uint64_t)base + first;
-	out[0] = (double)(int64_t)x;
-	for (uint32_t i = 1; i < n; i++) {
-		x += (uint64_t)cs_unzigzag(z[i - 1]);
-		out[i] = (double)(int64_t)x;
-	}
+	if (type == BLOCK_INT)
+		unpack_bits(p, plen, n, view->bw[b], (int64_t)view->min[b], out);
+	else
+		decode_rans_values(view, b, p, plen, NULL, n, out);
 	return 1;
 }
 
@@ -1218,18 +1414,7 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	if (type == BLOCK_INT) {
 		unpack_bits(p, plen, count, bw, (int64_t)view->min[b], dst);
 	} else if (type == BLOCK_RANS) {
-		/* the first value less the minimum, then the coded differences */
-		const uint8_t *q = p, *end = p + plen;
-		uint64_t first = 0, z[CS_VALUE_BLOCK];
-		if (cs_get_varint(&q, end, &first))
-			first = 0;
-		decode_coded(view, b, q, (size_t)(end - q), count - 1, z);
-		uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
-		dst[0] = (double)(int64_t)x;
-		for (uint32_t i = 1; i < count; i++) {
-			x += (uint64_t)cs_unzigzag(z[i - 1]);
-			dst[i] = (double)(int64_t)x;
-		}
+		decode_rans_values(view, b, p, plen, bitmap, count, dst);
 	} else {
 		for (uint32_t i = 0; i < count; i++) {
 			uint8_t bytes[8];

@@ -17,7 +17,10 @@
  * blocks read two values at a time (two states, raw bits apart). Format 6
  * is format 5 with runs of zero differences coded as symbols of their own
  * where they pay, and coded blocks without them starting their coder's
- * states with their last raw bits (bits back). When zstd
+ * states with their last raw bits (bits back). Format 7 is format 6
+ * whose coded blocks may instead hold each value less its point on a line
+ * through the block (noise about a level or a trend then costs its own
+ * entropy, where its differences cost half a bit more). When zstd
  * shrinks the packed payload by at least 1/8 it is stored compressed. NaN means "absent": it is never stored as a value, only
  * as a cleared bit in the block's presence bitmap. Every other double,
  * -0.0 and infinities included, round-trips bit-exactly.
@@ -44,7 +47,7 @@
 
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
-/* Samples per value block in formats 5 and 6 (what is written): four times format
+/* Samples per value block in formats 5 to 7 (what is written): four times format
  * 2's, so a directory entry and a block checksum cost a quarter as much a
  * value. Every block size a reader meets divides it. */
 #define CS_VALUE_BLOCK 512u
@@ -106,12 +109,14 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
-	cs_rans_table rans; /* formats 4 to 6: the chunk's frequency table */
+	cs_rans_table rans; /* formats 4 to 7: the chunk's frequency table */
 	uint32_t states;    /* rANS states in a coded block's stream: 2 in formats
-			     * 5 and 6 (its raw bits apart, at the end), 1 in format 4 */
-	int runs;           /* format 6: coded blocks hold runs of zeros */
-	uint8_t back[CS_CHUNK_MAX_BLOCKS]; /* format 6: a coded block's last raw
-					    * bits start its states (kind bit 3) */
+			     * 5 to 7 (its raw bits apart, at the end), 1 in format 4 */
+	int runs;           /* formats 6 and 7: coded blocks may hold runs of zeros */
+	uint8_t back[CS_CHUNK_MAX_BLOCKS]; /* formats 6 and 7: a coded block's last
+					    * raw bits start its states (kind bit 3) */
+	uint8_t line[CS_CHUNK_MAX_BLOCKS]; /* format 7: a coded block holds its
+					    * values less a line (kind bit 4) */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs
@@ -156,9 +161,9 @@ int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i
 /* Decodes the first n samples of block b (1 <= n <= its length) into
  * out[0..n) when the block holds integers (packed or coded) with every
  * sample present: returns 1, or 0 for any other block. A coded block's
- * stream is read only as far as those samples, but for a format 6 block
- * with bits back whose last CS_RANS_BACK_VALUES differences they reach,
- * which is decoded whole. */
+ * stream is read only as far as those samples, but for a format 6 or 7
+ * block with bits back whose last CS_RANS_BACK_VALUES coded values they
+ * reach, which is decoded whole. */
 int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out);
 
 /* Unpacks block b into out[0..block_len), NaN where absent. */

@@ -179,6 +179,12 @@ static void enc_init(enc_sym *e, uint32_t start, uint32_t freq)
 	}
 }
 
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (unsigned b = 0; b < 4; b++)
+		p[b] = (uint8_t)(v >> (8 * b));
+}
+
 static inline void put_sym(uint32_t *x, uint8_t **ptr, const enc_sym *e)
 {
 	uint32_t v = *x;
@@ -304,16 +310,30 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 	/* before the last STEAL_VALUES values every raw bit is stored */
 	uint32_t i = 0, stored = !steal ? n : n > STEAL_VALUES ? n - STEAL_VALUES : 0;
 	for (; i < stored; i++) {
+		/* at most 32 bits at a time, and 4 bytes out once acc holds 32
+		 * (it holds under 32 between values, so never more than 63) */
 		unsigned extra = ext[i];
-		for (unsigned lo = 0; lo < extra; lo += 32) {
-			unsigned nb = extra - lo < 32 ? extra - lo : 32;
-			acc |= ((z[i] >> lo) & ((1ull << nb) - 1)) << have;
-			have += nb;
-			at += nb;
-			for (; have >= 8; have -= 8, acc >>= 8)
-				raw[nraw++] = (uint8_t)acc;
+		uint64_t bits = z[i] & ((1ull << extra) - 1); /* extra <= 60 */
+		at += extra;
+		if (extra > 32) {
+			acc |= (bits & 0xffffffffu) << have;
+			bits >>= 32;
+			extra -= 32;
+			put_le32(raw + nraw, (uint32_t)acc);
+			nraw += 4;
+			acc >>= 32;
+		}
+		acc |= bits << have;
+		have += extra;
+		if (have >= 32) {
+			put_le32(raw + nraw, (uint32_t)acc);
+			nraw += 4;
+			acc >>= 32;
+			have -= 32;
 		}
 	}
+	for (; have >= 8; have -= 8, acc >>= 8)
+		raw[nraw++] = (uint8_t)acc;
 	for (; i < n; i++) {
 		unsigned extra = ext[i];
 		/* at most 32 bits at a time: acc never holds more than 39 */

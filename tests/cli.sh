@@ -444,9 +444,10 @@ PY
 # v7-format4.db, written by the code before format 5 from f4-source.csv:
 # a smooth counter with noise and a gap every 997 samples, a counter in
 # bursts over zeros) reads back as its source; a run imported beside it is
-# written as now (value chunks in format 6: the smooth counter with bits
-# back, the bursts with their runs of zeros as symbols; its timeline in
-# format 5), and the file, old and new formats in it, checks clean.
+# written as now (value chunks in format 7: the smooth counter's noise
+# against lines, the bursts with their runs of zeros as symbols; its
+# timeline in format 5), and the file, old and new formats in it, checks
+# clean.
 cp tests/fixtures/store/v7-format4.db "$T/f4.db"
 head -n 3001 tests/fixtures/store/f4-source.csv >"$T/f4-more.csv"
 "$CS" export format4-fixture --db "$T/f4.db" >"$T/f4.csv" 2>"$T/err" &&
@@ -465,10 +466,39 @@ db = sqlite3.connect(sys.argv[4])
 formats = {(r, name): sorted(set(f for (f,) in db.execute(
     "SELECT unicode(substr(c.data, 1, 1)) FROM chunks c JOIN metrics m ON m.run = c.run AND m.id = c.metric"
     " WHERE c.run = ? AND m.name = ?", (r, name)))) for r in (1, 2) for name in ("smooth", "sparse")}
-assert formats == {(1, "smooth"): [4], (1, "sparse"): [4], (2, "smooth"): [6], (2, "sparse"): [6]}, formats
+assert formats == {(1, "smooth"): [4], (1, "sparse"): [4], (2, "smooth"): [7], (2, "sparse"): [7]}, formats
 timelines = {r: sorted(set(f for (f,) in db.execute(
     "SELECT unicode(substr(data, 1, 1)) FROM timelines WHERE run = ?", (r,)))) for r in (1, 2)}
 assert timelines == {1: [4], 2: [5]}, timelines
+PY
+
+# The same source written by the code before format 7
+# (tests/fixtures/store/v7-format6.db: value chunks in format 6, the smooth
+# counter's blocks with bits back, the bursts' table with run symbols, a
+# format 5 timeline) reads back as its source and checks clean.
+cp tests/fixtures/store/v7-format6.db "$T/f6.db"
+"$CS" export format6-fixture --db "$T/f6.db" >"$T/f6.csv" 2>"$T/err" &&
+	"$CS" check --db "$T/f6.db" >>"$T/err" 2>&1 &&
+	python3 - tests/fixtures/store/f4-source.csv "$T/f6.csv" "$T/f6.db" <<'PY' >"$T/out" 2>&1 && ok "a file of format 6 chunks reads back as its source" || { cat "$T/err" >>"$T/out"; no "format 6 file" "$T/out"; }
+import csv, sqlite3, sys
+def rows(path):
+    return [(int(r["t0"]), int(r["t1"]), [None if r[m] == "" else float(r[m]) for m in ("smooth", "sparse")])
+            for r in csv.DictReader(open(path))]
+assert rows(sys.argv[2]) == rows(sys.argv[1])
+db = sqlite3.connect(sys.argv[3])
+def top(blob):  # the table's first varint: one past its highest symbol
+    v, s, p = 0, 0, 16
+    while True:
+        v |= (blob[p] & 127) << s
+        s += 7
+        if blob[p] < 128:
+            return v
+        p += 1
+chunks = {name: (blob[0], top(blob)) for name, blob in db.execute(
+    "SELECT m.name, c.data FROM chunks c JOIN metrics m ON m.run = c.run AND m.id = c.metric")}
+assert chunks["smooth"][0] == 6 and chunks["smooth"][1] <= 432, chunks
+assert chunks["sparse"][0] == 6 and chunks["sparse"][1] > 432, chunks  # run symbols 432-439
+assert [f for (f,) in db.execute("SELECT unicode(substr(data, 1, 1)) FROM timelines")] == [5]
 PY
 
 echo "cli: $((n - fails)) of $n checks passed"

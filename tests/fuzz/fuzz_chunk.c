@@ -39,9 +39,9 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 }
 
 /* Values made of the bytes (2 a value: a trend, noise, now and then an
- * absent value, a burst or a zero), coded (format 6, or formats 5, 3 and
- * 4 as earlier versions wrote them, by the first byte's low bits) and
- * decoded back bit for bit. */
+ * absent value, a burst or a zero), coded (format 7, or formats 6, 5, 3
+ * and 4 as earlier versions wrote them, by the first byte's low bits) and
+ * decoded back bit for bit, whole and each block's first samples. */
 static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 {
 	static double v[4096], o[4096];
@@ -62,7 +62,7 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 	cs_agg agg;
 	char err[128];
 	cs_values_view view;
-	static const unsigned formats[4] = {6, 4, 6, 5};
+	static const unsigned formats[4] = {7, 4, 6, 5};
 	cs_codec_set_value_format(c, formats[size ? data[0] & 3 : 0]);
 	if (n && cs_values_encode(c, v, n, &b, &agg) == 0) {
 		if (cs_values_open(c, &view, b.data, b.len, err, sizeof err))
@@ -71,6 +71,14 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 		for (uint32_t i = 0; i < n; i++)
 			if (isnan(v[i]) ? !isnan(o[i]) : memcmp(&v[i], &o[i], sizeof v[i]))
 				abort();
+		for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+			uint32_t len = cs_values_block_len(&view, blk);
+			uint32_t head = 1 + data[(blk * 7 + 1) % size] * len / 256;
+			const double *want = v + (size_t)blk * view.bs;
+			if (cs_values_block_decode_head(&view, blk, head, o) &&
+			    memcmp(want, o, head * sizeof *o))
+				abort();
+		}
 	}
 	cs_buf_free(&b);
 }
