@@ -7,7 +7,9 @@
 #   sparse        long runs of zero, short bursts
 #   float         rates: doubles of seven significant digits
 # 20 metrics x N samples each (N = $SHAPES_N, default 200000), 10 us
-# intervals +-40 ns, all metrics on the same timestamps.
+# intervals +-40 ns, all metrics on the same timestamps; then the uniform
+# shape at the length of a long run ($SHAPES_LONG_N, default 1M samples),
+# its file against 1.15 B a value.
 #
 # "file" is the database's size per value; "data" leaves out what the same
 # import of one sample takes (the schema's tables, a page each: 0.06 B a
@@ -30,9 +32,13 @@ N=${SHAPES_N:-200000}
 mkdir -p "$W/shapes"
 fig() { [ -n "$BENCH_FIGURES" ] && echo "$*" >>"$BENCH_FIGURES"; }
 
-python3 - "$W/shapes" "$N" <<'PY' || exit 1
+# gen DIR N SHAPES: SHAPES (comma-separated) of N samples into DIR, each
+# with its .csv, .deltas and .floor; a shape's data does not depend on N's
+# neighbours (each has its own seed)
+gen() {
+python3 - "$1" "$2" "$3" <<'PY'
 import array, collections, math, os, random, struct, sys
-out, n = sys.argv[1], int(sys.argv[2])
+out, n, wanted = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 M = 20
 
 def entropy_bits(xs):
@@ -70,6 +76,8 @@ def shape(name, rng):
     return cols
 
 for seed, name in enumerate(("proportional", "uniform", "sparse", "float")):
+    if name not in wanted:
+        continue
     rng = random.Random(1000 + seed)
     t0, t1 = times(rng)
     cols = shape(name, rng)
@@ -100,6 +108,8 @@ for seed, name in enumerate(("proportional", "uniform", "sparse", "float")):
     with open(os.path.join(out, name + ".floor"), "w") as f:
         f.write("%.6f\n" % (bits / 8 / (n * M)))
 PY
+}
+gen "$W/shapes" "$N" proportional,uniform,sparse,float || exit 1
 
 CH=
 if command -v clickhouse-server >/dev/null 2>&1; then
@@ -162,5 +172,21 @@ done
 if [ -n "$CH" ]; then
 	ch_stop
 	trap - EXIT
+fi
+
+# The uniform shape at the length of a long run (LONG_N samples, default
+# 1M, x 20 metrics): the file's size a value against 1.15, and the floor.
+LN=${SHAPES_LONG_N:-1000000}
+mkdir -p "$W/shapes/long"
+if gen "$W/shapes/long" "$LN" uniform; then
+	D="$W/shapes/long/uniform"
+	"$CS" import csv "$D.csv" --db "$D.db" --name uniform >/dev/null 2>&1 || echo "import of the long uniform run failed"
+	file=$(stat -c %s "$D.db" 2>/dev/null || echo 0)
+	floor=$(cat "$D.floor")
+	awk -v n="$LN" -v F="$file" -v f="$floor" 'BEGIN {
+		printf "uniform, %d samples x 20: file %.4f B/value (goal <= 1.15), floor %.4f, %.3fx\n", n, F / n / 20, f, F / n / 20 / f }'
+	bpv=$(awk -v F="$file" -v n="$LN" 'BEGIN { print F / n / 20 }')
+	fig "shapes.uniform_long.file_bytes_per_value" "$bpv" "$bpv" B/value "<=1.15"
+	fig "shapes.uniform_long.floor" "$floor" "$floor" B/value -
 fi
 rm -rf "$W/shapes"
