@@ -94,7 +94,8 @@ struct cs_codec {
 	uint32_t counts[CS_RANS_SYMS]; /* its symbols' counts */
 	block_info *bi;                /* the blocks being written, and */
 	uint32_t *off;                 /* where their payloads start in raw */
-	uint64_t *z;                   /* their differences, zigzagged */
+	uint64_t *z;                   /* their coded values (differences, or
+					  values less a line), zigzagged */
 	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
 					  6 (5 or 6) or 7 (5 or 7) */
 	uint8_t tformat;               /* the timeline format written: 4 or 5 */
@@ -521,8 +522,9 @@ static size_t varint_len(uint64_t v)
  * (estimated from their statistics: dbits) is a bit or more under its packed
  * width and, coded with one table for the chunk, they would be shorter
  * than its packing (by the table's estimate, not by trying), writes them
- * coded into c->raw2 and c->dir2 (format 4, 5 or 6, c->vformat's) and
- * returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
+ * coded into c->raw2 and c->dir2 (format 4, 5, 6 or 7, c->vformat's; in
+ * format 7 a block's values less a line instead, where those are shorter)
+ * and returns 1; else 0 (format 3 or 5 stands), or -ENOMEM.
  * Blocks that cannot gain cost one comparison. */
 #define CANDIDATE(x) ((x)->type == BLOCK_INT && (x)->count >= 2 && (x)->dbits + 1 <= (x)->bw)
 
@@ -628,6 +630,19 @@ static int64_t line_at(int64_t level, int64_t slope, uint32_t j, uint32_t blen)
 	return (int64_t)((uint64_t)level + (uint64_t)((int64_t)t >> 9));
 }
 
+/* A line of level lv and slope s (in its unit), rounded: the slope within
+ * +-LINE_SLOPE_MAX, the level within the block's [imin, imax]. */
+static void set_line(double lv, double s, int64_t imin, int64_t imax, int64_t *level,
+		     int64_t *slope)
+{
+	s = s > (double)LINE_SLOPE_MAX ? (double)LINE_SLOPE_MAX
+	    : s < -(double)LINE_SLOPE_MAX ? -(double)LINE_SLOPE_MAX
+					  : nearbyint(s);
+	lv = lv < (double)imin ? (double)imin : lv > (double)imax ? (double)imax : nearbyint(lv);
+	*slope = (int64_t)s;
+	*level = (int64_t)lv;
+}
+
 /* A line through block v[0..blen) (NaN absent) that a spike or two does
  * not move: through the medians of every LINE_STEP-th present value of
  * each half, at their mean positions. 0 when a half has under 4 of them. */
@@ -650,14 +665,8 @@ static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, 
 	double m0 = (double)(int64_t)(median(h[0], nh[0]) ^ (1ull << 63));
 	double m1 = (double)(int64_t)(median(h[1], nh[1]) ^ (1ull << 63));
 	double x0 = at[0] / nh[0], x1 = at[1] / nh[1];
-	double s = (m1 - m0) / (x1 - x0) * LINE_SLOPE_ONE;
-	double lv = m0 + (m1 - m0) / (x1 - x0) * ((blen - 1) / 2.0 - x0);
-	s = s > (double)LINE_SLOPE_MAX ? (double)LINE_SLOPE_MAX
-	    : s < -(double)LINE_SLOPE_MAX ? -(double)LINE_SLOPE_MAX
-					  : nearbyint(s);
-	lv = lv < (double)imin ? (double)imin : lv > (double)imax ? (double)imax : nearbyint(lv);
-	*slope = (int64_t)s;
-	*level = (int64_t)lv;
+	double s = (m1 - m0) / (x1 - x0);
+	set_line(m0 + s * ((blen - 1) / 2.0 - x0), s * LINE_SLOPE_ONE, imin, imax, level, slope);
 	return 1;
 }
 
@@ -683,14 +692,9 @@ static void refine_line(const double *v, uint32_t blen, double tol, int64_t imin
 	double den = sxx - sx * sx / (n ? n : 1);
 	if (n < 8 || den <= 0)
 		return;
-	double ds = (sxr - sx * sr / n) / den, lv = (double)*level + sr / n - ds * sx / n;
-	double s = (double)*slope + ds * LINE_SLOPE_ONE;
-	s = s > (double)LINE_SLOPE_MAX ? (double)LINE_SLOPE_MAX
-	    : s < -(double)LINE_SLOPE_MAX ? -(double)LINE_SLOPE_MAX
-					  : nearbyint(s);
-	lv = lv < (double)imin ? (double)imin : lv > (double)imax ? (double)imax : nearbyint(lv);
-	*slope = (int64_t)s;
-	*level = (int64_t)lv;
+	double ds = (sxr - sx * sr / n) / den;
+	set_line((double)*level + sr / n - ds * sx / n, (double)*slope + ds * LINE_SLOPE_ONE, imin,
+		 imax, level, slope);
 }
 
 static unsigned bit_len(uint64_t z)
