@@ -1368,8 +1368,16 @@ static void decode_rans_values(const cs_values_view *view, uint32_t b, const uin
 	x = (uint64_t)(int64_t)view->min[b] + (uint64_t)cs_unzigzag(first);
 	int64_t level = (int64_t)x, sl = cs_unzigzag(slope);
 	uint32_t blen = cs_values_block_len(view, b), k = 0;
+	if (!bitmap) {
+		/* line_at's product, stepped: 2 slope a sample */
+		uint64_t t = (uint64_t)sl * (uint64_t)(1 - (int64_t)blen), step = 2 * (uint64_t)sl;
+		for (; k < n; k++, t += step)
+			out[k] = (double)(int64_t)(x + (uint64_t)((int64_t)t >> 9) +
+						   (uint64_t)cs_unzigzag(z[k]));
+		return;
+	}
 	for (uint32_t j = 0; j < blen && k < n; j++)
-		if (!bitmap || (bitmap[j >> 3] >> (j & 7) & 1)) {
+		if (bitmap[j >> 3] >> (j & 7) & 1) {
 			out[k] = (double)(int64_t)((uint64_t)line_at(level, sl, j, blen) +
 						   (uint64_t)cs_unzigzag(z[k]));
 			k++;
