@@ -562,6 +562,40 @@ static void test_runs_format(void **state)
 	cs_codec_free(c);
 }
 
+/* v[0..n) encoded as format asks into b, which must then be of format
+ * want. */
+static void encode_as(cs_codec *c, const double *v, uint32_t n, unsigned format, unsigned want,
+		      cs_buf *b)
+{
+	cs_agg agg;
+	assert_int_equal(cs_codec_set_value_format(c, format), 0);
+	assert_int_equal(cs_values_encode(c, v, n, b, &agg), 0);
+	assert_int_equal(b->data[0], want);
+}
+
+/* Every block of view decodes as v, whole and in its first samples (every
+ * step-th count up to 470, then every one); a block with absent samples,
+ * which has no such prefixes, whole. */
+static void check_blocks(const cs_values_view *view, const double *v, uint32_t step)
+{
+	static double out[CS_VALUE_BLOCK];
+	for (uint32_t blk = 0; blk < view->nblocks; blk++) {
+		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
+		uint32_t blen = cs_values_block_len(view, blk), absent = 0;
+		cs_values_block_decode(view, blk, out);
+		for (uint32_t i = 0; i < blen; i++) {
+			absent += isnan(want[i]);
+			assert_true(isnan(want[i]) ? isnan(out[i]) : tu_same_bits(want[i], out[i]));
+		}
+		for (uint32_t n = 1; n <= blen; n += n < 470 ? step : 1) {
+			memset(out, 0, sizeof out);
+			assert_int_equal(cs_values_block_decode_head(view, blk, n, out), !absent);
+			for (uint32_t i = 0; !absent && i < n; i++)
+				assert_true(tu_same_bits(want[i], out[i]));
+		}
+	}
+}
+
 /* Format 6 coded blocks without runs of zeros start their coder's states
  * with their last raw bits (kind bit 3): each saves most of the 46 bits
  * that start held, and still decodes whole, block by block, and in every
@@ -571,19 +605,14 @@ static void test_bits_back(void **state)
 	(void)state;
 	cs_codec *c = cs_codec_new();
 	enum { N = 4096 };
-	static double v[N], out[CS_VALUE_BLOCK];
+	static double v[N];
 	uint64_t seed = 5;
 	for (int i = 0; i < N; i++)
 		v[i] = (double)(20000 + (int)(3000.0 * sin(i / 300.0)) + (int)(tu_rand(&seed) % 201) - 100);
 	roundtrip(c, v, N);
 	cs_buf b6 = CS_BUF_INIT, b5 = CS_BUF_INIT;
-	cs_agg agg;
-	assert_int_equal(cs_codec_set_value_format(c, 5), 0);
-	assert_int_equal(cs_values_encode(c, v, N, &b5, &agg), 0);
-	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
-	assert_int_equal(cs_values_encode(c, v, N, &b6, &agg), 0);
-	assert_int_equal(b5.data[0], 5);
-	assert_int_equal(b6.data[0], 6);
+	encode_as(c, v, N, 5, 5, &b5);
+	encode_as(c, v, N, 6, 6, &b6);
 	cs_values_view view;
 	char err[128];
 	assert_int_equal(cs_values_open(c, &view, b6.data, b6.len, err, sizeof err), 0);
@@ -594,15 +623,7 @@ static void test_bits_back(void **state)
 	if (!(b6.len + 4 * back <= b5.len))
 		fail_msg("format 6 %zu bytes, format 5 %zu, %u blocks with bits back", b6.len, b5.len,
 			 back);
-	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
-		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
-		for (uint32_t n = 1; n <= CS_VALUE_BLOCK; n += n < 470 ? 67 : 1) {
-			memset(out, 0, sizeof out);
-			assert_int_equal(cs_values_block_decode_head(&view, blk, n, out), 1);
-			for (uint32_t i = 0; i < n; i++)
-				assert_true(tu_same_bits(want[i], out[i]));
-		}
-	}
+	check_blocks(&view, v, 67);
 	cs_buf_free(&b6);
 	cs_buf_free(&b5);
 	cs_codec_free(c);
@@ -619,7 +640,7 @@ static void test_line_format(void **state)
 	(void)state;
 	cs_codec *c = cs_codec_new();
 	enum { N = 8192 };
-	static double v[N], out[CS_VALUE_BLOCK];
+	static double v[N];
 	uint64_t seed = 11;
 	for (int i = 0; i < N; i++) {
 		double trend = floor(30000 + 3.5 * i + 2000 * sin(i / 5000.0));
@@ -637,13 +658,8 @@ static void test_line_format(void **state)
 	v[3584 - 1] = 9007199254740992.0;
 	roundtrip(c, v, N);
 	cs_buf b7 = CS_BUF_INIT, b6 = CS_BUF_INIT;
-	cs_agg agg;
-	assert_int_equal(cs_codec_set_value_format(c, 6), 0);
-	assert_int_equal(cs_values_encode(c, v, N, &b6, &agg), 0);
-	assert_int_equal(cs_codec_set_value_format(c, 7), 0);
-	assert_int_equal(cs_values_encode(c, v, N, &b7, &agg), 0);
-	assert_int_equal(b6.data[0], 6);
-	assert_int_equal(b7.data[0], 7);
+	encode_as(c, v, N, 6, 6, &b6);
+	encode_as(c, v, N, 7, 7, &b7);
 	/* what a value saves: H(triangular) - log2(201) */
 	double tri = 0;
 	for (int k = -200; k <= 200; k++) {
@@ -663,21 +679,7 @@ static void test_line_format(void **state)
 	/* at least half the gain on the line blocks' values */
 	if (!(b7.len + lines * CS_VALUE_BLOCK * gain / 2 / 8 < b6.len))
 		fail_msg("format 7 %zu bytes, format 6 %zu", b7.len, b6.len);
-	for (uint32_t blk = 0; blk < view.nblocks; blk++) {
-		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
-		cs_values_block_decode(&view, blk, out);
-		for (uint32_t i = 0; i < CS_VALUE_BLOCK; i++)
-			assert_true(isnan(want[i]) ? isnan(out[i]) : tu_same_bits(want[i], out[i]));
-		for (uint32_t n = 1; n <= CS_VALUE_BLOCK; n += n < 470 ? 53 : 1) {
-			memset(out, 0, sizeof out);
-			if (!cs_values_block_decode_head(&view, blk, n, out)) {
-				assert_true(blk == 10); /* absent samples */
-				break;
-			}
-			for (uint32_t i = 0; i < n; i++)
-				assert_true(tu_same_bits(want[i], out[i]));
-		}
-	}
+	check_blocks(&view, v, 53);
 	cs_buf_free(&b7);
 	cs_buf_free(&b6);
 	cs_codec_free(c);
