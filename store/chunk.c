@@ -72,7 +72,8 @@ typedef struct block_info {
 	uint8_t line;             /* format 7 coded blocks: values against a line
 				     (kind bit 4) */
 	double dabs;              /* integer blocks: their differences' mean
-				     absolute value */
+				     absolute value, */
+	double dvar;              /* and variance */
 	double dbits;             /* integer blocks: the entropy of their
 				     differences at most, in bits a value (that
 				     of a normal or a Laplace law, encode_block) */
@@ -353,7 +354,11 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		 * for noise near normal the first stands, and no block is coded
 		 * (and then decoded by every read) for a few percent */
 		bi->dbits = 0;
-		bi->dabs = count > 1 ? st.dabs / (count - 1) : 0;
+		if (count > 1) {
+			double mean = (present[count - 1] - present[0]) / (count - 1);
+			bi->dabs = st.dabs / (count - 1);
+			bi->dvar = st.dsq / (count - 1) - mean * mean;
+		}
 		if (count > 1 && st.dsq > 0) {
 			double gauss = 0.5 * log2(17.0794684453 * st.dsq / (count - 1));
 			double laplace = log2(5.43656365692 * st.dabs / (count - 1));
@@ -613,12 +618,16 @@ static uint32_t tokenise(uint64_t *dst, const uint64_t *z, uint32_t m, uint32_t 
  * a line through the block, zigzagged, instead of the differences between
  * neighbours. Noise about a level or a trend then costs its own entropy,
  * where its differences (the noise of two samples) cost half a bit more.
- * The line has a level, its value at the block's middle, and a slope in
- * 1/256 a sample; sample j of blen is predicted at
- * level + floor(slope * (2j - blen + 1) / 512). */
+ * The line has a level, its value at sample blen / 2 (rounded down), and
+ * a slope in 1/256 a sample; sample j of blen is predicted at
+ * level + floor(slope * (j - blen / 2) / 256), exact where the slope is
+ * a whole number a sample. */
 #define LINE_STEP 8        /* the robust line: every eighth sample */
 #define LINE_SLOPE_ONE 256 /* the slope's unit: 1/256 a sample */
 #define LINE_SLOPE_MAX (1ll << 40)
+/* differences that vary less (a steady trend, a counter that barely
+ * moves) cost next to nothing already: no line is tried */
+#define LINE_MIN_DVAR 2.0
 
 static uint64_t median(uint64_t *v, uint32_t n);
 
@@ -626,8 +635,8 @@ static uint64_t median(uint64_t *v, uint32_t n);
  * (a reader's level and slope are any varints). */
 static int64_t line_at(int64_t level, int64_t slope, uint32_t j, uint32_t blen)
 {
-	uint64_t t = (uint64_t)slope * (uint64_t)((int64_t)2 * j - (int64_t)blen + 1);
-	return (int64_t)((uint64_t)level + (uint64_t)((int64_t)t >> 9));
+	uint64_t t = (uint64_t)slope * (uint64_t)((int64_t)j - (int64_t)(blen / 2));
+	return (int64_t)((uint64_t)level + (uint64_t)((int64_t)t >> 8));
 }
 
 /* A line of level lv and slope s (in its unit), rounded: the slope within
@@ -643,9 +652,24 @@ static void set_line(double lv, double s, int64_t imin, int64_t imax, int64_t *l
 	*level = (int64_t)lv;
 }
 
+/* The median of values stored as (uint64_t)x ^ 2^63 (so that unsigned
+ * order is signed order) in h[0..n), reordering h; for n even, the mean
+ * of the middle two: where the values climb with their places, the value
+ * at the places' mean. */
+static double median_of(uint64_t *h, uint32_t n)
+{
+	double m = (double)(int64_t)(median(h, n) ^ (1ull << 63));
+	if (n % 2)
+		return m;
+	uint64_t lo = h[0]; /* median() leaves the lower half below n / 2 */
+	for (uint32_t i = 1; i < n / 2; i++)
+		lo = h[i] > lo ? h[i] : lo;
+	return (m + (double)(int64_t)(lo ^ (1ull << 63))) / 2;
+}
+
 /* A line through block v[0..blen) (NaN absent) that a spike or two does
  * not move: through the medians of every LINE_STEP-th present value of
- * each half, at their mean positions. 0 when a half has under 4 of them. */
+ * each half, at their mean places. 0 when a half has under 4 of them. */
 static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, int64_t *level,
 		    int64_t *slope)
 {
@@ -662,11 +686,10 @@ static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, 
 	}
 	if (nh[0] < 4 || nh[1] < 4)
 		return 0;
-	double m0 = (double)(int64_t)(median(h[0], nh[0]) ^ (1ull << 63));
-	double m1 = (double)(int64_t)(median(h[1], nh[1]) ^ (1ull << 63));
+	double m0 = median_of(h[0], nh[0]), m1 = median_of(h[1], nh[1]);
 	double x0 = at[0] / nh[0], x1 = at[1] / nh[1];
 	double s = (m1 - m0) / (x1 - x0);
-	set_line(m0 + s * ((blen - 1) / 2.0 - x0), s * LINE_SLOPE_ONE, imin, imax, level, slope);
+	set_line(m0 + s * (blen / 2 - x0), s * LINE_SLOPE_ONE, imin, imax, level, slope);
 	return 1;
 }
 
@@ -676,7 +699,7 @@ static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, 
 static void refine_line(const double *v, uint32_t blen, double tol, int64_t imin, int64_t imax,
 			int64_t *level, int64_t *slope)
 {
-	double n = 0, sx = 0, sr = 0, sxx = 0, sxr = 0, mid = (blen - 1) / 2.0;
+	double n = 0, sx = 0, sr = 0, sxx = 0, sxr = 0, mid = blen / 2;
 	for (uint32_t j = 0; j < blen; j += 2) {
 		if (isnan(v[j]))
 			continue;
@@ -702,8 +725,17 @@ static unsigned bit_len(uint64_t z)
 	return 64u - (unsigned)__builtin_clzll(z | 1);
 }
 
+/* What the choice between differences and a line counts for a zigzagged
+ * value z after prev: its bit length, or where it repeats prev, its raw
+ * bits and 1 (a symbol that repeats costs next to nothing: a steady
+ * trend's differences; its raw bits are stored all the same). */
+static unsigned token_len(uint64_t z, uint64_t prev)
+{
+	return z != prev ? bit_len(z) : z < 16 ? 1 : bit_len(z) - 3;
+}
+
 /* Block v[0..blen)'s present values less the line, zigzagged, into z;
- * returns how many, and in *bits the sum of their bit lengths. */
+ * returns how many, and in *bits the sum of their token_len. */
 static uint32_t line_residuals(const double *v, uint32_t blen, int64_t level, int64_t slope,
 			       uint64_t *z, uint64_t *bits)
 {
@@ -713,7 +745,7 @@ static uint32_t line_residuals(const double *v, uint32_t blen, int64_t level, in
 		if (isnan(v[j]))
 			continue;
 		uint64_t r = cs_zigzag((int64_t)v[j] - line_at(level, slope, j, blen));
-		sum += bit_len(r);
+		sum += token_len(r, k ? z[k - 1] : ~r);
 		z[k++] = r;
 	}
 	*bits = sum;
@@ -752,16 +784,16 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		uint64_t *z = c->z + nz;
 		uint32_t m = block_diffs(v + start, blen, bi[b].imin, &first[b], z);
 		/* format 7: the values less a line through them where, by the
-		 * sum of bit lengths (which a spike swells little), that is
-		 * shorter than their differences */
+		 * sum of bit lengths (which a spike swells little; a repeat
+		 * counts 1), that is shorter than their differences */
 		int64_t level, sl;
-		if (c->vformat == FORMAT_LINE &&
+		if (c->vformat == FORMAT_LINE && bi[b].dvar >= LINE_MIN_DVAR &&
 		    fit_line(v + start, blen, bi[b].imin, bi[b].imax, &level, &sl)) {
 			refine_line(v + start, blen, 3 * bi[b].dabs + 1, bi[b].imin, bi[b].imax, &level,
 				    &sl);
 			uint64_t dbits = 8 * varint_len(first[b]), lbits;
 			for (uint32_t i = 0; i < m; i++)
-				dbits += bit_len(z[i]);
+				dbits += token_len(z[i], i ? z[i - 1] : ~z[i]);
 			uint32_t k = line_residuals(v + start, blen, level, sl, lz, &lbits);
 			uint64_t lfirst = cs_zigzag(level - bi[b].imin);
 			slope[b] = cs_zigzag(sl);
@@ -1369,10 +1401,10 @@ static void decode_rans_values(const cs_values_view *view, uint32_t b, const uin
 	int64_t level = (int64_t)x, sl = cs_unzigzag(slope);
 	uint32_t blen = cs_values_block_len(view, b), k = 0;
 	if (!bitmap) {
-		/* line_at's product, stepped: 2 slope a sample */
-		uint64_t t = (uint64_t)sl * (uint64_t)(1 - (int64_t)blen), step = 2 * (uint64_t)sl;
-		for (; k < n; k++, t += step)
-			out[k] = (double)(int64_t)(x + (uint64_t)((int64_t)t >> 9) +
+		/* line_at's product, stepped */
+		uint64_t t = (uint64_t)sl * (uint64_t)(-(int64_t)(blen / 2));
+		for (; k < n; k++, t += (uint64_t)sl)
+			out[k] = (double)(int64_t)(x + (uint64_t)((int64_t)t >> 8) +
 						   (uint64_t)cs_unzigzag(z[k]));
 		return;
 	}
