@@ -501,5 +501,41 @@ assert chunks["sparse"][0] == 6 and chunks["sparse"][1] > 432, chunks  # run sym
 assert [f for (f,) in db.execute("SELECT unicode(substr(data, 1, 1)) FROM timelines")] == [5]
 PY
 
+# A reader written from docs/schema.md alone (tests/tools/docreader.py)
+# decodes the committed format 4 and format 6 files, and a run written
+# now whose value chunks hold blocks against lines (some with absent
+# samples, one the short last block), runs of zeros and bits back, to
+# their sources, every coded block's first samples alone as well.
+for f in 4 6; do
+	cp tests/fixtures/store/v7-format$f.db "$T/doc$f.db"
+	python3 tests/tools/docreader.py "$T/doc$f.db" --compare tests/fixtures/store/f4-source.csv \
+		--prefix-check >"$T/out" 2>&1 && ok "the format $f file decodes to its source by docs/schema.md alone" ||
+		no "format $f file by docs/schema.md" "$T/out"
+done
+python3 - "$T/doc.csv" <<'PY'
+import math, random, sys
+rng = random.Random(5)
+with open(sys.argv[1], "w") as f:
+    f.write("t0,t1,trend,bursts,wave\n")
+    t = 1000000
+    for i in range(20300):
+        t += 10000 + rng.randrange(-40, 41)
+        trend = "" if (i % 13 == 0 and 5000 < i < 12000) or i % 101 == 0 else \
+            str(int(30000 + 3.7 * i) + rng.randrange(-100, 101))
+        bursts = 0 if (i // 300) % 7 else 5000 + rng.randrange(0, 1000)
+        wave = int(-5000 + 2000 * math.sin(i / 4000)) + rng.randrange(-30, 31)
+        f.write("%d,%d,%s,%d,%d\n" % (t, t + 9000 - rng.randrange(0, 81), trend, bursts, wave))
+PY
+"$CS" import csv "$T/doc.csv" --db "$T/doc.db" --name doc >/dev/null 2>"$T/err" &&
+	python3 tests/tools/docreader.py "$T/doc.db" --compare "$T/doc.csv" --prefix-check >"$T/out" 2>&1 &&
+	python3 - "$T/out" <<'PY' >>"$T/out" 2>&1 && ok "a run written now decodes to its source by docs/schema.md alone (lines, absent samples, runs, bits back)" || { cat "$T/err" >>"$T/out"; no "today's format by docs/schema.md" "$T/out"; }
+import ast, sys
+line = [l for l in open(sys.argv[1]) if l.strip().startswith("stats:")][0]
+stats = ast.literal_eval(line.split("stats:", 1)[1].strip().rsplit("} {", 1)[0] + "}")
+for k in ("value chunks fmt7", "timelines fmt5", "blocks type3 line", "line with bitmap",
+          "line short block", "blocks type3 with runs", "bitsback R>=46"):
+    assert stats.get(k, 0) > 0, (k, stats)
+PY
+
 echo "cli: $((n - fails)) of $n checks passed"
 [ "$fails" -eq 0 ]
