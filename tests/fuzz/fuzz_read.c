@@ -1,7 +1,8 @@
 /*
  * fuzz_read.c - libFuzzer target: the readers on a stored run one of whose
- * rows holds damaged data. A run of three metrics (noisy integers, that
- * take entropy-coded blocks; doubles; integers with absent values) over
+ * rows holds damaged data. A run of three metrics (noisy integers about a
+ * rising trend, that take entropy-coded blocks, most of them against
+ * lines; doubles; integers with absent values) over
  * two whole chunks and a partial third is written once into an in-memory
  * store. Each input damages one row and reads the run every way the
  * daemon and the CLI do: raw scans by time and by sample number, whole
@@ -71,7 +72,7 @@ static void build(void)
 		x = x * 1103515245u + 12345u;
 		t0[i] = 1000000 + 10000 * (uint64_t)i + (x >> 28);
 		t1[i] = t0[i] + 9000;
-		v[i * M + 0] = 50000 + (double)(i % 300) * 10 + (double)((x >> 8) % 201);
+		v[i * M + 0] = 50000 + (double)(i % 3000) + (double)((x >> 8) % 201);
 		v[i * M + 1] = (double)(x >> 10) / 1000.0;
 		v[i * M + 2] = (x >> 20) % 7 == 0 ? NAN : (double)(i % 13);
 	}
