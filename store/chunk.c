@@ -695,15 +695,18 @@ static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, 
 
 /* The line moved to fit, by least squares, every other value that it
  * misses by at most tol (so not the spikes): medians of a few values are
- * robust but noisy, and where a trend is steep each is about one value's. */
+ * robust but noisy, and where a trend is steep each is about one value's.
+ * Kept only where those values' absolute distances to it sum to less
+ * (spikes that tol lets in must not pull a line off a flat baseline). */
 static void refine_line(const double *v, uint32_t blen, double tol, int64_t imin, int64_t imax,
 			int64_t *level, int64_t *slope)
 {
-	double n = 0, sx = 0, sr = 0, sxx = 0, sxr = 0, mid = blen / 2;
+	double n = 0, sx = 0, sr = 0, sxx = 0, sxr = 0, dist = 0, mid = blen / 2;
 	for (uint32_t j = 0; j < blen; j += 2) {
 		if (isnan(v[j]))
 			continue;
 		double r = v[j] - (double)line_at(*level, *slope, j, blen), x = j - mid;
+		dist += fabs(r);
 		if (fabs(r) > tol)
 			continue;
 		n++;
@@ -716,8 +719,15 @@ static void refine_line(const double *v, uint32_t blen, double tol, int64_t imin
 	if (n < 8 || den <= 0)
 		return;
 	double ds = (sxr - sx * sr / n) / den;
+	int64_t lv, sl;
 	set_line((double)*level + sr / n - ds * sx / n, (double)*slope + ds * LINE_SLOPE_ONE, imin,
-		 imax, level, slope);
+		 imax, &lv, &sl);
+	double moved = 0;
+	for (uint32_t j = 0; j < blen; j += 2)
+		if (!isnan(v[j]))
+			moved += fabs(v[j] - (double)line_at(lv, sl, j, blen));
+	if (moved < dist)
+		*level = lv, *slope = sl;
 }
 
 static unsigned bit_len(uint64_t z)
@@ -792,8 +802,10 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			refine_line(v + start, blen, 3 * bi[b].dabs + 1, bi[b].imin, bi[b].imax, &level,
 				    &sl);
 			uint64_t dbits = 8 * varint_len(first[b]), lbits;
+			/* a zero after a zero costs nothing: a run takes it
+			 * (values less a line hold no runs) */
 			for (uint32_t i = 0; i < m; i++)
-				dbits += token_len(z[i], i ? z[i - 1] : ~z[i]);
+				dbits += i && !z[i] && !z[i - 1] ? 0 : token_len(z[i], i ? z[i - 1] : ~z[i]);
 			uint32_t k = line_residuals(v + start, blen, level, sl, lz, &lbits);
 			uint64_t lfirst = cs_zigzag(level - bi[b].imin);
 			slope[b] = cs_zigzag(sl);
