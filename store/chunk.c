@@ -1110,7 +1110,7 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	return 0;
 }
 
-/* Parses a format 3, 4, 5 or 6 directory (see put_entry). */
+/* Parses a format 3, 4, 5, 6 or 7 directory (see put_entry). */
 static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t *p,
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {

@@ -75,8 +75,9 @@ typedef struct cs_codec cs_codec;
 cs_codec *cs_codec_new(void);
 void cs_codec_free(cs_codec *c);
 
-/* The value chunk format cs_values_encode writes: 6 (the default: format
- * 5 where no run of zeros pays), 5, or 4, which writes formats 3 and 4 as
+/* The value chunk format cs_values_encode writes: 7 (the default: format
+ * 5 where no block is coded), 6 (the same without lines), 5, or 4, which
+ * writes formats 3 and 4 as
  * earlier versions did (blocks of CS_VALUE_BLOCK_V3), so that their
  * readers stay tested. Returns 0, or -EINVAL for another format. */
 int cs_codec_set_value_format(cs_codec *c, unsigned format);

@@ -504,8 +504,9 @@ PY
 # A reader written from docs/schema.md alone (tests/tools/docreader.py)
 # decodes the committed format 4 and format 6 files, and a run written
 # now whose value chunks hold blocks against lines (some with absent
-# samples, one the short last block), runs of zeros and bits back, to
-# their sources, every coded block's first samples alone as well.
+# samples, one the short last block), runs of zeros, bits back and values
+# near 2^53, to their sources, every coded block's first samples alone as
+# well.
 for f in 4 6; do
 	cp tests/fixtures/store/v7-format$f.db "$T/doc$f.db"
 	python3 tests/tools/docreader.py "$T/doc$f.db" --compare tests/fixtures/store/f4-source.csv \
@@ -516,7 +517,7 @@ python3 - "$T/doc.csv" <<'PY'
 import math, random, sys
 rng = random.Random(5)
 with open(sys.argv[1], "w") as f:
-    f.write("t0,t1,trend,bursts,wave\n")
+    f.write("t0,t1,trend,bursts,wave,huge\n")
     t = 1000000
     for i in range(20300):
         t += 10000 + rng.randrange(-40, 41)
@@ -524,7 +525,8 @@ with open(sys.argv[1], "w") as f:
             str(int(30000 + 3.7 * i) + rng.randrange(-100, 101))
         bursts = 0 if (i // 300) % 7 else 5000 + rng.randrange(0, 1000)
         wave = int(-5000 + 2000 * math.sin(i / 4000)) + rng.randrange(-30, 31)
-        f.write("%d,%d,%s,%d,%d\n" % (t, t + 9000 - rng.randrange(0, 81), trend, bursts, wave))
+        huge = 2 ** 53 - 1000 + i % 700 + rng.randrange(0, 50)  # block sums past 2^61
+        f.write("%d,%d,%s,%d,%d,%d\n" % (t, t + 9000 - rng.randrange(0, 81), trend, bursts, wave, huge))
 PY
 "$CS" import csv "$T/doc.csv" --db "$T/doc.db" --name doc >/dev/null 2>"$T/err" &&
 	python3 tests/tools/docreader.py "$T/doc.db" --compare "$T/doc.csv" --prefix-check >"$T/out" 2>&1 &&

@@ -404,7 +404,7 @@ def parse_entries(d, p, end, fmt, B, n, bs, table):
             blk.sum = prev_sum + unzz(dsum)
             prev_min, prev_sum = blk.min, blk.sum
             blk.bw = rng.bit_length()
-            if abs(blk.min) > 2 ** 53 or abs(blk.max) > 2 ** 53 or abs(blk.sum) > 2 ** 61:
+            if abs(blk.min) > 2 ** 53 or abs(blk.max) > 2 ** 53 or abs(blk.sum) > 2 ** (62 if bs == 512 else 61):
                 raise Corrupt('integer block bounds')
             if t == 3:
                 if fmt < 4:
