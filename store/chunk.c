@@ -1481,11 +1481,13 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	}
 	if (bitmap) {
 		uint32_t k = 0;
-		/* vals[0..count) was filled above: dst == vals when a bitmap exists */
+		/* vals[0..count) was filled above: dst == vals when a bitmap exists
+		 * (a bitmap of more samples than count, in bytes no checksum
+		 * vouched for, gets NaN past them) */
 		for (uint32_t i = 0; i < blen; i++)
 			// cppcheck-suppress uninitvar
-			out[i] = (bitmap[i >> 3] >> (i & 7)) & 1 ? vals[k++] /* NOLINT(clang-analyzer-core.uninitialized.Assign) */
-								 : (double)NAN;
+			out[i] = (bitmap[i >> 3] >> (i & 7)) & 1 && k < count ? vals[k++] /* NOLINT(clang-analyzer-core.uninitialized.Assign) */
+									    : (double)NAN;
 	}
 }
 

@@ -39,18 +39,26 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 }
 
 /* Values made of the bytes (2 a value: a trend, noise, now and then an
- * absent value, a burst or a zero), coded (format 7, or formats 6, 5, 3
- * and 4 as earlier versions wrote them, by the first byte's low bits) and
- * decoded back bit for bit, whole and each block's first samples. */
+ * absent value, a burst, a zero or a value near -2^53 or 2^53), coded
+ * (format 7, or formats 6, 5, 3 and 4 as earlier versions wrote them, by
+ * the first byte's low bits) and decoded back bit for bit, whole and each
+ * block's first samples; then every block decoded again from its payload
+ * with the bytes XORed onto it (the checksums, which reads verify first,
+ * left out: a decoder must take any bytes). */
 static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 {
 	static double v[4096], o[4096];
+	static uint8_t damaged[4096 * 8 + 1024];
 	uint32_t n = 0;
-	int64_t slope = size ? (int8_t)data[0] : 0;
+	int64_t slope = size ? (int8_t)(data[0] ^ data[size - 1]) : 0;
 	for (size_t i = 1; i + 2 <= size && n < 4096; i += 2, n++) {
 		int64_t x = 1000000 + slope * (int64_t)n + (int8_t)data[i];
 		if (data[i + 1] == 0xff)
 			v[n] = NAN;
+		else if (data[i + 1] == 0xfe)
+			v[n] = (double)((1ll << 53) - (data[i] & 127) - n % 64);
+		else if (data[i + 1] == 0xfd)
+			v[n] = (double)(-(1ll << 53) + (data[i] & 127) + n % 64);
 		else if (data[i + 1] >= 0xf0)
 			v[n] = (double)(x + ((int64_t)data[i + 1] << 40));
 		else if (data[i + 1] >= 0xe0)
@@ -78,6 +86,17 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 			if (cs_values_block_decode_head(&view, blk, head, o) &&
 			    memcmp(want, o, head * sizeof *o))
 				abort();
+		}
+		if (view.payload_len <= sizeof damaged) {
+			memcpy(damaged, view.payload, view.payload_len);
+			for (size_t i = 0; i < view.payload_len; i++)
+				damaged[i] ^= data[(i * 13 + 5) % size] & data[(i + 3) % size];
+			view.payload = damaged;
+			for (uint32_t blk = 0; blk < view.nblocks; blk++) {
+				uint32_t len = cs_values_block_len(&view, blk);
+				cs_values_block_decode(&view, blk, o);
+				cs_values_block_decode_head(&view, blk, 1 + data[blk % size] * len / 256, o);
+			}
 		}
 	}
 	cs_buf_free(&b);
