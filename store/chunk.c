@@ -668,8 +668,9 @@ static double median_of(uint64_t *h, uint32_t n)
 }
 
 /* A line through block v[0..blen) (NaN absent) that a spike or two does
- * not move: through the medians of every LINE_STEP-th present value of
- * each half, at their mean places. 0 when a half has under 4 of them. */
+ * not move: through the medians of the present values at every
+ * LINE_STEP-th place of each half, at their mean places. 0 when a half
+ * has under 4 of them. */
 static int fit_line(const double *v, uint32_t blen, int64_t imin, int64_t imax, int64_t *level,
 		    int64_t *slope)
 {
