@@ -1385,6 +1385,13 @@ static void decode_coded(const cs_values_view *view, uint32_t b, const uint8_t *
 		cs_rans_decode(&view->rans, p, len, n, z);
 }
 
+/* A value coded against a line: its point, level + (t >> 8) with t the
+ * slope's product (line_at), plus the zigzagged token z. */
+static inline double line_value(uint64_t level, uint64_t t, uint64_t z)
+{
+	return (double)(int64_t)(level + (uint64_t)((int64_t)t >> 8) + (uint64_t)cs_unzigzag(z));
+}
+
 /* The first n present values of coded block b from its payload
  * p[0..len) past its bitmap (bitmap: NULL when every sample is present):
  * first - min and differences, or a line's level and slope and values
@@ -1396,8 +1403,8 @@ static void decode_rans_values(const cs_values_view *view, uint32_t b, const uin
 	uint64_t first = 0, z[CS_VALUE_BLOCK];
 	if (cs_get_varint(&q, end, &first))
 		first = 0;
-	uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
 	if (!view->line[b]) {
+		uint64_t x = (uint64_t)(int64_t)view->min[b] + first;
 		decode_coded(view, b, q, (size_t)(end - q), n - 1, z);
 		out[0] = (double)(int64_t)x;
 		for (uint32_t i = 1; i < n; i++) {
@@ -1410,21 +1417,17 @@ static void decode_rans_values(const cs_values_view *view, uint32_t b, const uin
 	if (cs_get_varint(&q, end, &slope))
 		slope = 0;
 	decode_coded(view, b, q, (size_t)(end - q), n, z);
-	x = (uint64_t)(int64_t)view->min[b] + (uint64_t)cs_unzigzag(first);
-	int64_t level = (int64_t)x, sl = cs_unzigzag(slope);
+	/* line_at(level, slope, j, blen), its product stepped sample by
+	 * sample: level + (t >> 8) */
 	uint32_t blen = cs_values_block_len(view, b), k = 0;
-	if (!bitmap) {
-		/* line_at's product, stepped */
-		uint64_t t = (uint64_t)sl * (uint64_t)(-(int64_t)(blen / 2));
-		for (; k < n; k++, t += (uint64_t)sl)
-			out[k] = (double)(int64_t)(x + (uint64_t)((int64_t)t >> 8) +
-						   (uint64_t)cs_unzigzag(z[k]));
-		return;
-	}
-	for (uint32_t j = 0; j < blen && k < n; j++)
+	uint64_t level = (uint64_t)(int64_t)view->min[b] + (uint64_t)cs_unzigzag(first);
+	uint64_t sl = (uint64_t)cs_unzigzag(slope), t = sl * (uint64_t)(-(int64_t)(blen / 2));
+	if (!bitmap) /* sample j is value k */
+		for (; k < n; k++, t += sl)
+			out[k] = line_value(level, t, z[k]);
+	for (uint32_t j = 0; bitmap && j < blen && k < n; j++, t += sl)
 		if (bitmap[j >> 3] >> (j & 7) & 1) {
-			out[k] = (double)(int64_t)((uint64_t)line_at(level, sl, j, blen) +
-						   (uint64_t)cs_unzigzag(z[k]));
+			out[k] = line_value(level, t, z[k]);
 			k++;
 		}
 	for (; k < n; k++) /* a bitmap with fewer samples than its count */

@@ -179,6 +179,7 @@ static void enc_init(enc_sym *e, uint32_t start, uint32_t freq)
 	}
 }
 
+/* v at p, little-endian (a state, or 32 raw bits) */
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
 	for (unsigned b = 0; b < 4; b++)
@@ -244,8 +245,7 @@ encode_k(const cs_rans_coder *const *c, unsigned k, const uint64_t *z, uint32_t 
 	uint8_t *dst = out->data + out->len;
 	size_t len = (size_t)(end - ptr);
 	for (unsigned j = 0; j < k; j++)
-		for (unsigned b = 0; b < 4; b++)
-			dst[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
+		put_le32(dst + 4 * j, xs[j]);
 	memmove(dst + head, ptr, len);
 	out->len += head + len;
 	return 0;
@@ -358,8 +358,7 @@ encode_split_k(const cs_rans_coder *const *c, int tokens, int steal, const uint6
 	for (i = n; i-- > 0;)
 		put_sym(&xs[i % 2], &ptr, i % 2 ? &es1[sym[i]] : &es0[sym[i]]);
 	for (unsigned j = 0; j < 2; j++)
-		for (unsigned b = 0; b < 4; b++)
-			base[4 * j + b] = (uint8_t)(xs[j] >> (8 * b));
+		put_le32(base + 4 * j, xs[j]);
 	size_t len = (size_t)(end - ptr);
 	memmove(base + head, ptr, len);
 	/* the raw bytes, last to first, right behind the symbols' */
