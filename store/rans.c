@@ -188,11 +188,15 @@ static inline void put_le32(uint8_t *p, uint32_t v)
 
 static inline void put_sym(uint32_t *x, uint8_t **ptr, const enc_sym *e)
 {
+	/* a state is under 2^31 and xmax at least 2^19: two bytes at most
+	 * go, both written below *ptr and then as many as go taken (every
+	 * coder leaves two bytes of room a step) */
 	uint32_t v = *x;
-	while (v >= e->xmax) {
-		*--*ptr = (uint8_t)v;
-		v >>= 8;
-	}
+	unsigned n = (v >= e->xmax) + ((v >> 8) >= e->xmax);
+	(*ptr)[-1] = (uint8_t)v;
+	(*ptr)[-2] = (uint8_t)(v >> 8);
+	*ptr -= n;
+	v = (uint32_t)((uint64_t)v >> (8 * n));
 	uint32_t q = (uint32_t)(((uint64_t)v * e->rcp) >> 32) >> e->shift;
 	*x = v + e->bias + q * e->cmpl;
 }
@@ -432,8 +436,18 @@ static inline __attribute__((always_inline)) unsigned sym_step(const cs_rans_tab
 	uint32_t v = *x;
 	unsigned s = t->slot[v & mask];
 	v = t->freq[s] * (v >> CS_RANS_SCALE) + (v & mask) - t->start[s];
-	while (v < RANS_L && *p < end)
-		v = (v << 8) | *(*p)++;
+	if (__builtin_expect(end - *p >= 2, 1)) {
+		/* without branches: a state from a valid stream is at least
+		 * RANS_L >> 12 here, so two bytes at most restore it; bytes
+		 * beyond what it takes are shifted out */
+		unsigned n = (v < RANS_L) + (v < (RANS_L >> 8));
+		uint32_t two = (uint32_t)(*p)[0] << 8 | (*p)[1];
+		v = v << (8 * n) | two >> (16 - 8 * n);
+		*p += n;
+	} else {
+		while (v < RANS_L && *p < end)
+			v = (v << 8) | *(*p)++;
+	}
 	*x = v;
 	return s;
 }
