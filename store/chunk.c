@@ -37,7 +37,12 @@
 /* format 7 (values only): format 6 whose coded blocks may also hold each
  * value less a line through the block (kind bit 4) instead of differences */
 #define FORMAT_LINE 7
-#define RUNS(f) ((f) == FORMAT_RUNS || (f) == FORMAT_LINE)
+/* format 8 (values only): format 7 whose integer blocks, packed or coded,
+ * may hold decimal fractions: each value an integer over 10^e, e a block's
+ * (kind bit 5); written only for chunks that have such a block */
+#define FORMAT_DECIMAL 8
+#define RUNS(f) ((f) == FORMAT_RUNS || (f) == FORMAT_LINE || (f) == FORMAT_DECIMAL)
+#define LINES(f) ((f) == FORMAT_LINE || (f) == FORMAT_DECIMAL)
 #define WIDE(f) ((f) == FORMAT_WIDE || RUNS(f))
 /* value formats whose bytes 2-3 hold the directory's length */
 #define VARDIR(f) (COMPACT(f) || WIDE(f))
@@ -68,9 +73,11 @@ typedef struct block_info {
 	int64_t imin, imax, isum; /* integer blocks: exact min, max and sum */
 	uint32_t check;           /* of the block's payload bytes */
 	uint32_t len;             /* entropy-coded blocks: the payload's length */
-	uint8_t back;             /* formats 6 and 7 coded blocks: bits back (kind bit 3) */
-	uint8_t line;             /* format 7 coded blocks: values against a line
+	uint8_t back;             /* formats 6 to 8 coded blocks: bits back (kind bit 3) */
+	uint8_t line;             /* formats 7 and 8 coded blocks: values against a line
 				     (kind bit 4) */
+	uint8_t dec;              /* format 8 integer blocks: the values are
+				     these integers over 10^dec (kind bit 5) */
 	double dabs;              /* integer blocks: their differences' mean
 				     absolute value, */
 	double dvar;              /* and variance */
@@ -98,7 +105,9 @@ struct cs_codec {
 	uint64_t *z;                   /* their coded values (differences, or
 					  values less a line), zigzagged */
 	uint8_t vformat;               /* the value formats written: 4 (3 or 4), 5,
-					  6 (5 or 6) or 7 (5 or 7) */
+					  6 (5 or 6), 7 (5 or 7) or 8 (5, 7 or 8) */
+	double *dv;                    /* a chunk's values, its decimal blocks'
+					  as their integers (format 8) */
 	uint8_t tformat;               /* the timeline format written: 4 or 5 */
 };
 
@@ -111,7 +120,7 @@ cs_codec *cs_codec_new(void)
 	c->dctx = ZSTD_createDCtx();
 	c->bi = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3, sizeof *c->bi);
 	c->off = calloc(CS_CHUNK_MAX / CS_VALUE_BLOCK_V3 + 1, sizeof *c->off);
-	c->vformat = FORMAT_LINE;
+	c->vformat = FORMAT_DECIMAL;
 	c->tformat = TL_FORMAT_BACK;
 	if (!c->cctx || !c->dctx || !c->bi || !c->off) {
 		cs_codec_free(c);
@@ -152,6 +161,7 @@ void cs_codec_free(cs_codec *c)
 	free(c->bi);
 	free(c->off);
 	free(c->z);
+	free(c->dv);
 	free(c->tz);
 	free(c);
 }
@@ -311,10 +321,51 @@ static void scan_block(const double *p, uint32_t n, block_stats *st)
 	*st = (block_stats){mn, mx, sum, dsq, dabs, isum, !bad, nan};
 }
 
-/* Encodes one block into c->raw and describes it in *bi. */
-static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi)
+/* Powers of ten, each exact as a double (10^22 is the last). */
+static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+			       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+			       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+#define DEC_MAX 22u
+
+/* x as an integer over 10^e: *n, with n / 10^e equal to x bit for bit
+ * (so never for -0.0) and |n| <= 2^53. 0 when there is none. */
+static int dec_int(double x, unsigned e, double *n)
 {
-	double buf[CS_VALUE_BLOCK];
+	double m = nearbyint(x * POW10[e]);
+	if (!(fabs(m) <= 9007199254740992.0) || m / POW10[e] != x || (m == 0 && signbit(x)))
+		return 0;
+	*n = m;
+	return 1;
+}
+
+/* The smallest e in 1..DEC_MAX at which every value of v[0..count) is an
+ * integer over 10^e (dec_int), those integers into n; 0 for none. A value
+ * that is one at e is one at e + 1 while its integer stays within 2^53:
+ * e starts at 1 and rises, at most 4 times, to what the first value that
+ * does not fit asks, the block tried again from its start. */
+static unsigned decimal_exp(const double *v, uint32_t count, double *n)
+{
+	unsigned e = 1, raised = 0;
+	for (uint32_t i = 0; i < count;) {
+		if (dec_int(v[i], e, &n[i])) {
+			i++;
+			continue;
+		}
+		while (++e <= DEC_MAX && !dec_int(v[i], e, &n[i]))
+			;
+		if (e > DEC_MAX || raised++ == 4)
+			return 0;
+		i = 0;
+	}
+	return e;
+}
+
+/* Encodes one block into c->raw and describes it in *bi. dv (format 8),
+ * where the block's values go as integers (NaN where absent) when they
+ * are decimal fractions (bi->dec set); NULL for no such blocks. */
+static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info *bi, double *dv)
+{
+	double buf[CS_VALUE_BLOCK], ints[CS_VALUE_BLOCK];
 	uint8_t bitmap[CS_VALUE_BLOCK / 8] = {0};
 	const double *present = v;
 	uint32_t count = blen;
@@ -337,6 +388,19 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 	memset(bi, 0, sizeof *bi);
 	if (!count)
 		return 0;
+	/* format 8: fractions of a few decimal digits as integers over 10^e */
+	unsigned dec = st.all_int || !dv ? 0 : decimal_exp(present, count, ints);
+	block_stats ist;
+	if (dec) {
+		scan_block(ints, count, &ist);
+		dec = ist.all_int ? dec : 0; /* (they are: decimal_exp checked) */
+	}
+	if (dec) {
+		present = ints;
+		st = ist;
+		for (uint32_t i = 0, k = 0; i < blen; i++)
+			dv[i] = isnan(v[i]) ? (double)NAN : ints[k++];
+	}
 	cs_agg a = {count, st.min, st.max, st.sum};
 	int all_int = st.all_int;
 	uint8_t type = all_int ? BLOCK_INT : BLOCK_F64;
@@ -365,9 +429,15 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 			bi->dbits = laplace + 1 <= gauss ? laplace : gauss;
 		}
 		a.sum = (double)st.isum;
+		bi->dec = (uint8_t)dec;
 		bi->imin = base;
 		bi->imax = (int64_t)a.max;
 		bi->isum = st.isum;
+		if (dec) { /* the values, as a reader makes them of the integers */
+			a.min = a.min / POW10[dec];
+			a.max = a.max / POW10[dec];
+			a.sum = a.sum / POW10[dec];
+		}
 	}
 	size_t need = block_payload_len(type, bw, count, blen);
 	int rc = cs_buf_reserve(&c->raw, need + 8);
@@ -403,13 +473,15 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 
 /* Directory entry of a format 3 block, appended to out (prev: the last
  * integer block's min and sum, which integer blocks are stored against;
- * wide: format 5, 6 or 7, where a block of one value repeated has no
+ * wide: format 5 to 8, where a block of one value repeated has no
  * checksum):
  *   kind     1 byte: type in bits 0-1, bit 2 set when every sample is
- *            present (no count, no bitmap), bit 3 (formats 6 and 7) on a
- *            coded block with bits back, bit 4 (format 7) on a coded block
- *            of values less a line
+ *            present (no count, no bitmap), bit 3 (formats 6 to 8) on a
+ *            coded block with bits back, bit 4 (formats 7 and 8) on a coded
+ *            block of values less a line, bit 5 (format 8) on an integer
+ *            block of decimal fractions
  *   count    varint, unless every sample is present (not for empty blocks)
+ *   exponent 1 byte, e: the values are the integers over 10^e (bit 5)
  *   integer blocks (packed or coded): zigzag(min - prev min), max - min,
  *            zigzag(sum - prev sum), varints (the bit width is that of
  *            max - min); prev is the last integer block's of either form
@@ -419,12 +491,14 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 static int put_entry(cs_buf *out, const block_info *bi, uint32_t blen, int64_t prev[2], int wide)
 {
 	uint8_t kind = bi->type | (bi->count == blen ? 4 : 0) | (bi->back ? 8 : 0) |
-		       (bi->line ? 16 : 0);
+		       (bi->line ? 16 : 0) | (bi->dec ? 32 : 0);
 	int rc = cs_buf_append(out, &kind, 1);
 	if (rc || bi->type == BLOCK_EMPTY)
 		return rc;
 	if (bi->count != blen)
 		rc = cs_buf_put_varint(out, bi->count);
+	if (bi->dec)
+		rc = rc ? rc : cs_buf_append(out, &bi->dec, 1);
 	if (bi->type == BLOCK_INT || bi->type == BLOCK_RANS) {
 		rc = rc ? rc : cs_buf_put_varint(out, cs_zigzag(bi->imin - prev[0]));
 		rc = rc ? rc : cs_buf_put_varint(out, (uint64_t)(bi->imax - bi->imin));
@@ -798,7 +872,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		 * sum of bit lengths (which a spike swells little; a repeat
 		 * counts 1), that is shorter than their differences */
 		int64_t level, sl;
-		if (c->vformat == FORMAT_LINE && bi[b].dvar >= LINE_MIN_DVAR &&
+		if (LINES(c->vformat) && bi[b].dvar >= LINE_MIN_DVAR &&
 		    fit_line(v + start, blen, bi[b].imin, bi[b].imax, &level, &sl)) {
 			refine_line(v + start, blen, 3 * bi[b].dabs + 1, bi[b].imin, bi[b].imax, &level,
 				    &sl);
@@ -855,7 +929,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 			}
 			runs[run >= RUN_TRIES[0] ? run : 0]++;
 		}
-	/* formats 6 and 7: runs of zeros as tokens, where they pay */
+	/* formats 6 to 8: runs of zeros as tokens, where they pay */
 	uint32_t min_run = RUNS(c->vformat) ? choose_runs(counts, runs) : 0;
 	if (min_run) {
 		uint32_t w = 0;
@@ -914,7 +988,7 @@ static int entropy_pass(cs_codec *c, const double *v, uint32_t n, uint32_t bs, b
 		rc = rc ? rc : cs_buf_put_varint(&c->raw2, first[b]);
 		if (line[b])
 			rc = rc ? rc : cs_buf_put_varint(&c->raw2, slope[b]);
-		/* formats 6 and 7: bits back in a block with no run of zeros */
+		/* formats 6 to 8: bits back in a block with no run of zeros */
 		uint8_t back = RUNS(c->vformat);
 		for (uint32_t i = zat[b]; back && i < zat[b + 1]; i++)
 			back = !(c->z[i] & CS_RANS_RUN);
@@ -956,12 +1030,16 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	size_t f64_bytes = 0;
 	block_info *bi = c->bi;
 	uint32_t *off = c->off;
+	int decimal = c->vformat == FORMAT_DECIMAL, has_dec = 0;
+	if (decimal && !c->dv && !(c->dv = malloc((size_t)CS_CHUNK_MAX * sizeof *c->dv)))
+		return -ENOMEM;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		uint32_t start = b * bs;
 		uint32_t blen = n - start < bs ? n - start : bs;
 		size_t before = c->raw.len;
 		off[b] = (uint32_t)before;
-		int rc = encode_block(c, v + start, blen, &bi[b]);
+		int rc = encode_block(c, v + start, blen, &bi[b], decimal ? c->dv + start : NULL);
+		has_dec |= bi[b].dec;
 		if (!rc)
 			rc = put_entry(&c->dir, &bi[b], blen, prev, wide);
 		if (rc)
@@ -972,17 +1050,25 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	}
 	off[nblocks] = (uint32_t)c->raw.len;
 	*agg = total;
-	int coded = entropy_pass(c, v, n, bs, bi, off, nblocks);
+	/* the entropy pass reads decimal blocks as their integers */
+	for (uint32_t b = 0; has_dec && b < nblocks; b++)
+		if (!bi[b].dec)
+			memcpy(c->dv + (size_t)b * bs, v + (size_t)b * bs,
+			       (size_t)(b + 1 < nblocks ? bs : n - b * bs) * sizeof *v);
+	int coded = entropy_pass(c, has_dec ? c->dv : v, n, bs, bi, off, nblocks);
 	if (coded < 0)
 		return coded;
 	/* Packed or coded integers are about as dense as their noise: zstd
 	 * is tried only when byte-plane doubles, which it does shrink, are at
-	 * least half of the payload. */
+	 * least half of the payload. Format 8 only where a block is decimal,
+	 * else 7 (coded) or 5. */
+	uint8_t lines = c->vformat == FORMAT_DECIMAL ? FORMAT_LINE : c->vformat;
 	if (coded)
-		return finish_blob(c, wide ? c->vformat : FORMAT_ENTROPY, &c->raw2, n, c->dir2.data,
-				   c->dir2.len, 2 * f64_bytes >= c->raw2.len, out);
-	return finish_blob(c, wide ? FORMAT_WIDE : FORMAT_COMPACT, &c->raw, n, c->dir.data,
-			   c->dir.len, 2 * f64_bytes >= c->raw.len, out);
+		return finish_blob(c, !wide ? FORMAT_ENTROPY : has_dec ? FORMAT_DECIMAL : lines,
+				   &c->raw2, n, c->dir2.data, c->dir2.len,
+				   2 * f64_bytes >= c->raw2.len, out);
+	return finish_blob(c, !wide ? FORMAT_COMPACT : has_dec ? FORMAT_DECIMAL : FORMAT_WIDE,
+			   &c->raw, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len, out);
 }
 
 /* Directory and checksum bytes between the header and the payload of a
@@ -994,6 +1080,7 @@ static size_t values_dir_len(const uint8_t *head)
 	if (n == 0 || n > CS_CHUNK_MAX)
 		return 0;
 	switch (head[0]) {
+	case FORMAT_DECIMAL:
 	case FORMAT_LINE:
 	case FORMAT_RUNS:
 	case FORMAT_WIDE:
@@ -1111,7 +1198,7 @@ static int set_block(cs_values_view *view, uint32_t b, uint8_t type, unsigned bw
 	return 0;
 }
 
-/* Parses a format 3, 4, 5, 6 or 7 directory (see put_entry). */
+/* Parses a format 3 to 8 directory (see put_entry). */
 static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t *p,
 			     const uint8_t *end, size_t *off, char *err, size_t errlen)
 {
@@ -1131,9 +1218,10 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 			return seterr(err, errlen, "block directory cut short");
 		uint8_t kind = *p++;
 		uint8_t type = kind & 3;
-		uint8_t back = kind >> 3 & 1, line = kind >> 4 & 1;
-		if (kind & ~31u || (back && (!RUNS(format) || type != BLOCK_RANS)) ||
-		    (line && (format != FORMAT_LINE || !back)) || (type == BLOCK_RANS && !entropy) ||
+		uint8_t back = kind >> 3 & 1, line = kind >> 4 & 1, dec = kind >> 5 & 1;
+		if (kind & ~63u || (back && (!RUNS(format) || type != BLOCK_RANS)) ||
+		    (line && (!LINES(format) || !back)) || (type == BLOCK_RANS && !entropy) ||
+		    (dec && (format != FORMAT_DECIMAL || (type != BLOCK_INT && type != BLOCK_RANS))) ||
 		    (type == BLOCK_EMPTY && kind != 0))
 			return seterr(err, errlen, "corrupt block directory");
 		view->back[b] = back;
@@ -1145,6 +1233,9 @@ static int parse_compact_dir(cs_values_view *view, uint8_t format, const uint8_t
 		if (type != BLOCK_EMPTY && !(kind & 4) &&
 		    (cs_get_varint(&p, end, &count) || count == 0 || count >= blen))
 			return seterr(err, errlen, "corrupt block count");
+		if (dec && (p >= end || *p < 1 || *p > DEC_MAX))
+			return seterr(err, errlen, "corrupt decimal exponent");
+		view->dec[b] = dec ? *p++ : 0;
 		uint64_t len = 0;
 		if (type == BLOCK_INT || type == BLOCK_RANS) {
 			uint64_t dmin, range, dsum;
@@ -1202,6 +1293,7 @@ static int parse_dir(cs_values_view *view, uint8_t format, const uint8_t *dir, s
 	view->runs = RUNS(format);
 	memset(view->back, 0, view->nblocks);
 	memset(view->line, 0, view->nblocks);
+	memset(view->dec, 0, view->nblocks);
 	size_t off = 0;
 	int rc = 0;
 	if (VARDIR(format)) {
@@ -1301,15 +1393,18 @@ uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
 
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 {
+	double scale = POW10[view->dec[b]];
 	agg->count = view->count[b];
-	agg->min = view->min[b];
-	agg->max = view->max[b];
-	agg->sum = view->sum[b];
+	agg->min = view->min[b] / scale;
+	agg->max = view->max[b] / scale;
+	agg->sum = view->sum[b] / scale;
 }
 
 int cs_values_block_packed(const cs_values_view *view, uint32_t b)
 {
-	return view->type[b] == BLOCK_INT && view->count[b] == cs_values_block_len(view, b);
+	/* (a decimal block's parts are read as a double block's: whole) */
+	return view->type[b] == BLOCK_INT && view->count[b] == cs_values_block_len(view, b) &&
+	       !view->dec[b];
 }
 
 int cs_values_block_agg_range(const cs_values_view *view, uint32_t b, uint32_t i0, uint32_t i1,
@@ -1437,7 +1532,8 @@ static void decode_rans_values(const cs_values_view *view, uint32_t b, const uin
 int cs_values_block_decode_head(const cs_values_view *view, uint32_t b, uint32_t n, double *out)
 {
 	uint8_t type = view->type[b];
-	if ((type != BLOCK_INT && type != BLOCK_RANS) || view->count[b] != cs_values_block_len(view, b))
+	if ((type != BLOCK_INT && type != BLOCK_RANS) || view->count[b] != cs_values_block_len(view, b) ||
+	    view->dec[b])
 		return 0;
 	const uint8_t *p = view->payload + view->offset[b];
 	size_t plen = view->offset[b + 1] - view->offset[b];
@@ -1483,6 +1579,9 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			memcpy(&dst[i], bytes, 8);
 		}
 	}
+	if (view->dec[b]) /* the integers over 10^dec, divided as written */
+		for (uint32_t i = 0; i < count; i++)
+			dst[i] /= POW10[view->dec[b]];
 	if (bitmap) {
 		uint32_t k = 0;
 		/* vals[0..count) was filled above: dst == vals when a bitmap exists

@@ -47,7 +47,7 @@
 
 /* Samples per timeline block, and per value block in formats 1 and 2. */
 #define CS_BLOCK_SAMPLES 128u
-/* Samples per value block in formats 5 to 7 (what is written): four times format
+/* Samples per value block in formats 5 to 8 (what is written): four times format
  * 2's, so a directory entry and a block checksum cost a quarter as much a
  * value. Every block size a reader meets divides it. */
 #define CS_VALUE_BLOCK 512u
@@ -75,8 +75,10 @@ typedef struct cs_codec cs_codec;
 cs_codec *cs_codec_new(void);
 void cs_codec_free(cs_codec *c);
 
-/* The value chunk format cs_values_encode writes: 7 (the default: format
- * 5 where no block is coded), 6 (the same without lines), 5, or 4, which
+/* The value chunk format cs_values_encode writes: 8 (the default: format
+ * 7 where no block holds decimal fractions, and 5 where none is coded
+ * either), 7 (the same without decimal blocks), 6 (without lines), 5, or
+ * 4, which
  * writes formats 3 and 4 as
  * earlier versions did (blocks of CS_VALUE_BLOCK_V3), so that their
  * readers stay tested. Returns 0, or -EINVAL for another format. */
@@ -110,14 +112,18 @@ typedef struct cs_values_view {
 	uint32_t check[CS_CHUNK_MAX_BLOCKS];
 	double min[CS_CHUNK_MAX_BLOCKS], max[CS_CHUNK_MAX_BLOCKS], sum[CS_CHUNK_MAX_BLOCKS];
 	uint32_t offset[CS_CHUNK_MAX_BLOCKS + 1];
-	cs_rans_table rans; /* formats 4 to 7: the chunk's frequency table */
+	cs_rans_table rans; /* formats 4 to 8: the chunk's frequency table */
 	uint32_t states;    /* rANS states in a coded block's stream: 2 in formats
-			     * 5 to 7 (its raw bits apart, at the end), 1 in format 4 */
-	int runs;           /* formats 6 and 7: coded blocks may hold runs of zeros */
-	uint8_t back[CS_CHUNK_MAX_BLOCKS]; /* formats 6 and 7: a coded block's last
+			     * 5 to 8 (its raw bits apart, at the end), 1 in format 4 */
+	int runs;           /* formats 6 to 8: coded blocks may hold runs of zeros */
+	uint8_t back[CS_CHUNK_MAX_BLOCKS]; /* formats 6 to 8: a coded block's last
 					    * raw bits start its states (kind bit 3) */
-	uint8_t line[CS_CHUNK_MAX_BLOCKS]; /* format 7: a coded block holds its
+	uint8_t line[CS_CHUNK_MAX_BLOCKS]; /* formats 7 and 8: a coded block holds its
 					    * values less a line (kind bit 4) */
+	uint8_t dec[CS_CHUNK_MAX_BLOCKS];  /* format 8: an integer block's values
+					    * are its integers over 10^dec (kind
+					    * bit 5); min, max and sum above are
+					    * the integers' */
 } cs_values_view;
 
 /* Parses and validates a value chunk blob, checksums included (blobs

@@ -504,9 +504,10 @@ PY
 # A reader written from docs/schema.md alone (tests/tools/docreader.py)
 # decodes the committed format 4 and format 6 files, and a run written
 # now whose value chunks hold blocks against lines (some with absent
-# samples, one the short last block), runs of zeros, bits back and values
-# near 2^53, to their sources, every coded block's first samples alone as
-# well.
+# samples, one the short last block), runs of zeros, bits back, values
+# near 2^53 and decimal fractions (rates of seven significant digits,
+# percentages of two decimals with absent samples), to their sources,
+# every coded block's first samples alone as well.
 for f in 4 6; do
 	cp tests/fixtures/store/v7-format$f.db "$T/doc$f.db"
 	python3 tests/tools/docreader.py "$T/doc$f.db" --compare tests/fixtures/store/f4-source.csv \
@@ -517,7 +518,7 @@ python3 - "$T/doc.csv" <<'PY'
 import math, random, sys
 rng = random.Random(5)
 with open(sys.argv[1], "w") as f:
-    f.write("t0,t1,trend,bursts,wave,huge\n")
+    f.write("t0,t1,trend,bursts,wave,huge,rate,pct\n")
     t = 1000000
     for i in range(20300):
         t += 10000 + rng.randrange(-40, 41)
@@ -526,16 +527,20 @@ with open(sys.argv[1], "w") as f:
         bursts = 0 if (i // 300) % 7 else 5000 + rng.randrange(0, 1000)
         wave = int(-5000 + 2000 * math.sin(i / 4000)) + rng.randrange(-30, 31)
         huge = 2 ** 53 - 1000 + i % 700 + rng.randrange(0, 50)  # block sums past 2^61
-        f.write("%d,%d,%s,%d,%d,%d\n" % (t, t + 9000 - rng.randrange(0, 81), trend, bursts, wave, huge))
+        rate = "%.7g" % (20 + 15 * math.sin(i / 3000) + rng.gauss(0, 0.05))
+        pct = "" if i % 17 == 0 and i > 15000 else "%.2f" % rng.uniform(-50, 50)
+        f.write("%d,%d,%s,%d,%d,%d,%s,%s\n" % (t, t + 9000 - rng.randrange(0, 81), trend, bursts, wave,
+                                              huge, rate, pct))
 PY
 "$CS" import csv "$T/doc.csv" --db "$T/doc.db" --name doc >/dev/null 2>"$T/err" &&
 	python3 tests/tools/docreader.py "$T/doc.db" --compare "$T/doc.csv" --prefix-check >"$T/out" 2>&1 &&
-	python3 - "$T/out" <<'PY' >>"$T/out" 2>&1 && ok "a run written now decodes to its source by docs/schema.md alone (lines, absent samples, runs, bits back)" || { cat "$T/err" >>"$T/out"; no "today's format by docs/schema.md" "$T/out"; }
+	python3 - "$T/out" <<'PY' >>"$T/out" 2>&1 && ok "a run written now decodes to its source by docs/schema.md alone (lines, absent samples, runs, bits back, decimals)" || { cat "$T/err" >>"$T/out"; no "today's format by docs/schema.md" "$T/out"; }
 import ast, sys
 line = [l for l in open(sys.argv[1]) if l.strip().startswith("stats:")][0]
 stats = ast.literal_eval(line.split("stats:", 1)[1].strip().rsplit("} {", 1)[0] + "}")
-for k in ("value chunks fmt7", "timelines fmt5", "blocks type3 line", "line with bitmap",
-          "line short block", "blocks type3 with runs", "bitsback R>=46"):
+for k in ("value chunks fmt7", "value chunks fmt8", "timelines fmt5", "blocks type3 line",
+          "line with bitmap", "line short block", "blocks type3 with runs", "bitsback R>=46",
+          "decimal blocks type1", "decimal blocks type3"):
     assert stats.get(k, 0) > 0, (k, stats)
 PY
 

@@ -39,12 +39,12 @@ static void sealed_timeline(cs_codec *c, const uint8_t *data, size_t size, uint6
 }
 
 /* Values made of the bytes (2 a value: a trend, noise, now and then an
- * absent value, a burst, a zero or a value near -2^53 or 2^53), coded
- * (format 7, or formats 6, 5, 3 and 4 as earlier versions wrote them, by
- * the first byte's low bits) and decoded back bit for bit, whole and each
- * block's first samples; then every block decoded again from its payload
- * with the bytes XORed onto it (the checksums, which reads verify first,
- * left out: a decoder must take any bytes). */
+ * absent value, a burst, a zero, a value near -2^53 or 2^53, a decimal
+ * fraction or a third), coded (format 8, or formats 7, 6, 5, 3 and 4 as
+ * earlier versions wrote them, by the first byte) and decoded back bit
+ * for bit, whole and each block's first samples; then every block decoded
+ * again from its payload with the bytes XORed onto it (the checksums,
+ * which reads verify first, left out: a decoder must take any bytes). */
 static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 {
 	static double v[4096], o[4096];
@@ -63,6 +63,10 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 			v[n] = (double)(x + ((int64_t)data[i + 1] << 40));
 		else if (data[i + 1] >= 0xe0)
 			v[n] = 0;
+		else if (data[i + 1] >= 0xd0) /* x over 10 to 10^8 */
+			v[n] = (double)x / pow(10, 1 + (data[i + 1] & 7));
+		else if (data[i + 1] >= 0xc8)
+			v[n] = (double)x / 3;
 		else
 			v[n] = (double)(x + (data[i + 1] & 7));
 	}
@@ -70,8 +74,8 @@ static void values_round_trip(cs_codec *c, const uint8_t *data, size_t size)
 	cs_agg agg;
 	char err[128];
 	cs_values_view view;
-	static const unsigned formats[4] = {7, 4, 6, 5};
-	cs_codec_set_value_format(c, formats[size ? data[0] & 3 : 0]);
+	static const unsigned formats[5] = {8, 4, 6, 5, 7};
+	cs_codec_set_value_format(c, formats[size ? data[0] % 5 : 0]);
 	if (n && cs_values_encode(c, v, n, &b, &agg) == 0) {
 		if (cs_values_open(c, &view, b.data, b.len, err, sizeof err))
 			abort();

@@ -3,7 +3,7 @@
 version would, from the blob layouts in docs/schema.md (not from our code).
 
   chunkfmt.py flip DB      flips one bit in the payload of one uncompressed
-                           value chunk (format 2 to 7); prints
+                           value chunk (format 2 to 8); prints
                            'run R metric ID (NAME)' and 'seq S'
   chunkfmt.py format1 DB   rewrites every format 2 blob as format 1 (no
                            checksums), as files written before checksums
@@ -37,7 +37,7 @@ def main():
         for cid, run, mid, name, seq0, blob in db.execute(
                 "SELECT c.id, c.run, c.metric, m.name, c.seq0, c.data FROM chunks c"
                 " JOIN metrics m ON m.run = c.run AND m.id = c.metric ORDER BY c.id"):
-            if blob[0] not in (2, 3, 4, 5, 6, 7) or blob[1] != 0:
+            if blob[0] not in (2, 3, 4, 5, 6, 7, 8) or blob[1] != 0:
                 continue
             if blob[0] == 2:
                 payload = 16 + 32 * nblocks(blob) + 4
@@ -52,7 +52,7 @@ def main():
             print(f"run {run} metric {mid} ({name})")
             print(f"seq {seq0}")
             return
-        sys.exit("no uncompressed value chunk of format 2 to 7 to flip")
+        sys.exit("no uncompressed value chunk of format 2 to 8 to flip")
     if what == "format1":
         for cid, blob in db.execute("SELECT id, data FROM chunks").fetchall():
             if blob[0] != 2:

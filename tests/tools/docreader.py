@@ -5,7 +5,7 @@ decoding to its source here.
 
 usage: docreader.py DB [--run N] [--csv OUT] [--compare SRC.csv] [--prefix-check]
 
-Decodes every value chunk (formats 1 to 7) and every timeline (formats 1
+Decodes every value chunk (formats 1 to 8) and every timeline (formats 1
 to 5) of the run (the first, or N) and writes its samples as CSV (t0, t1,
 one column per metric in id order, absent values empty), or compares them
 with the CSV it was imported from; --prefix-check decodes each coded
@@ -376,12 +376,15 @@ def parse_entries(d, p, end, fmt, B, n, bs, table):
         allp = bool(kind & 4)
         blk.bitsback = bool(kind & 8)
         blk.line = bool(kind & 16)
-        if kind & 0xe0:
-            raise Corrupt('kind bits 5-7 set')
-        if blk.bitsback and (fmt not in (6, 7) or t != 3):
-            raise Corrupt('bit 3 outside format 6/7 type 3')
-        if blk.line and (fmt != 7 or t != 3 or not blk.bitsback):
-            raise Corrupt('bit 4 outside format 7 type 3 with bit 3')
+        blk.dec = 0
+        if kind & 0xc0:
+            raise Corrupt('kind bits 6-7 set')
+        if kind & 32 and (fmt != 8 or t not in (1, 3)):
+            raise Corrupt('bit 5 outside format 8 type 1 or 3')
+        if blk.bitsback and (fmt not in (6, 7, 8) or t != 3):
+            raise Corrupt('bit 3 outside format 6/7/8 type 3')
+        if blk.line and (fmt not in (7, 8) or t != 3 or not blk.bitsback):
+            raise Corrupt('bit 4 outside format 7/8 type 3 with bit 3')
         if t == 0:
             if kind != 0:
                 raise Corrupt('all-absent block with other kind bits')
@@ -394,6 +397,14 @@ def parse_entries(d, p, end, fmt, B, n, bs, table):
             blk.count, p = varint(d, p, end)
             if not (1 <= blk.count <= blk.blen - 1):
                 raise Corrupt('count %d outside 1..blen-1' % blk.count)
+        if kind & 32:
+            if p >= end:
+                raise Corrupt('decimal exponent past end')
+            blk.dec = d[p]
+            p += 1
+            if not 1 <= blk.dec <= 22:
+                raise Corrupt('decimal exponent %d outside 1..22' % blk.dec)
+            STATS['decimal blocks type%d' % t] += 1
         if t in (1, 3):
             dmin, p = varint(d, p, end)
             rng, p = varint(d, p, end)
@@ -526,9 +537,12 @@ def block_values(fmt, blk, pl, off, table, limit=None):
             if min(vals) != blk.min or max(vals) != blk.max or sum(vals) != blk.sum:
                 raise Corrupt('block %d aggregates: dir min/max/sum %d/%d/%d, decoded %d/%d/%d'
                               % (blk.idx, blk.min, blk.max, blk.sum, min(vals), max(vals), sum(vals)))
-            vals = [float(x) for x in vals]
         else:
             pass  # doubles: compare aggregates loosely below
+    if blk.type in (1, 3):
+        # a decimal block's integers over 10^e, divided as IEEE doubles
+        # (10^e is exact for e <= 22)
+        vals = [float(x) / float(10 ** blk.dec) if blk.dec else float(x) for x in vals]
     return list(zip(places[:want], vals))
 
 
@@ -569,6 +583,7 @@ def decode_chunk(blob, want_blocks=False):
             blk.min, blk.max, blk.sum = struct.unpack_from('<3d', b, e + 4)
             blk.check = u32(b, e + 28) if fmt == 2 else None
             blk.line = blk.bitsback = False
+            blk.dec = 0
             bmp = (blk.blen + 7) // 8 if 0 < blk.count < blk.blen else 0
             if blk.type == 0:
                 blk.len = 0
@@ -582,7 +597,7 @@ def decode_chunk(blob, want_blocks=False):
             blocks.append(blk)
         table = None
     else:
-        if fmt not in (3, 4, 5, 6, 7):
+        if fmt not in (3, 4, 5, 6, 7, 8):
             raise Corrupt('unknown format %d' % fmt)
         D = struct.unpack_from('<H', b, 2)[0]
         if D < 1:

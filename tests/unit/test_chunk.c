@@ -19,6 +19,8 @@ static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned form
 	 * format 5 */
 	if (format == 4)
 		assert_true(b.data[0] == 3 || b.data[0] == 4);
+	else if (format == 8) /* 7 where no block is decimal */
+		assert_true(b.data[0] == 5 || b.data[0] == 7 || b.data[0] == 8);
 	else
 		assert_true(b.data[0] == 5 || (format >= 6 && b.data[0] == format));
 	cs_values_view view;
@@ -56,15 +58,16 @@ static void roundtrip_as(cs_codec *c, const double *v, uint32_t n, unsigned form
 	cs_buf_free(&b);
 }
 
-/* A round trip in what is written now (format 7, or 5 with no coded
- * block) and in what earlier versions wrote (formats 3 to 6), which are
- * still read. */
+/* A round trip in what is written now (format 8, or 7 with no decimal
+ * block, or 5 with no coded block) and in what earlier versions wrote
+ * (formats 3 to 7), which are still read. */
 static void roundtrip(cs_codec *c, const double *v, uint32_t n)
 {
 	roundtrip_as(c, v, n, 4);
 	roundtrip_as(c, v, n, 5);
 	roundtrip_as(c, v, n, 6);
 	roundtrip_as(c, v, n, 7);
+	roundtrip_as(c, v, n, 8);
 }
 
 static void test_counters_odd_sizes(void **state)
@@ -688,6 +691,115 @@ static void test_line_format(void **state)
 	cs_codec_free(c);
 }
 
+/* What a CSV import makes of x printed with fmt: the double strtod
+ * reads. */
+static char printed_text[64];
+#define printed(fmt, x)                                                      \
+	(snprintf(printed_text, sizeof printed_text, fmt, (double)(x)),            \
+	 strtod(printed_text, NULL))
+
+/* Format 8 keeps decimal fractions (rates of seven significant digits,
+ * percentages of two decimals, some absent, tiny ones down to 10^-22) as
+ * integers over 10^e in integer blocks (kind bit 5), where format 7 keeps
+ * doubles; blocks no power of ten up to 10^22 fits (-0.0, 4/3's seventeen
+ * digits, 10^-23, 10^15 + 0.5) stay doubles. Every value comes back bit
+ * for bit; each block's min and max are its values', its sum theirs to
+ * within rounding; and a run of rates costs about the bits of its
+ * integers' range, computed here from the printed digits. */
+static void test_decimal_format(void **state)
+{
+	(void)state;
+	cs_codec *c = cs_codec_new();
+	enum { N = 8 * CS_VALUE_BLOCK };
+	static double v[N];
+	uint64_t seed = 13;
+	for (int i = 0; i < N; i++) {
+		int b = i / CS_VALUE_BLOCK, k = i % CS_VALUE_BLOCK;
+		double u = (double)(tu_rand(&seed) % 1000000) / 1e6;
+		switch (b) {
+		case 0: /* rates, 7 significant digits: 20..35, so 5 decimals */
+			v[i] = printed("%.7g", 20 + 15 * sin(k / 330.0) + u / 10);
+			break;
+		case 1: /* percentages, some absent */
+			v[i] = k % 7 == 3 ? (double)NAN : printed("%.2f", 100 * u - 50);
+			break;
+		case 2: /* tiny: 10^-20 steps, and one 10^-22 */
+			v[i] = k == 77 ? 1e-22 : printed("%.0fe-20", (double)(k % 50));
+			break;
+		case 3: /* a -0.0 among fractions */
+			v[i] = k == 5 ? -0.0 : printed("%.2f", u);
+			break;
+		case 4: /* thirds: 4/3 needs 17 digits */
+			v[i] = k == 9 ? 4.0 / 3.0 : (double)(k % 3) / 3.0;
+			break;
+		case 5: /* 10^-23: under every 10^-e's reach */
+			v[i] = k == 0 ? 1e-23 : printed("%.3f", u);
+			break;
+		case 6: /* 10^15 + 0.5: its integer over 10 passes 2^53 */
+			v[i] = k == 0 ? 1e15 + 0.5 : printed("%.1f", u);
+			break;
+		default: /* counts, and one half */
+			v[i] = k == 100 ? 0.5 : (double)(k * 3);
+			break;
+		}
+	}
+	roundtrip(c, v, N);
+	cs_buf b = CS_BUF_INIT;
+	encode_as(c, v, N, 8, 8, &b);
+	cs_values_view view;
+	char err[128];
+	assert_int_equal(cs_values_open(c, &view, b.data, b.len, err, sizeof err), 0);
+	static const uint8_t want_dec[8] = {5, 2, 22, 0, 0, 0, 0, 1};
+	static double out[CS_VALUE_BLOCK];
+	for (uint32_t blk = 0; blk < 8; blk++) {
+		if (view.dec[blk] != want_dec[blk])
+			fail_msg("block %u: exponent %u, want %u", blk, view.dec[blk], want_dec[blk]);
+		const double *want = v + (size_t)blk * CS_VALUE_BLOCK;
+		cs_values_block_decode(&view, blk, out);
+		double mn = INFINITY, mx = -INFINITY, sum = 0, mag = 0;
+		uint32_t count = 0;
+		for (uint32_t i = 0; i < CS_VALUE_BLOCK; i++) {
+			assert_true(isnan(want[i]) ? isnan(out[i]) : tu_same_bits(want[i], out[i]));
+			if (isnan(want[i]))
+				continue;
+			mn = want[i] < mn ? want[i] : mn;
+			mx = want[i] > mx ? want[i] : mx;
+			sum += want[i];
+			mag += fabs(want[i]);
+			count++;
+		}
+		cs_agg a;
+		cs_values_block_agg(&view, blk, &a);
+		assert_int_equal(a.count, count);
+		if (view.dec[blk] && !(a.min == mn && a.max == mx && fabs(a.sum - sum) <= 1e-12 * mag))
+			fail_msg("block %u: min/max/sum %.17g/%.17g/%.17g, want %.17g/%.17g/%.17g", blk,
+				 a.min, a.max, a.sum, mn, mx, sum);
+	}
+	/* 4096 rates: the bits of their integers' range (5 decimals), and
+	 * a directory entry and a checksum a block */
+	for (int i = 0; i < N; i++)
+		v[i] = printed("%.7g", 20 + 15 * sin(i / 700.0) + (double)(tu_rand(&seed) % 1000) / 1e4);
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (int i = 0; i < N; i++) {
+		int64_t m = llround(v[i] * 1e5);
+		lo = m < lo ? m : lo;
+		hi = m > hi ? m : hi;
+	}
+	unsigned bits = 0;
+	while ((hi - lo) >> bits)
+		bits++;
+	cs_buf b8 = CS_BUF_INIT, b7 = CS_BUF_INIT;
+	encode_as(c, v, N, 8, 8, &b8);
+	encode_as(c, v, N, 7, 5, &b7);
+	if (!(b8.len <= (size_t)N * bits / 8 + 64 * (N / CS_VALUE_BLOCK) && 2 * b8.len < b7.len))
+		fail_msg("format 8: %zu bytes; %u bits a value: %zu; format 7: %zu", b8.len, bits,
+			 (size_t)N * bits / 8, b7.len);
+	cs_buf_free(&b8);
+	cs_buf_free(&b7);
+	cs_buf_free(&b);
+	cs_codec_free(c);
+}
+
 /* A format 3 timeline decodes a block at a time, each block knowing its
  * first and last t0 before it is decoded. */
 /* Decodes blob b of n samples and compares it with t0/t1. */
@@ -881,9 +993,11 @@ static void test_corruption(void **state)
 
 /* Value chunks of 4096 doubles that zstd compresses, each its own (seed):
  * what the cache keeps (timelines and integer blocks are entropy coded,
- * never compressed). */
+ * never compressed). Written in format 7, which keeps these short binary
+ * fractions as doubles (format 8 would store them as decimal integers). */
 static void make_values(cs_codec *c, uint64_t seed, double *v, cs_buf *b)
 {
+	assert_int_equal(cs_codec_set_value_format(c, 7), 0);
 	double own = (double)seed / 4096.0;
 	for (int i = 0; i < 4096; i++)
 		v[i] = 1.5 + (double)(i % 100) * 0.25 + (double)(tu_rand(&seed) % 8) / 1024.0 + own;
@@ -1025,6 +1139,7 @@ int main(void)
 		cmocka_unit_test(test_runs_format),
 		cmocka_unit_test(test_bits_back),
 		cmocka_unit_test(test_line_format),
+		cmocka_unit_test(test_decimal_format),
 		cmocka_unit_test(test_timeline_blocks),
 		cmocka_unit_test(test_timeline_shapes),
 		cmocka_unit_test(test_blob_cache),
