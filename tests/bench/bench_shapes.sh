@@ -19,11 +19,12 @@
 #
 # The floor of an integer shape is the order-0 entropy of each metric's
 # first differences plus that of the shared timestamps' (t0 deltas and
-# durations), per value; of the float shape, the order-0 entropy of each
-# byte plane of every double XORed with the one before (what a float coder
-# starts from) plus the timestamps'. xz -9e compresses the same first differences as int32
-# columns (the doubles as they are, column by column), timestamps
-# included. Figures go to $BENCH_FIGURES.
+# durations), per value; of the float shape, the same of each metric's
+# decimal integers: its values as printed, times 10^e, e the most
+# decimals one of them prints with (what a writer that knows the data are
+# decimal starts from). xz -9e compresses the same first differences as
+# int32 columns (int64 for the float shape's), timestamps included.
+# Figures go to $BENCH_FIGURES.
 #   sh tests/bench/bench_shapes.sh BUILD_DIR WORK_DIR
 B=${1:-build}
 W=${2:-$B/bench}
@@ -37,7 +38,7 @@ fig() { [ -n "$BENCH_FIGURES" ] && echo "$*" >>"$BENCH_FIGURES"; }
 # neighbours (each has its own seed)
 gen() {
 python3 - "$1" "$2" "$3" <<'PY'
-import array, collections, math, os, random, struct, sys
+import array, collections, decimal, math, os, random, sys
 out, n, wanted = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 M = 20
 
@@ -92,17 +93,14 @@ for seed, name in enumerate(("proportional", "uniform", "sparse", "float")):
     raw += array.array("i", [d for d in dt[1:]]).tobytes() + array.array("i", du).tobytes()
     for c in cols:
         if name == "float":
-            # each double's bits XORed with the last one's (what a float
-            # coder starts from), byte plane by byte plane
-            q = struct.unpack("<%dQ" % n, struct.pack("<%dd" % n, *c))
-            x = struct.pack("<%dQ" % n, q[0], *(q[i] ^ q[i - 1] for i in range(1, n)))
-            for k in range(8):
-                bits += entropy_bits(x[k::8])
-            raw += struct.pack("<%dd" % n, *c)
-        else:
-            d = [c[0]] + [c[i] - c[i - 1] for i in range(1, n)]
-            bits += entropy_bits(d)
-            raw += array.array("i", d).tobytes()
+            # the decimal integers of the values as the CSV prints them
+            # (repr), all at the most decimals one of them has
+            ds = [decimal.Decimal(repr(x)) for x in c]
+            e = max(0, -min(d.as_tuple().exponent for d in ds))
+            c = [int(d.scaleb(e)) for d in ds]
+        d = [c[0]] + [c[i] - c[i - 1] for i in range(1, n)]
+        bits += entropy_bits(d)
+        raw += array.array("q" if name == "float" else "i", d).tobytes()
     with open(os.path.join(out, name + ".deltas"), "wb") as f:
         f.write(raw)
     with open(os.path.join(out, name + ".floor"), "w") as f:
