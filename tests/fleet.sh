@@ -173,6 +173,13 @@ sleep 3
 n_down=$(grep -c 'clickhouse: .*data stays in the local file' "$T/node-c.log")
 ch_start "$T/ch" || no "ClickHouse restarts"
 wait_shipped node-c "$T/node-c.db" && ok "after ClickHouse returns, node-c catches up" || no "catch up"
+# the line for the return is written once its first batch is in: rows can
+# be in ClickHouse a moment before it is in the log (up to 30 s)
+i=0
+while [ $i -lt 300 ] && ! grep -q 'reachable again, catching up' "$T/node-c.log"; do
+	sleep 0.1
+	i=$((i + 1))
+done
 [ "$n_down" = 1 ] && grep -q 'reachable again, catching up' "$T/node-c.log" &&
 	ok "one log line for the outage (after several retries), one for the return" || no "outage logging ($n_down lines)" "$T/node-c.log"
 local_sums "$T/node-c.db" "'node-c'" >"$T/l"
