@@ -4,6 +4,7 @@
 #include "chunk.h"
 
 #include <errno.h>
+#include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,7 @@ struct cs_codec {
 	cs_buf tscratch; /* decompressed payload of the open timeline */
 	cs_buf packed;  /* compressed payload being written */
 	cs_buf raw2, dir2; /* payload and directory with entropy-coded blocks */
+	cs_buf alt;        /* a chunk of wide decimal blocks, as doubles */
 	cs_rans_coder rans; /* the table being written (timelines: their t0 steps') */
 	cs_rans_coder rans2; /* timelines: their durations' table */
 	uint64_t *tz;        /* timelines: the steps, and then their symbols */
@@ -157,6 +159,7 @@ void cs_codec_free(cs_codec *c)
 	cs_buf_free(&c->tscratch);
 	cs_buf_free(&c->packed);
 	cs_buf_free(&c->raw2);
+	cs_buf_free(&c->alt);
 	cs_buf_free(&c->dir2);
 	free(c->bi);
 	free(c->off);
@@ -326,6 +329,29 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
 			       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 			       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 #define DEC_MAX 22u
+
+/* Decimal blocks are found and decoded rounding to nearest, ties to even
+ * (docs/schema.md), whatever mode a program that loads this library has
+ * set: that mode is set for the while, then put back. */
+static int round_to_nearest(void)
+{
+	int mode = fegetround();
+	if (mode != FE_TONEAREST)
+		fesetround(FE_TONEAREST);
+	return mode;
+}
+
+static void round_back(int mode)
+{
+	if (mode != FE_TONEAREST)
+		fesetround(mode);
+}
+
+/* Decimal blocks whose integers take more bits than this a value (eight
+ * significant digits or more: 4/1024 is 0.00390625) may hold doubles
+ * that zstd shrinks further as raw bytes: their chunk is also written
+ * without decimal blocks, and the shorter kept. */
+#define DEC_WIDE_BITS 24u
 
 /* x as an integer over 10^e: *n, with n / 10^e equal to x bit for bit
  * (so never for -0.0) and |n| <= 2^53. 0 when there is none. */
@@ -1031,8 +1057,10 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	block_info *bi = c->bi;
 	uint32_t *off = c->off;
 	int decimal = c->vformat == FORMAT_DECIMAL, has_dec = 0;
+	uint64_t dec_bits = 0, dec_count = 0;
 	if (decimal && !c->dv && !(c->dv = malloc((size_t)CS_CHUNK_MAX * sizeof *c->dv)))
 		return -ENOMEM;
+	int mode = decimal ? round_to_nearest() : FE_TONEAREST;
 	for (uint32_t b = 0; b < nblocks; b++) {
 		uint32_t start = b * bs;
 		uint32_t blen = n - start < bs ? n - start : bs;
@@ -1040,15 +1068,20 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		off[b] = (uint32_t)before;
 		int rc = encode_block(c, v + start, blen, &bi[b], decimal ? c->dv + start : NULL);
 		has_dec |= bi[b].dec;
+		dec_bits += bi[b].dec ? (uint64_t)bi[b].bw * bi[b].count : 0;
+		dec_count += bi[b].dec ? bi[b].count : 0;
 		if (!rc)
 			rc = put_entry(&c->dir, &bi[b], blen, prev, wide);
-		if (rc)
+		if (rc) {
+			round_back(mode);
 			return rc;
+		}
 		if (bi[b].type == BLOCK_F64)
 			f64_bytes += c->raw.len - before;
 		cs_agg_merge(&total, &bi[b].agg);
 	}
 	off[nblocks] = (uint32_t)c->raw.len;
+	round_back(mode);
 	*agg = total;
 	/* the entropy pass reads decimal blocks as their integers */
 	for (uint32_t b = 0; has_dec && b < nblocks; b++)
@@ -1063,12 +1096,26 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	 * least half of the payload. Format 8 only where a block is decimal,
 	 * else 7 (coded) or 5. */
 	uint8_t lines = c->vformat == FORMAT_DECIMAL ? FORMAT_LINE : c->vformat;
-	if (coded)
-		return finish_blob(c, !wide ? FORMAT_ENTROPY : has_dec ? FORMAT_DECIMAL : lines,
-				   &c->raw2, n, c->dir2.data, c->dir2.len,
-				   2 * f64_bytes >= c->raw2.len, out);
-	return finish_blob(c, !wide ? FORMAT_COMPACT : has_dec ? FORMAT_DECIMAL : FORMAT_WIDE,
-			   &c->raw, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len, out);
+	size_t at = out->len;
+	int rc = coded ? finish_blob(c, !wide ? FORMAT_ENTROPY : has_dec ? FORMAT_DECIMAL : lines,
+				     &c->raw2, n, c->dir2.data, c->dir2.len,
+				     2 * f64_bytes >= c->raw2.len, out)
+		       : finish_blob(c, !wide ? FORMAT_COMPACT : has_dec ? FORMAT_DECIMAL : FORMAT_WIDE,
+				     &c->raw, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len,
+				     out);
+	if (rc || !has_dec || dec_bits <= (uint64_t)DEC_WIDE_BITS * dec_count)
+		return rc;
+	/* wide decimals: the chunk as format 7 writes it too, the shorter kept */
+	cs_agg alt_agg;
+	cs_buf_reset(&c->alt);
+	c->vformat = FORMAT_LINE;
+	rc = cs_values_encode(c, v, n, &c->alt, &alt_agg);
+	c->vformat = FORMAT_DECIMAL;
+	if (rc || c->alt.len >= out->len - at)
+		return 0; /* (the decimal chunk stands) */
+	out->len = at;
+	*agg = alt_agg;
+	return cs_buf_append(out, c->alt.data, c->alt.len);
 }
 
 /* Directory and checksum bytes between the header and the payload of a
@@ -1393,11 +1440,17 @@ uint32_t cs_values_block_len(const cs_values_view *view, uint32_t b)
 
 void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 {
-	double scale = POW10[view->dec[b]];
 	agg->count = view->count[b];
-	agg->min = view->min[b] / scale;
-	agg->max = view->max[b] / scale;
-	agg->sum = view->sum[b] / scale;
+	agg->min = view->min[b];
+	agg->max = view->max[b];
+	agg->sum = view->sum[b];
+	if (view->dec[b]) { /* the integers' */
+		int mode = round_to_nearest();
+		agg->min /= POW10[view->dec[b]];
+		agg->max /= POW10[view->dec[b]];
+		agg->sum /= POW10[view->dec[b]];
+		round_back(mode);
+	}
 }
 
 int cs_values_block_packed(const cs_values_view *view, uint32_t b)
@@ -1579,9 +1632,12 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 			memcpy(&dst[i], bytes, 8);
 		}
 	}
-	if (view->dec[b]) /* the integers over 10^dec, divided as written */
+	if (view->dec[b]) { /* the integers over 10^dec, divided as written */
+		int mode = round_to_nearest();
 		for (uint32_t i = 0; i < count; i++)
 			dst[i] /= POW10[view->dec[b]];
+		round_back(mode);
+	}
 	if (bitmap) {
 		uint32_t k = 0;
 		/* vals[0..count) was filled above: dst == vals when a bitmap exists
