@@ -88,13 +88,19 @@ typedef struct nvsmi {
 
 #define fail(st, ...) cs_imp_fail(&(st)->im, __VA_ARGS__)
 
-static char *trim(char *s)
+/* s[0..n) without its leading blanks and trailing blanks and CR, ended
+ * with a NUL there (s[n] may be the NUL already); *len its length. Every
+ * line and field of a log passes here: lengths are carried, not counted
+ * again. */
+static char *trim(char *s, size_t n, size_t *len)
 {
-	while (*s == ' ' || *s == '\t')
+	char *e = s + n;
+	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	*e = '\0';
+	*len = (size_t)(e - s);
 	return s;
 }
 
@@ -104,10 +110,9 @@ static size_t split(char *line, char **f, size_t max)
 	size_t n = 0;
 	for (char *p = line;;) {
 		char *c = strchr(p, ',');
-		if (c)
-			*c = '\0';
+		size_t len = c ? (size_t)(c - p) : strlen(p);
 		if (n < max)
-			f[n] = trim(p);
+			f[n] = trim(p, len, &len);
 		n++;
 		if (!c)
 			break;
@@ -420,8 +425,9 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 		s->nul_lines++;
 		len = strlen(line);
 	}
-	char *l = trim(line);
-	if (!*l)
+	size_t llen;
+	char *l = trim(line, len, &llen);
+	if (!llen)
 		return 0;
 	if (!s->have_header) {
 		if (isdigit((unsigned char)l[0]) && strchr(l, '/'))
@@ -430,7 +436,7 @@ static int on_line(void *ctx, char *line, size_t len, uint64_t lineno)
 				    "prints them: 'timestamp, index, power.draw [W], ...')");
 		return header(s, l);
 	}
-	if (strlen(l) == s->hlen && !memcmp(l, s->header, s->hlen))
+	if (llen == s->hlen && !memcmp(l, s->header, s->hlen))
 		return 0; /* one nvidia-smi per sample, appended: its header again */
 	if (!strchr(l, ',')) { /* nvidia-smi's own messages ("No devices were found") */
 		s->skipped_msgs++;
