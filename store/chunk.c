@@ -79,6 +79,8 @@ typedef struct block_info {
 				     (kind bit 4) */
 	uint8_t dec;              /* format 8 integer blocks: the values are
 				     these integers over 10^dec (kind bit 5) */
+	uint32_t steady;          /* decimal blocks: values that go on an exact
+				     step from the two before (a sawtooth's) */
 	double dabs;              /* integer blocks: their differences' mean
 				     absolute value, */
 	double dvar;              /* and variance */
@@ -348,9 +350,11 @@ static void round_back(int mode)
 }
 
 /* Decimal blocks whose integers take more bits than this a value (eight
- * significant digits or more: 4/1024 is 0.00390625) may hold doubles
- * that zstd shrinks further as raw bytes: their chunk is also written
- * without decimal blocks, and the shorter kept. */
+ * significant digits or more: 4/1024 is 0.00390625), or of which a
+ * quarter or more repeat the step before (a sawtooth, which the coder
+ * stores as raw bits a step where zstd finds the repeats), may hold
+ * doubles that zstd shrinks further as raw bytes: their chunk is also
+ * written without decimal blocks, and the shorter kept. */
 #define DEC_WIDE_BITS 24u
 
 /* x as an integer over 10^e: *n, with n / 10^e equal to x bit for bit
@@ -426,6 +430,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		st = ist;
 		for (uint32_t i = 0, k = 0; i < blen; i++)
 			dv[i] = isnan(v[i]) ? (double)NAN : ints[k++];
+		for (uint32_t k = 2; k < count; k++)
+			bi->steady += ints[k] - ints[k - 1] == ints[k - 1] - ints[k - 2];
 	}
 	cs_agg a = {count, st.min, st.max, st.sum};
 	int all_int = st.all_int;
@@ -1057,7 +1063,7 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 	block_info *bi = c->bi;
 	uint32_t *off = c->off;
 	int decimal = c->vformat == FORMAT_DECIMAL, has_dec = 0;
-	uint64_t dec_bits = 0, dec_count = 0;
+	uint64_t dec_bits = 0, dec_count = 0, steady = 0;
 	if (decimal && !c->dv && !(c->dv = malloc((size_t)CS_CHUNK_MAX * sizeof *c->dv)))
 		return -ENOMEM;
 	int mode = decimal ? round_to_nearest() : FE_TONEAREST;
@@ -1070,6 +1076,7 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		has_dec |= bi[b].dec;
 		dec_bits += bi[b].dec ? (uint64_t)bi[b].bw * bi[b].count : 0;
 		dec_count += bi[b].dec ? bi[b].count : 0;
+		steady += bi[b].steady;
 		if (!rc)
 			rc = put_entry(&c->dir, &bi[b], blen, prev, wide);
 		if (rc) {
@@ -1103,9 +1110,11 @@ int cs_values_encode(cs_codec *c, const double *v, uint32_t n, cs_buf *out,
 		       : finish_blob(c, !wide ? FORMAT_COMPACT : has_dec ? FORMAT_DECIMAL : FORMAT_WIDE,
 				     &c->raw, n, c->dir.data, c->dir.len, 2 * f64_bytes >= c->raw.len,
 				     out);
-	if (rc || !has_dec || dec_bits <= (uint64_t)DEC_WIDE_BITS * dec_count)
+	if (rc || !has_dec ||
+	    (dec_bits <= (uint64_t)DEC_WIDE_BITS * dec_count && 4 * steady < dec_count))
 		return rc;
-	/* wide decimals: the chunk as format 7 writes it too, the shorter kept */
+	/* wide or steady decimals: the chunk as format 7 writes it too, the
+	 * shorter kept */
 	cs_agg alt_agg;
 	cs_buf_reset(&c->alt);
 	c->vformat = FORMAT_LINE;

@@ -808,6 +808,18 @@ static void test_decimal_format(void **state)
 	if (!(b8.len == b7.len && !memcmp(b8.data, b7.data, b7.len)))
 		fail_msg("format 8: %zu bytes (format byte %u); format 7: %zu", b8.len, b8.data[0],
 			 b7.len);
+	/* a sawtooth of decimals (a step of 7.00, wrapping), whose steps the
+	 * coder stores as raw bits each while zstd finds them repeated: the
+	 * chunk is written as format 7 writes it too */
+	for (int i = 0; i < N; i++)
+		v[i] = printed("%.2f", 80 + (i * 7) % 600 + 0.37);
+	b8.len = b7.len = 0;
+	encode_as(c, v, N, 7, 5, &b7);
+	assert_int_equal(cs_codec_set_value_format(c, 8), 0);
+	assert_int_equal(cs_values_encode(c, v, N, &b8, &agg), 0);
+	if (!(b8.len == b7.len && !memcmp(b8.data, b7.data, b7.len)))
+		fail_msg("sawtooth, format 8: %zu bytes (format byte %u); format 7: %zu", b8.len,
+			 b8.data[0], b7.len);
 	/* under another rounding mode the values still come back as they
 	 * were: decimal blocks are found and divided rounding to nearest */
 	for (int i = 0; i < N; i++)
