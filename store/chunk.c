@@ -98,7 +98,8 @@ struct cs_codec {
 	cs_buf tscratch; /* decompressed payload of the open timeline */
 	cs_buf packed;  /* compressed payload being written */
 	cs_buf raw2, dir2; /* payload and directory with entropy-coded blocks */
-	cs_buf alt;        /* a chunk of wide decimal blocks, as doubles */
+	cs_buf alt;        /* a chunk of wide or steady decimal blocks, as
+			      format 7 writes it (DEC_WIDE_BITS) */
 	cs_rans_coder rans; /* the table being written (timelines: their t0 steps') */
 	cs_rans_coder rans2; /* timelines: their durations' table */
 	uint64_t *tz;        /* timelines: the steps, and then their symbols */
@@ -357,6 +358,15 @@ static void round_back(int mode)
  * written without decimal blocks, and the shorter kept. */
 #define DEC_WIDE_BITS 24u
 
+/* A decimal block's aggregate from its integers': each over 10^dec
+ * (rounding to nearest: the caller's mode). */
+static void decimal_agg(cs_agg *a, unsigned dec)
+{
+	a->min /= POW10[dec];
+	a->max /= POW10[dec];
+	a->sum /= POW10[dec];
+}
+
 /* x as an integer over 10^e: *n, with n / 10^e equal to x bit for bit
  * (so never for -0.0) and |n| <= 2^53. 0 when there is none. */
 static int dec_int(double x, unsigned e, double *n)
@@ -465,11 +475,8 @@ static int encode_block(cs_codec *c, const double *v, uint32_t blen, block_info 
 		bi->imin = base;
 		bi->imax = (int64_t)a.max;
 		bi->isum = st.isum;
-		if (dec) { /* the values, as a reader makes them of the integers */
-			a.min = a.min / POW10[dec];
-			a.max = a.max / POW10[dec];
-			a.sum = a.sum / POW10[dec];
-		}
+		if (dec) /* the values', as a reader makes them of the integers' */
+			decimal_agg(&a, dec);
 	}
 	size_t need = block_payload_len(type, bw, count, blen);
 	int rc = cs_buf_reserve(&c->raw, need + 8);
@@ -1455,9 +1462,7 @@ void cs_values_block_agg(const cs_values_view *view, uint32_t b, cs_agg *agg)
 	agg->sum = view->sum[b];
 	if (view->dec[b]) { /* the integers' */
 		int mode = round_to_nearest();
-		agg->min /= POW10[view->dec[b]];
-		agg->max /= POW10[view->dec[b]];
-		agg->sum /= POW10[view->dec[b]];
+		decimal_agg(agg, view->dec[b]);
 		round_back(mode);
 	}
 }
@@ -1643,8 +1648,9 @@ void cs_values_block_decode(const cs_values_view *view, uint32_t b,
 	}
 	if (view->dec[b]) { /* the integers over 10^dec, divided as written */
 		int mode = round_to_nearest();
+		double scale = POW10[view->dec[b]];
 		for (uint32_t i = 0; i < count; i++)
-			dst[i] /= POW10[view->dec[b]];
+			dst[i] /= scale;
 		round_back(mode);
 	}
 	if (bitmap) {

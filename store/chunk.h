@@ -78,10 +78,9 @@ void cs_codec_free(cs_codec *c);
 /* The value chunk format cs_values_encode writes: 8 (the default: format
  * 7 where no block holds decimal fractions, and 5 where none is coded
  * either), 7 (the same without decimal blocks), 6 (without lines), 5, or
- * 4, which
- * writes formats 3 and 4 as
- * earlier versions did (blocks of CS_VALUE_BLOCK_V3), so that their
- * readers stay tested. Returns 0, or -EINVAL for another format. */
+ * 4, which writes formats 3 and 4 as earlier versions did (blocks of
+ * CS_VALUE_BLOCK_V3), so that their readers stay tested. Returns 0, or
+ * -EINVAL for another format. */
 int cs_codec_set_value_format(cs_codec *c, unsigned format);
 
 /* The timeline format c writes: 5 (what is written), or 4 (what earlier
